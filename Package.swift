@@ -1,0 +1,100 @@
+// swift-tools-version:6.0
+//
+// WebImage — image loading and caching for Swift on Linux.
+//
+// Layers (lower never imports higher; ImageCodec, KVCache and Fetcher never import each other):
+//   C system libraries (CWebImageJPEG, …PNG, …GIF, …WebP, …Curl, …SQLite)
+//   C shims (CWebImageCodecShims: every setjmp/longjmp; CWebImageCurlShims: every variadic curl call)
+//   ImageCodec · KVCache · Fetcher
+//   WebImage (the pipeline, and the umbrella re-exporting the three modules)
+//   webimage (the command-line tool)
+import PackageDescription
+
+/// A system C library found through pkg-config, with the Debian package that provides it.
+func systemLibrary(_ name: String, pkgConfig: String?, apt: String) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
+}
+
+let swiftSettings: [SwiftSetting] = [
+    // Debug-only invariant checks (swift-collections' `_checkInvariants` idea).
+    .define("WEBIMAGE_INVARIANTS", .when(configuration: .debug)),
+]
+
+let package = Package(
+    name: "WebImage",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "WebImage", targets: ["WebImage"]),
+        .executable(name: "webimage", targets: ["webimage"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+    ],
+    targets: [
+        // MARK: System libraries (Debian -dev packages)
+        systemLibrary("CWebImageJPEG", pkgConfig: "libjpeg", apt: "libjpeg-dev"),
+        systemLibrary("CWebImagePNG", pkgConfig: "libpng", apt: "libpng-dev"),
+        systemLibrary("CWebImageGIF", pkgConfig: "libgif", apt: "libgif-dev"),
+        systemLibrary("CWebImageWebP", pkgConfig: "libwebpdemux", apt: "libwebp-dev"),
+        systemLibrary("CWebImageCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        systemLibrary("CWebImageSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
+        systemLibrary("CWebImageZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
+
+        // MARK: C shims
+        .target(name: "CWebImageCodecShims", dependencies: ["CWebImageJPEG", "CWebImagePNG"]),
+        .target(name: "CWebImageCurlShims", dependencies: ["CWebImageCurl"]),
+
+        // MARK: Swift modules
+        .target(
+            name: "ImageCodec",
+            dependencies: ["CWebImageCodecShims", "CWebImageJPEG", "CWebImagePNG", "CWebImageGIF", "CWebImageWebP"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "KVCache",
+            dependencies: ["CWebImageSQLite", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Fetcher",
+            dependencies: ["CWebImageCurlShims", "CWebImageCurl", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "WebImage",
+            dependencies: ["ImageCodec", "KVCache", "Fetcher", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "webimage",
+            dependencies: [
+                "WebImage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+
+        // MARK: Tests
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "CWebImageZlib",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(name: "ImageCodecTests", dependencies: ["ImageCodec", "TestSupport"]),
+        .testTarget(name: "KVCacheTests", dependencies: ["KVCache", "TestSupport"]),
+        .testTarget(name: "FetcherTests", dependencies: ["Fetcher", "CWebImageCurlShims", "CWebImageCurl", "TestSupport"]),
+        .testTarget(name: "WebImageTests", dependencies: ["WebImage", "TestSupport"]),
+        // Many threads, random cancels: run under ThreadSanitizer by `make test`.
+        .testTarget(name: "StressTests", dependencies: ["WebImage", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+#include "wi_codec.h"

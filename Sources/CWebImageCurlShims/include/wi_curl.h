@@ -1,0 +1,39 @@
+#ifndef WI_CURL_H
+#define WI_CURL_H
+// Typed, non-variadic wrappers for libcurl's variadic calls (Swift cannot call C variadics).
+// Each returns the CURLcode / CURLMcode of the call it wraps.
+#include <curl/curl.h>
+#include <stdint.h>
+
+/// Wraps `curl_easy_setopt` for options taking a `long`.
+CURLcode wi_easy_setopt_long(CURL *easy, CURLoption option, long value);
+/// Wraps `curl_easy_setopt` for options taking a `curl_off_t`.
+CURLcode wi_easy_setopt_off(CURL *easy, CURLoption option, curl_off_t value);
+/// Wraps `curl_easy_setopt` for options taking a string (copied by libcurl) or any object pointer.
+CURLcode wi_easy_setopt_pointer(CURL *easy, CURLoption option, const void *value);
+/// Wraps `curl_easy_setopt` for `CURLOPT_WRITEFUNCTION` and `CURLOPT_HEADERFUNCTION`.
+CURLcode wi_easy_setopt_write_callback(CURL *easy, CURLoption option,
+                                       size_t (*callback)(char *, size_t, size_t, void *));
+/// Wraps `curl_easy_setopt(CURLOPT_XFERINFOFUNCTION)`.
+CURLcode wi_easy_setopt_xferinfo_callback(CURL *easy,
+                                          int (*callback)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t));
+
+/// Wraps `curl_easy_getinfo` for `long` results.
+CURLcode wi_easy_getinfo_long(CURL *easy, CURLINFO info, long *out);
+/// Wraps `curl_easy_getinfo` for `curl_off_t` results.
+CURLcode wi_easy_getinfo_off(CURL *easy, CURLINFO info, curl_off_t *out);
+/// Wraps `curl_easy_getinfo` for `double` results.
+CURLcode wi_easy_getinfo_double(CURL *easy, CURLINFO info, double *out);
+/// Wraps `curl_easy_getinfo` for string results (owned by libcurl; valid until the handle changes).
+CURLcode wi_easy_getinfo_string(CURL *easy, CURLINFO info, const char **out);
+/// Wraps `curl_easy_getinfo(CURLINFO_PRIVATE)`.
+CURLcode wi_easy_getinfo_private(CURL *easy, void **out);
+
+/// Wraps `curl_multi_setopt` for options taking a `long`.
+CURLMcode wi_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+
+/// The `CURLMsg` fields Swift needs (the struct holds a union Swift imports awkwardly).
+/// Returns 1 and fills the out-parameters when `curl_multi_info_read` had a message, else 0.
+int wi_multi_info_read(CURLM *multi, CURL **easy, CURLMSG *msg, CURLcode *result, int *remaining);
+
+#endif
