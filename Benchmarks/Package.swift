@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+// The benchmark suite, a separate package so benchmark-only dependencies (async-http-client) never reach
+// the library's build. Run from the repository root with `make bench` (or `make bench BENCH_ARGS=--quick`).
+import PackageDescription
+
+let package = Package(
+    name: "WebImageBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
+    ],
+    targets: [
+        // Direct C calls into the same libraries, the "limit" our Swift layers are measured against.
+        .target(name: "CBenchHarness", dependencies: [.product(name: "WebImage", package: "WebImage")]),
+        .executableTarget(
+            name: "WebImageBench",
+            dependencies: [
+                "CBenchHarness",
+                .product(name: "WebImage", package: "WebImage"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

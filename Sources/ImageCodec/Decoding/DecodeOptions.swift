@@ -1,0 +1,34 @@
+/// How to decode: limits, pixel format, which frames, and whether to keep the encoded bytes.
+///
+/// ```swift
+/// let image = try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true))
+/// ```
+///
+/// - Important: A value type; thread-safe.
+public struct DecodeOptions: Sendable, Hashable {
+    /// Limits checked from the header before any allocation. Default `DecodeLimits.default`.
+    public var limits: DecodeLimits
+    /// The pixel format of decoded frames. Default `.rgba8Premultiplied` (decode for display).
+    public var pixelFormat: PixelBuffer.PixelFormat
+    /// Decode every frame of an animation now instead of on demand. Default `false` (YYImage's lazy frames).
+    public var preloadAllFrames: Bool
+    /// Decode only the first frame of an animation, giving a still image. Default `false`.
+    public var firstFrameOnly: Bool
+    /// Keep the encoded bytes in `Image.originalData`. Default `true`.
+    public var keepsOriginalData: Bool
+    /// Longest side, in pixels, of a downsampled (thumbnail) decode; `nil` (default) decodes at full size.
+    /// Aspect ratio is kept and the image is never enlarged.
+    public var maxPixelSize: Int?
+
+    /// Makes options; every parameter defaults to the value documented on its property.
+    public init(limits: DecodeLimits = .default, pixelFormat: PixelBuffer.PixelFormat = .rgba8Premultiplied,
+                preloadAllFrames: Bool = false, firstFrameOnly: Bool = false, keepsOriginalData: Bool = true,
+                maxPixelSize: Int? = nil) {
+        self.limits = limits
+        self.pixelFormat = pixelFormat
+        self.preloadAllFrames = preloadAllFrames
+        self.firstFrameOnly = firstFrameOnly
+        self.keepsOriginalData = keepsOriginalData
+        self.maxPixelSize = maxPixelSize
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// Encodes frames into a file format (YYImageEncoder's job): add frames with durations, set a loop count,
+/// then `encode()`.
+///
+/// ```swift
+/// var encoder = ImageEncoder(format: .gif, loopCount: 0)
+/// encoder.addFrame(frameA, duration: 0.1)
+/// encoder.addFrame(frameB, duration: 0.1)
+/// let data = try encoder.encode()
+/// ```
+///
+/// - Important: A value type; not for concurrent mutation (copy it per thread).
+public struct ImageEncoder: Sendable {
+    /// The output format (`.jpeg`, `.png`, `.apng`, `.gif`, `.webp`).
+    public var format: ImageFormat
+    /// Total plays for animated output, 0 = forever. Default 0. For GIF, written as NETSCAPE2.0
+    /// repeats (`loopCount - 1`), so a round trip keeps `Image.loopCount`.
+    public var loopCount: Int
+    /// Quality, lossless and progressive settings.
+    public var options: EncodeOptions
+    /// The frames added so far, with their durations in seconds.
+    public private(set) var frames: [ImageFrame] = []
+
+    /// Makes an encoder for `format`.
+    public init(format: ImageFormat, loopCount: Int = 0, options: EncodeOptions = EncodeOptions()) {
+        self.format = format
+        self.loopCount = loopCount
+        self.options = options
+    }
+
+    /// Adds a frame shown for `duration` seconds (ignored for still formats).
+    public mutating func addFrame(_ buffer: PixelBuffer, duration: Double = 0) {
+        frames.append(ImageFrame(buffer: buffer, duration: duration))
+    }
+
+    /// Encodes the frames added so far.
+    ///
+    /// - Throws: `ImageCodecError.unsupportedEncoding` for a format that cannot be written or an animation in a
+    ///   still format (JPEG, PNG), `.encodingFailed` with the library's message.
+    public func encode() throws -> Data {
+        guard !frames.isEmpty else { throw ImageCodecError.encodingFailed(format: format, message: "no frames") }
+        switch format {
+        case .jpeg:
+            guard frames.count == 1 else { throw ImageCodecError.unsupportedEncoding(format) }
+            return try JPEGEncoder.encode(frames[0].buffer, options: options)
+        case .png:
+            guard frames.count == 1 else { return try APNGEncoder.encode(frames, loopCount: loopCount, options: options) }
+            return try PNGEncoder.encode(frames[0].buffer, options: options)
+        case .apng: return try APNGEncoder.encode(frames, loopCount: loopCount, options: options)
+        case .gif: return try GIFEncoder.encode(frames, loopCount: loopCount, options: options)
+        case .webp:
+            if frames.count == 1 { return try WebPEncoder.encode(frames[0].buffer, options: options) }
+            return try WebPEncoder.encodeAnimation(frames, loopCount: loopCount, options: options)
+        default: throw ImageCodecError.unsupportedEncoding(format)
+        }
+    }
+}
+
+extension Image {
+    /// Encodes this image as `format`: every frame, duration and the loop count for animated formats; the
+    /// first frame for still formats.
+    ///
+    /// - Parameter quality: for lossy formats, 0…1 (default 0.9).
+    public func encoded(as format: ImageFormat, quality: Double = 0.9, isLossless: Bool = false) throws -> Data {
+        var encoder = ImageEncoder(format: format, loopCount: loopCount,
+                                   options: EncodeOptions(quality: quality, isLossless: isLossless))
+        let animatedOutput = format == .gif || format == .apng || format == .webp
+        let frames = animatedOutput ? try allFrames() : [firstFrame]
+        for frame in frames { encoder.addFrame(frame.buffer, duration: frame.duration) }
+        return try encoder.encode()
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+
+/// Decodes WebP data. (Not implemented yet: the codec issue fills this in.)
+///
+/// - Important: Stateless and thread-safe.
+public enum WebPDecoder {
+    /// Decodes `data`.
+    public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
+        throw ImageCodecError.unsupportedFormat(.webp)
+    }
+
+    /// Reads header facts without decoding pixels.
+    public static func info(_ data: Data) throws -> ImageInfo {
+        throw ImageCodecError.unsupportedFormat(.webp)
+    }
+}
