@@ -7,12 +7,18 @@ let package = Package(
     name: "WebImageBenchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: ".."),
+        .package(name: "WebImage", path: ".."),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
     ],
     targets: [
         // Direct C calls into the same libraries, the "limit" our Swift layers are measured against.
-        .target(name: "CBenchHarness", dependencies: [.product(name: "WebImage", package: "WebImage")]),
+        .target(
+            name: "CBenchHarness",
+            linkerSettings: [
+                .linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("gif"),
+                .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
+            ]
+        ),
         .executableTarget(
             name: "WebImageBench",
             dependencies: [

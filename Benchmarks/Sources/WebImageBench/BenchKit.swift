@@ -80,7 +80,7 @@ enum Clock {
     /// CPU time (user + system) of this process so far, in seconds.
     static func processCPUTime() -> Double {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
         return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
             + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
     }
@@ -88,8 +88,8 @@ enum Clock {
     /// Peak resident set size of this process so far, in bytes (Linux `ru_maxrss` is in KiB).
     static func peakRSS() -> Int {
         var usage = rusage()
-        getrusage(RUSAGE_SELF, &usage)
-        return usage.ru_maxrss * 1024
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Int(usage.ru_maxrss) * 1024
     }
 }
 
