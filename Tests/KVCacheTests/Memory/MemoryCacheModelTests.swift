@@ -1,0 +1,122 @@
+@testable import KVCache
+import XCTest
+
+/// A deliberately different reference LRU: recency is a stamp per key, eviction scans for the oldest.
+private struct ReferenceLRU {
+    struct Entry { var value: Int; var cost: Int; var stamp: Int; var time: Double }
+    var entries: [Int: Entry] = [:]
+    var stamp = 0
+    var totalCost = 0
+    var countLimit = Int.max
+    var costLimit = Int.max
+
+    mutating func get(_ key: Int, now: Double) -> Int? {
+        guard var entry = entries[key] else { return nil }
+        stamp += 1
+        entry.stamp = stamp
+        entry.time = now
+        entries[key] = entry
+        return entry.value
+    }
+
+    mutating func set(_ key: Int, value: Int, cost: Int, now: Double) {
+        stamp += 1
+        totalCost += cost - (entries[key]?.cost ?? 0)
+        entries[key] = Entry(value: value, cost: cost, stamp: stamp, time: now)
+        evict { $0.entries.count > $0.countLimit || $0.totalCost > $0.costLimit }
+    }
+
+    mutating func remove(_ key: Int) {
+        if let entry = entries.removeValue(forKey: key) { totalCost -= entry.cost }
+    }
+
+    /// Evicts the oldest entry while `condition` holds.
+    mutating func evict(while condition: (ReferenceLRU) -> Bool) {
+        while condition(self), let oldest = entries.min(by: { $0.value.stamp < $1.value.stamp }) {
+            remove(oldest.key)
+        }
+    }
+
+    var orderedKeys: [Int] { entries.sorted { $0.value.stamp > $1.value.stamp }.map(\.key) }
+}
+
+final class MemoryCacheModelTests: XCTestCase {
+    /// 1,000,000 random operations with random limits: the cache and the reference agree on every result,
+    /// on totals after every operation, and on the full LRU order (hence eviction order) every 997 ops.
+    func testMillionRandomOperationsMatchReferenceLRU() {
+        var rng = SplitMix64(seed: 0x5EED_CAFE)
+        let clock = FakeClock()
+        let cache = MemoryCache<Int, Int>(name: "model", clock: { clock.now })
+        cache.releasesAsynchronously = false
+        cache.autoTrimInterval = 1e9
+        var model = ReferenceLRU()
+        let keySpace = 96
+        var mismatches = 0
+
+        for op in 0..<1_000_000 {
+            if op % 50_000 == 0 {
+                let count = rng.next(upTo: 3) == 0 ? Int.max : 1 + rng.next(upTo: keySpace)
+                let cost = rng.next(upTo: 3) == 0 ? Int.max : 1 + rng.next(upTo: 2_000)
+                cache.countLimit = count
+                cache.costLimit = cost
+                model.countLimit = count
+                model.costLimit = cost
+            }
+            let key = rng.next(upTo: keySpace)
+            let now = clock.now
+            switch rng.next(upTo: 100) {
+            case 0..<40:
+                if cache.object(forKey: key) != model.get(key, now: now) { mismatches += 1 }
+            case 40..<80:
+                let cost = rng.next(upTo: 60)
+                cache.setObject(op, forKey: key, cost: cost)
+                model.set(key, value: op, cost: cost, now: now)
+            case 80..<88:
+                cache.removeObject(forKey: key)
+                model.remove(key)
+            case 88..<95:
+                if cache.containsObject(forKey: key) != (model.entries[key] != nil) { mismatches += 1 }
+            case 95..<97:
+                clock.advance(by: Double(rng.next(upTo: 5)))
+            case 97:
+                let age = Double(1 + rng.next(upTo: 20))
+                cache.trim(toAge: age)
+                model.evict { lru in lru.entries.values.contains { now - $0.time > age } }
+            case 98:
+                let count = 1 + rng.next(upTo: keySpace)
+                cache.trim(toCount: count)
+                model.evict { $0.entries.count > count }
+            default:
+                if rng.next(upTo: 50) == 0 {
+                    cache.removeAllObjects()
+                    model.evict { !$0.entries.isEmpty }
+                } else {
+                    let cost = 1 + rng.next(upTo: 1_500)
+                    cache.trim(toCost: cost)
+                    model.evict { $0.totalCost > cost }
+                }
+            }
+            if cache.totalCount != model.entries.count || cache.totalCost != model.totalCost { mismatches += 1 }
+            if op % 997 == 0 {
+                if cache._keysInLRUOrder() != model.orderedKeys { mismatches += 1 }
+                if let violation = cache._checkInvariants() { XCTFail(violation); return }
+            }
+            if mismatches > 0 { XCTFail("cache and reference diverged at operation \(op)"); return }
+        }
+        XCTAssertEqual(cache._keysInLRUOrder(), model.orderedKeys)
+    }
+}
+
+/// A small, fast, seedable generator (SplitMix64).
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func next(upTo bound: Int) -> Int { Int(next() % UInt64(bound)) }
+}
