@@ -1,0 +1,170 @@
+import Foundation
+
+/// A thread-safe disk cache of bytes with LRU trimming by count, cost, age and free disk space
+/// (YYDiskCache), over a `KVStorage` folder.
+///
+/// ```swift
+/// let cache = try DiskCache(path: "/var/cache/app/images")
+/// try cache.setObject(jpegBytes, forKey: url.absoluteString, extendedData: validators)
+/// let bytes = try cache.object(forKey: url.absoluteString)
+/// ```
+///
+/// Values up to `inlineThreshold` bytes live in the SQLite manifest, larger ones in files named by the MD5
+/// of the key (or `filename`'s choice). `DiskCache(path:)` shares one live instance per folder in the
+/// process: every handle for a path sees the same store and limits. Several processes may use one folder:
+/// reads and writes stay correct, and only one process trims at a time.
+///
+/// - Important: Thread-safe. Synchronous methods do disk I/O on the calling thread (the store is serialised
+///   by a lock); the completion-handler and `async` variants run on a background queue.
+public final class DiskCache: Sendable {
+    let core: DiskCacheCore
+
+    /// Opens the disk cache in the folder at `path`, or returns a handle to the one already live in this
+    /// process (then `inlineThreshold` is that instance's, not this argument).
+    ///
+    /// - Parameters:
+    ///   - path: The folder; created if missing.
+    ///   - inlineThreshold: Values of at most this many bytes are kept inline in SQLite, larger ones in
+    ///     files. 20 KB by default (chosen by the value-size sweep in the benchmark). `0` keeps every value
+    ///     in a file, `Int.max` every value in SQLite.
+    /// - Throws: `KVCacheError` when the folder or its manifest cannot be used.
+    public init(path: String, inlineThreshold: Int = DiskCache.defaultInlineThreshold) throws(KVCacheError) {
+        core = try DiskCacheRegistry.core(path: path, inlineThreshold: inlineThreshold)
+    }
+
+    /// The default `inlineThreshold`: 20 KB.
+    public static let defaultInlineThreshold = 20 * 1024
+
+    /// The folder (standardized).
+    public var path: String { core.path }
+
+    /// Values of at most this many bytes are kept in SQLite, larger ones in files.
+    public var inlineThreshold: Int { core.inlineThreshold }
+
+    /// What went wrong at open and was repaired (a corrupt or missing manifest), else `nil`.
+    public var recoveryError: KVCacheError? { core.storage.withLock { $0.recoveryError } }
+
+    // MARK: Limits
+
+    /// The maximum number of values. No limit by default. Enforced by the background trim.
+    public var countLimit: Int {
+        get { core.limits.withLock { $0.countLimit } }
+        set { core.limits.withLock { $0.countLimit = max(0, newValue) } }
+    }
+
+    /// The maximum total size of the values in bytes. No limit by default. Enforced by the background trim.
+    public var costLimit: Int64 {
+        get { core.limits.withLock { $0.costLimit } }
+        set { core.limits.withLock { $0.costLimit = max(0, newValue) } }
+    }
+
+    /// The maximum age in seconds since a value was last read or written. No limit by default.
+    public var ageLimit: Double {
+        get { core.limits.withLock { $0.ageLimit } }
+        set { core.limits.withLock { $0.ageLimit = max(0, newValue) } }
+    }
+
+    /// The free disk space to keep, in bytes: the background trim removes values while free space is below
+    /// it. 0 (off) by default.
+    public var freeDiskSpaceLimit: Int64 {
+        get { core.limits.withLock { $0.freeDiskSpaceLimit } }
+        set { core.limits.withLock { $0.freeDiskSpaceLimit = max(0, newValue) } }
+    }
+
+    /// Seconds between background trims. 60 s by default; a change takes effect after the pending round.
+    public var autoTrimInterval: Double {
+        get { core.limits.withLock { $0.autoTrimInterval } }
+        set { core.limits.withLock { $0.autoTrimInterval = max(0.01, newValue) } }
+    }
+
+    /// Names the value file of a key (unique per key, no `/`). `nil` (the MD5 of the key in hex) by default.
+    public var filename: (@Sendable (String) -> String)? {
+        get { core.limits.withLock { $0.filename } }
+        set { core.limits.withLock { $0.filename = newValue } }
+    }
+
+    // MARK: Synchronous API
+
+    /// Whether a value is stored for `key`. Does not read the value.
+    public func containsObject(forKey key: String) throws(KVCacheError) -> Bool {
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.containsItem(forKey: key) }
+    }
+
+    /// The bytes stored for `key`, or `nil`. Counts as an access for LRU trimming.
+    public func object(forKey key: String) throws(KVCacheError) -> Data? {
+        try entry(forKey: key)?.value
+    }
+
+    /// The entry (value, extended data, times) for `key`, or `nil`. Counts as an access.
+    public func entry(forKey key: String) throws(KVCacheError) -> KVStorageItem? {
+        let item = try core.withStorage { (storage) throws(KVCacheError) in try storage.item(forKey: key) }
+        return item
+    }
+
+    /// The extended data stored beside the value for `key`, or `nil`. Does not read the value.
+    public func extendedData(forKey key: String) throws(KVCacheError) -> Data? {
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.itemInfo(forKey: key)?.extendedData }
+    }
+
+    /// Stores `data` for `key` with optional extended data (e.g. image scale, HTTP validators), replacing
+    /// any previous value. A `nil` value removes the entry.
+    public func setObject(_ data: Data?, forKey key: String, extendedData: Data? = nil) throws(KVCacheError) {
+        guard let data else { return try removeObject(forKey: key) }
+        let filename = data.count > core.inlineThreshold || core.inlineThreshold == 0 ? core.filename(forKey: key) : nil
+        try core.withStorage { (storage) throws(KVCacheError) in
+            try storage.save(key: key, value: data, filename: filename, extendedData: extendedData)
+        }
+        if filename != nil { core.scheduleEmptyTrash() }
+    }
+
+    /// Replaces the extended data of the value for `key`; returns whether the key was found.
+    @discardableResult
+    public func setExtendedData(_ extendedData: Data?, forKey key: String) throws(KVCacheError) -> Bool {
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.setExtendedData(extendedData, forKey: key) }
+    }
+
+    /// Removes the value for `key`, if any.
+    public func removeObject(forKey key: String) throws(KVCacheError) {
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.removeItem(forKey: key) }
+        core.scheduleEmptyTrash()
+    }
+
+    /// Removes every value, calling `progress(removed, total)` after each batch (on this thread).
+    public func removeAllObjects(progress: ((Int, Int) -> Void)? = nil) throws(KVCacheError) {
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.removeAllItems(progress: progress) }
+        core.scheduleEmptyTrash()
+    }
+
+    /// The number of values. Not O(1): a `count(*)` in SQLite.
+    public func totalCount() throws(KVCacheError) -> Int {
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.itemsCount() }
+    }
+
+    /// The total size of the values in bytes. Not O(1): a `sum(size)` in SQLite.
+    public func totalCost() throws(KVCacheError) -> Int64 {
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.itemsSize() }
+    }
+
+    /// Removes least recently used values until at most `count` remain.
+    public func trim(toCount count: Int) throws(KVCacheError) {
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.removeItems(toFitCount: count) }
+        core.scheduleEmptyTrash()
+    }
+
+    /// Removes least recently used values until they total at most `cost` bytes.
+    public func trim(toCost cost: Int64) throws(KVCacheError) {
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.removeItems(toFitSize: cost) }
+        core.scheduleEmptyTrash()
+    }
+
+    /// Removes values not read or written for more than `age` seconds.
+    public func trim(toAge age: Double) throws(KVCacheError) {
+        let cutoff = Date(timeIntervalSinceNow: -max(0, age))
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.removeItems(earlierThan: cutoff) }
+        core.scheduleEmptyTrash()
+    }
+
+    /// Trims to every limit now (what the background trim does every `autoTrimInterval`), unless another
+    /// process is trimming this folder.
+    public func trimToLimits() throws(KVCacheError) { try core.trimToLimits() }
+}

@@ -1,0 +1,103 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The shared state behind every `DiskCache` handle for one folder: the `KVStorage` (serialised by a
+/// `Mutex`), the limits, and the background trim and trash loops.
+///
+/// - Important: Thread-safe. `KVStorage` is not, so it only lives inside `storage`'s lock.
+final class DiskCacheCore: Sendable {
+    struct Limits {
+        var countLimit = Int.max
+        var costLimit = Int64.max
+        var ageLimit = Double.infinity
+        var freeDiskSpaceLimit: Int64 = 0
+        var autoTrimInterval = 60.0
+        var filename: (@Sendable (String) -> String)?
+    }
+
+    let path: String
+    let inlineThreshold: Int
+    let storage: Mutex<KVStorage>
+    let limits = Mutex(Limits())
+    /// Runs the completion-handler and async APIs (concurrent; the storage lock serialises them).
+    let queue: DispatchQueue
+    private let trashQueue: DispatchQueue
+    private let trashScheduled = Atomic(false)
+
+    init(path: String, inlineThreshold: Int) throws(KVCacheError) {
+        self.path = path
+        self.inlineThreshold = max(0, inlineThreshold)
+        let type: KVStorage.StorageType = inlineThreshold <= 0 ? .file : inlineThreshold == .max ? .sqlite : .mixed
+        storage = Mutex(try KVStorage(path: path, type: type))
+        queue = DispatchQueue(label: "webimage.kvcache.disk", attributes: .concurrent)
+        trashQueue = DispatchQueue(label: "webimage.kvcache.trash", qos: .utility)
+        scheduleEmptyTrash()
+        scheduleAutoTrim()
+    }
+
+    /// Runs `body` with the storage, holding the lock.
+    func withStorage<T>(_ body: (KVStorage) throws(KVCacheError) -> T) throws(KVCacheError) -> sending T {
+        try storage.withLock { (storage: inout KVStorage) throws(KVCacheError) -> sending T in
+            nonisolated(unsafe) let result = try body(storage)
+            return result
+        }
+    }
+
+    /// The file name for `key`: the caller's closure, or the MD5 of the key in hex.
+    func filename(forKey key: String) -> String {
+        limits.withLock { $0.filename }?(key) ?? MD5.hex(key)
+    }
+
+    /// Empties `trash/` soon on the background queue (coalesced: one pending sweep at a time).
+    func scheduleEmptyTrash() {
+        guard trashScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        let path = self.path
+        trashQueue.async { [self] in
+            trashScheduled.store(false, ordering: .releasing)
+            do {
+                try KVStorage.emptyTrash(atPath: path)
+            } catch {
+                kvLog.error("DiskCache at \(path): emptying trash failed: \(error)")
+            }
+        }
+    }
+
+    /// The background trim loop: every `autoTrimInterval`, trims to the limits. Holds the core weakly.
+    func scheduleAutoTrim() {
+        let interval = limits.withLock { $0.autoTrimInterval }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + interval) { [weak self] in
+            guard let self else { return }
+            do {
+                try self.trimToLimits()
+            } catch {
+                kvLog.error("DiskCache at \(self.path): background trim failed: \(error)")
+            }
+            self.scheduleAutoTrim()
+        }
+    }
+
+    /// Trims to cost, count, age and free-disk-space limits, unless another process is trimming this
+    /// folder (advisory `trim.lock`): then this round is skipped.
+    func trimToLimits() throws(KVCacheError) {
+        let limits = self.limits.withLock { $0 }
+        guard let lock = try TrimLock(path: path + "/trim.lock") else { return }
+        defer { lock.release() }
+        try withStorage { (storage) throws(KVCacheError) in
+            if limits.costLimit < .max { try storage.removeItems(toFitSize: limits.costLimit) }
+            if limits.countLimit < .max { try storage.removeItems(toFitCount: limits.countLimit) }
+            if limits.ageLimit.isFinite {
+                try storage.removeItems(earlierThan: Date(timeIntervalSinceNow: -limits.ageLimit))
+            }
+            if limits.freeDiskSpaceLimit > 0, let free = FreeDiskSpace.bytes(atPath: path) {
+                let needed = limits.freeDiskSpaceLimit - free
+                if needed > 0 {
+                    let total = try storage.itemsSize()
+                    try storage.removeItems(toFitSize: max(0, total - needed))
+                }
+            }
+        }
+        scheduleEmptyTrash()
+    }
+}

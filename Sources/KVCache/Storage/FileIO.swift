@@ -1,0 +1,130 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The POSIX file calls of `KVStorage`, each routed through the fault seam and turned into `KVCacheError`.
+///
+/// - Important: Stateless apart from the seam; safe from any thread.
+struct FileIO {
+    let faults: KVStorageFaults?
+
+    /// Writes `data` to a new file at `path` (truncating), optionally `fsync`ing it.
+    func write(_ data: Data, to path: String, sync: Bool) throws(KVCacheError) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io(errno: errno, operation: "open for writing", path: path) }
+        var failure: KVCacheError?
+        data.withUnsafeBytes { (buffer: UnsafeRawBufferPointer) in
+            var offset = 0
+            repeat {
+                if let injected = faults?.check(.fileWrite) {
+                    failure = .io(errno: injected, operation: "write", path: path)
+                    return
+                }
+                let chunk = buffer.count - offset
+                guard chunk > 0, let base = buffer.baseAddress else { return }
+                let written = Glibc.write(fd, base + offset, chunk)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = .io(errno: errno, operation: "write", path: path)
+                    return
+                }
+                offset += written
+            } while offset < buffer.count
+        }
+        if failure == nil, sync {
+            if let injected = faults?.check(.fileSync) {
+                failure = .io(errno: injected, operation: "fsync", path: path)
+            } else if fsync(fd) != 0 {
+                failure = .io(errno: errno, operation: "fsync", path: path)
+            }
+        }
+        if close(fd) != 0, failure == nil { failure = .io(errno: errno, operation: "close", path: path) }
+        if let failure { throw failure }
+    }
+
+    /// The contents of the file at `path`, or `nil` when it does not exist.
+    func read(_ path: String) throws(KVCacheError) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            if errno == ENOENT { return nil }
+            throw .io(errno: errno, operation: "open for reading", path: path)
+        }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .io(errno: errno, operation: "fstat", path: path) }
+        let size = Int(info.st_size)
+        var data = Data(count: size)
+        var failure: Int32 = 0
+        let total = data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) -> Int in
+            var offset = 0
+            while offset < size, let base = buffer.baseAddress {
+                let got = Glibc.read(fd, base + offset, size - offset)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return offset
+                }
+                if got == 0 { break }
+                offset += got
+            }
+            return offset
+        }
+        if failure != 0 { throw .io(errno: failure, operation: "read", path: path) }
+        if total < size { data.count = total }
+        return data
+    }
+
+    /// Renames `source` to `destination`, replacing it atomically.
+    func rename(_ source: String, to destination: String) throws(KVCacheError) {
+        if let injected = faults?.check(.rename) {
+            throw .io(errno: injected, operation: "rename to \(destination)", path: source)
+        }
+        guard Glibc.rename(source, destination) == 0 else {
+            throw .io(errno: errno, operation: "rename to \(destination)", path: source)
+        }
+    }
+
+    /// Removes the file at `path`; a missing file is not an error.
+    func unlink(_ path: String) throws(KVCacheError) {
+        guard Glibc.unlink(path) == 0 || errno == ENOENT else {
+            throw .io(errno: errno, operation: "unlink", path: path)
+        }
+    }
+
+    /// Creates the folder at `path` if it does not exist.
+    func makeDirectory(_ path: String) throws(KVCacheError) {
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
+            throw .io(errno: errno, operation: "mkdir", path: path)
+        }
+    }
+
+    /// The size of the file at `path`, or `nil` when it does not exist.
+    func fileSize(_ path: String) throws(KVCacheError) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            if errno == ENOENT { return nil }
+            throw .io(errno: errno, operation: "stat", path: path)
+        }
+        return Int64(info.st_size)
+    }
+
+    /// The names in the folder at `path` (without `.` and `..`); empty when it does not exist.
+    func contentsOfDirectory(_ path: String) throws(KVCacheError) -> [String] {
+        guard let dir = opendir(path) else {
+            if errno == ENOENT { return [] }
+            throw .io(errno: errno, operation: "opendir", path: path)
+        }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}

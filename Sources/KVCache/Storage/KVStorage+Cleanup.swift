@@ -1,0 +1,106 @@
+import Foundation
+
+extension KVStorage {
+    /// Removes what a crash can leave behind: temporaries in `tmp/`, rows whose file is missing or has the
+    /// wrong size, and files in `data/` no row references. Runs only under the exclusive open lock (no other
+    /// instance is writing). Returns the number of orphan files removed.
+    func cleanUpAfterCrash() throws(KVCacheError) -> Int {
+        for name in try io.contentsOfDirectory(tmpPath) { try io.unlink(tmpPath + "/" + name) }
+        var referenced = Set<String>()
+        var broken: [String] = []
+        try guarded { () throws(KVCacheError) in
+            let statement = try database.prepare("SELECT key, filename, size FROM manifest WHERE filename IS NOT NULL")
+            defer { statement.reset() }
+            while try statement.step() {
+                guard let key = statement.text(0), let filename = statement.text(1) else { continue }
+                if try io.fileSize(dataPath + "/" + filename) == statement.int64(2) {
+                    referenced.insert(filename)
+                } else {
+                    broken.append(key)
+                }
+            }
+        }
+        if !broken.isEmpty {
+            kvLog.warning("KVStorage at \(path): removing \(broken.count) rows whose file is missing or damaged")
+            try guarded { () throws(KVCacheError) in
+                try inWriteTransaction { () throws(KVCacheError) in
+                    let delete = try database.prepare("DELETE FROM manifest WHERE key = ?1")
+                    for key in broken {
+                        defer { delete.reset() }
+                        delete.bind(key, at: 1)
+                        try delete.run()
+                    }
+                }
+            }
+        }
+        var orphans = 0
+        for name in try io.contentsOfDirectory(dataPath) where !referenced.contains(name) {
+            moveToTrash(name)
+            orphans += 1
+        }
+        return orphans
+    }
+
+    /// Moves `data/<filename>` to `trash/`; if that fails, unlinks it; if that fails too, logs it (the next
+    /// open-time cleanup removes it as an orphan). Removal must not fail once the row is gone.
+    func moveToTrash(_ filename: String) {
+        let source = dataPath + "/" + filename
+        do {
+            try io.rename(source, to: trashPath + "/" + uniqueName() + "-" + filename)
+        } catch {
+            if case .io(let code, _, _) = error, code == ENOENT { return }
+            do {
+                try io.unlink(source)
+            } catch {
+                kvLog.error("KVStorage at \(path): cannot remove \(source): \(error)")
+            }
+        }
+    }
+
+    /// Deletes every file in `trash/` of the folder at `path`. Safe to call from any thread while the store
+    /// is in use (it touches only `trash/`); `DiskCache` calls it in the background after removals.
+    ///
+    /// - Returns: The number of files deleted.
+    @discardableResult
+    public static func emptyTrash(atPath path: String) throws(KVCacheError) -> Int {
+        let io = FileIO(faults: nil)
+        let trash = path + "/trash"
+        let names = try io.contentsOfDirectory(trash)
+        for name in names { try io.unlink(trash + "/" + name) }
+        return names.count
+    }
+
+    /// Checks the store against its manifest: `PRAGMA quick_check` is ok, every file row's file exists with
+    /// the row's size, every inline row's blob has the row's size, no file in `data/` is unreferenced and
+    /// `tmp/` is empty. Returns the problems found (empty when consistent). O(n) with I/O; for tests.
+    ///
+    /// - Important: Only meaningful while no other instance is writing to the folder.
+    func _checkInvariants() throws(KVCacheError) -> [String] {
+        var problems: [String] = []
+        let check = try database.textRows("PRAGMA quick_check")
+        if check != ["ok"] { problems.append("quick_check: \(check)") }
+        var referenced = Set<String>()
+        let statement = try database.prepare("SELECT key, filename, size, length(inline_data) FROM manifest")
+        defer { statement.reset() }
+        while try statement.step() {
+            let key = statement.text(0) ?? "?"
+            let size = statement.int64(2)
+            if let filename = statement.text(1) {
+                if !referenced.insert(filename).inserted { problems.append("\(filename) used by two rows") }
+                let actual = try io.fileSize(dataPath + "/" + filename)
+                if actual != size { problems.append("row \(key): file \(filename) size \(actual.map(String.init) ?? "missing") ≠ \(size)") }
+            } else if statement.isNull(3) || statement.int64(3) != size {
+                problems.append("row \(key): inline blob size ≠ \(size)")
+            }
+        }
+        for name in try io.contentsOfDirectory(dataPath) where !referenced.contains(name) {
+            problems.append("orphan file data/\(name)")
+        }
+        let temporaries = try io.contentsOfDirectory(tmpPath)
+        if !temporaries.isEmpty { problems.append("leftover temporaries \(temporaries)") }
+        return problems
+    }
+
+    /// Runs `PRAGMA quick_check` and returns its rows (`["ok"]` when healthy). For tests and tools.
+    func _quickCheck() throws(KVCacheError) -> [String] { try database.textRows("PRAGMA quick_check") }
+}

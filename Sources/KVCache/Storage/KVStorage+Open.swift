@@ -1,0 +1,118 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension KVStorage {
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS manifest (key TEXT PRIMARY KEY NOT NULL, filename TEXT, size INTEGER NOT NULL,
+            inline_data BLOB, modification_time INTEGER NOT NULL, last_access_time INTEGER NOT NULL,
+            extended_data BLOB);
+        CREATE INDEX IF NOT EXISTS manifest_last_access_time ON manifest(last_access_time);
+        """
+
+    /// Takes the folder's advisory lock: exclusive when no other instance has the folder open (then this one
+    /// cleans up after crashes), else waits for a shared lock. Returns whether it got the exclusive lock.
+    static func acquireOpenLock(_ lockPath: String) throws(KVCacheError) -> (descriptor: Int32, exclusive: Bool) {
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io(errno: errno, operation: "open lock file", path: lockPath) }
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return (fd, true) }
+        let code = errno
+        guard code == EWOULDBLOCK || code == EINTR else {
+            Glibc.close(fd)
+            throw .io(errno: code, operation: "flock exclusive", path: lockPath)
+        }
+        return (fd, false)
+    }
+
+    /// Holds the lock shared from now on, so later openers know the folder is in use.
+    func downgradeOpenLock() throws(KVCacheError) {
+        while flock(lockDescriptor, LOCK_SH) != 0 {
+            guard errno == EINTR else { throw .io(errno: errno, operation: "flock shared", path: path + "/lock") }
+        }
+    }
+
+    /// Opens the manifest, sets WAL and the schema, and (for the first opener) runs `PRAGMA quick_check`.
+    /// A manifest that cannot be used is moved aside and recreated; the cause goes to `recovery`. A busy
+    /// manifest is reported as an error, never reset.
+    static func openManifest(
+        at path: String, syncsFiles: Bool, faults: KVStorageFaults?, checkIntegrity: Bool,
+        recovery: inout KVCacheError?
+    ) throws(KVCacheError) -> SQLiteDatabase {
+        do {
+            return try configureManifest(at: path, syncsFiles: syncsFiles, faults: faults, checkIntegrity: checkIntegrity)
+        } catch where error.isBusy {
+            throw error
+        } catch {
+            let movedTo = moveManifestAside(path)
+            let problem = KVCacheError.manifestRecreated(cause: error.description, movedTo: movedTo)
+            kvLog.error("KVStorage: \(problem)")
+            recovery = problem
+            return try configureManifest(at: path, syncsFiles: syncsFiles, faults: faults, checkIntegrity: false)
+        }
+    }
+
+    private static func configureManifest(
+        at path: String, syncsFiles: Bool, faults: KVStorageFaults?, checkIntegrity: Bool
+    ) throws(KVCacheError) -> SQLiteDatabase {
+        let database = try SQLiteDatabase(path: path, busyTimeout: 5_000, faults: faults)
+        let mode = try database.textRows("PRAGMA journal_mode=WAL")
+        guard mode.first?.lowercased() == "wal" else {
+            throw .sqlite(code: 1, message: "journal_mode is \(mode.first ?? "?")", operation: "PRAGMA journal_mode=WAL")
+        }
+        try database.execute(syncsFiles ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+        try database.execute(schema)
+        if checkIntegrity {
+            let result = try database.textRows("PRAGMA quick_check")
+            guard result == ["ok"] else {
+                throw .sqlite(code: SQLiteCode.corrupt, message: result.prefix(3).joined(separator: "; "),
+                              operation: "PRAGMA quick_check")
+            }
+        }
+        return database
+    }
+
+    /// Renames the manifest and its WAL/SHM files to `<name>.corrupt-<time>`; returns the new path of the
+    /// main file, or `nil` if it could not be moved (then it is deleted, so the store can start over).
+    static func moveManifestAside(_ path: String) -> String? {
+        let target = "\(path).corrupt-\(wallClockMicroseconds())"
+        var moved: String? = target
+        if rename(path, target) != 0 && errno != ENOENT {
+            kvLog.error("KVStorage: cannot move \(path) aside (errno \(errno)); deleting it")
+            unlink(path)
+            moved = nil
+        }
+        for suffix in ["-wal", "-shm"] {
+            if rename(path + suffix, target + suffix) != 0 && errno != ENOENT { unlink(path + suffix) }
+        }
+        return moved
+    }
+
+    /// Called when a statement reports corruption while the store is in use: the manifest is moved aside and
+    /// recreated empty, every value file becomes an orphan and is trashed, and `recoveryError` is set.
+    func recoverFromCorruption(_ error: KVCacheError) {
+        database.close()
+        pendingAccessTimes.removeAll()
+        let movedTo = Self.moveManifestAside(manifestPath)
+        let problem = KVCacheError.manifestRecreated(cause: error.description, movedTo: movedTo)
+        kvLog.error("KVStorage at \(path): \(problem)")
+        recoveryError = problem
+        do {
+            database = try Self.configureManifest(at: manifestPath, syncsFiles: syncsFiles, faults: faults, checkIntegrity: false)
+            for name in try io.contentsOfDirectory(dataPath) { moveToTrash(name) }
+        } catch {
+            kvLog.error("KVStorage at \(path): cannot recreate the manifest: \(error)")
+        }
+    }
+
+    /// Runs `body`; if it fails because the manifest is corrupt, recovers (see `recoverFromCorruption`) and
+    /// rethrows, so the next call works on a fresh manifest.
+    func guarded<T>(_ body: () throws(KVCacheError) -> T) throws(KVCacheError) -> T {
+        do {
+            return try body()
+        } catch {
+            if SQLiteCode.isCorruption(error) { recoverFromCorruption(error) }
+            throw error
+        }
+    }
+}

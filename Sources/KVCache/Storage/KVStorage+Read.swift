@@ -1,0 +1,141 @@
+import Foundation
+
+extension KVStorage {
+    /// The item for `key` with its value, or `nil`. Counts as an access (for LRU trimming).
+    ///
+    /// A row whose file has vanished (another process replaced the value meanwhile) is read again once; a
+    /// row whose file is still missing or has the wrong size is removed and reported as a miss.
+    public func item(forKey key: String) throws(KVCacheError) -> KVStorageItem? {
+        try guarded { () throws(KVCacheError) -> KVStorageItem? in
+            for attempt in 0..<2 {
+                guard var item = try row(forKey: key, includeValue: true) else { return nil }
+                guard let filename = item.filename else {
+                    recordAccess(key)
+                    return item
+                }
+                let data = try io.read(dataPath + "/" + filename)
+                if let data, Int64(data.count) == item.size {
+                    item.value = data
+                    recordAccess(key)
+                    return item
+                }
+                if data == nil && attempt == 0 { continue }
+                let reason = data == nil ? "file \(filename) missing" : "file \(filename) has \(data?.count ?? 0) bytes, not \(item.size)"
+                kvLog.error("KVStorage at \(path): \(KVCacheError.corruptEntry(key: key, reason: reason))")
+                try removeRowIfStill(key: key, filename: filename)
+                return nil
+            }
+            return nil
+        }
+    }
+
+    /// The value for `key`, or `nil`. Counts as an access.
+    public func itemValue(forKey key: String) throws(KVCacheError) -> Data? {
+        try item(forKey: key)?.value
+    }
+
+    /// The item for `key` without its value (`value` is empty), or `nil`. Does not read the value file and
+    /// does not count as an access.
+    public func itemInfo(forKey key: String) throws(KVCacheError) -> KVStorageItem? {
+        try guarded { () throws(KVCacheError) -> KVStorageItem? in try row(forKey: key, includeValue: false) }
+    }
+
+    /// The items for several keys (missing keys are skipped). Each counts as an access.
+    public func items(forKeys keys: [String]) throws(KVCacheError) -> [KVStorageItem] {
+        var found: [KVStorageItem] = []
+        for key in keys { if let item = try item(forKey: key) { found.append(item) } }
+        return found
+    }
+
+    /// Whether an entry exists for `key`. Does not read the value and does not count as an access.
+    public func containsItem(forKey key: String) throws(KVCacheError) -> Bool {
+        try guarded { () throws(KVCacheError) -> Bool in
+            let select = try database.prepare("SELECT 1 FROM manifest WHERE key = ?1")
+            defer { select.reset() }
+            select.bind(key, at: 1)
+            return try select.step()
+        }
+    }
+
+    /// The number of entries. O(n) in SQLite (`count(*)`).
+    public func itemsCount() throws(KVCacheError) -> Int {
+        try guarded { () throws(KVCacheError) -> Int in
+            let select = try database.prepare("SELECT count(*) FROM manifest")
+            defer { select.reset() }
+            return try select.step() ? Int(select.int64(0)) : 0
+        }
+    }
+
+    /// The total size of the values in bytes. O(n) in SQLite (`sum(size)`).
+    public func itemsSize() throws(KVCacheError) -> Int64 {
+        try guarded { () throws(KVCacheError) -> Int64 in
+            let select = try database.prepare("SELECT coalesce(sum(size), 0) FROM manifest")
+            defer { select.reset() }
+            return try select.step() ? select.int64(0) : 0
+        }
+    }
+
+    /// The row for `key`; the inline value when asked (file values are read by the caller).
+    func row(forKey key: String, includeValue: Bool) throws(KVCacheError) -> KVStorageItem? {
+        let sql = includeValue
+            ? "SELECT filename, size, modification_time, last_access_time, extended_data, inline_data FROM manifest WHERE key = ?1"
+            : "SELECT filename, size, modification_time, last_access_time, extended_data FROM manifest WHERE key = ?1"
+        let select = try database.prepare(sql)
+        defer { select.reset() }
+        select.bind(key, at: 1)
+        guard try select.step() else { return nil }
+        let filename = select.text(0)
+        return KVStorageItem(
+            key: key,
+            value: includeValue && filename == nil ? (select.data(5) ?? Data()) : Data(),
+            filename: filename,
+            size: select.int64(1),
+            modificationTime: Date(manifestTime: select.int64(2)),
+            lastAccessTime: Date(manifestTime: pendingAccessTimes[key] ?? select.int64(3)),
+            extendedData: select.data(4)
+        )
+    }
+
+    /// Notes a read; access times reach the manifest in batches (an UPDATE per read would make every read a
+    /// write). A crash loses at most the last batch of access times, never data.
+    func recordAccess(_ key: String) {
+        pendingAccessTimes[key] = nextStamp()
+        if pendingAccessTimes.count >= 64 { flushAccessTimes() }
+    }
+
+    /// Writes pending access times in one transaction. A failure is logged and the batch dropped: access
+    /// times only steer eviction order.
+    func flushAccessTimes() {
+        guard !pendingAccessTimes.isEmpty, database.isOpen else { return }
+        let pending = pendingAccessTimes
+        pendingAccessTimes.removeAll(keepingCapacity: true)
+        do {
+            try guarded { () throws(KVCacheError) in
+                try inWriteTransaction { () throws(KVCacheError) in
+                    let update = try database.prepare("UPDATE manifest SET last_access_time = ?1 WHERE key = ?2")
+                    for (key, time) in pending {
+                        defer { update.reset() }
+                        update.bind(time, at: 1)
+                        update.bind(key, at: 2)
+                        try update.run()
+                    }
+                }
+            }
+        } catch {
+            kvLog.warning("KVStorage at \(path): access times not recorded: \(error)")
+        }
+    }
+
+    /// Deletes the row for `key` if it still points at `filename` (another process may have replaced it).
+    func removeRowIfStill(key: String, filename: String) throws(KVCacheError) {
+        let removed = try inWriteTransaction { () throws(KVCacheError) -> Bool in
+            let delete = try database.prepare("DELETE FROM manifest WHERE key = ?1 AND filename = ?2")
+            defer { delete.reset() }
+            delete.bind(key, at: 1)
+            delete.bind(filename, at: 2)
+            try delete.run()
+            return database.changes > 0
+        }
+        if removed { moveToTrash(filename) }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+
+extension KVStorage {
+    /// Removes the entry for `key`, if any: the row first, then its file goes to `trash/`.
+    public func removeItem(forKey key: String) throws(KVCacheError) {
+        try removeItems(forKeys: [key])
+    }
+
+    /// Removes the entries for `keys` in one transaction.
+    public func removeItems(forKeys keys: [String]) throws(KVCacheError) {
+        guard !keys.isEmpty else { return }
+        let files = try guarded { () throws(KVCacheError) -> [String] in
+            try inWriteTransaction { () throws(KVCacheError) -> [String] in
+                var files: [String] = []
+                let delete = try database.prepare("DELETE FROM manifest WHERE key = ?1 RETURNING filename")
+                for key in keys {
+                    defer { delete.reset() }
+                    delete.bind(key, at: 1)
+                    while try delete.step() { if let name = delete.text(0) { files.append(name) } }
+                }
+                return files
+            }
+        }
+        for key in keys { pendingAccessTimes.removeValue(forKey: key) }
+        for file in files { moveToTrash(file) }
+    }
+
+    /// Removes every entry whose value is larger than `size` bytes.
+    public func removeItems(largerThan size: Int64) throws(KVCacheError) {
+        try removeRows(where: "size > ?1", bind: size)
+    }
+
+    /// Removes every entry last accessed before `time`.
+    public func removeItems(earlierThan time: Date) throws(KVCacheError) {
+        flushAccessTimes()
+        try removeRows(where: "last_access_time < ?1", bind: time.manifestTime)
+    }
+
+    /// Removes least recently used entries until the values total at most `maxSize` bytes.
+    public func removeItems(toFitSize maxSize: Int64) throws(KVCacheError) {
+        flushAccessTimes()
+        var total = try itemsSize()
+        while total > maxSize {
+            let removed = try removeOldest(limit: 32)
+            if removed.count == 0 { break }
+            total -= removed.size
+        }
+    }
+
+    /// Removes least recently used entries until at most `maxCount` remain.
+    public func removeItems(toFitCount maxCount: Int) throws(KVCacheError) {
+        flushAccessTimes()
+        var count = try itemsCount()
+        while count > max(0, maxCount) {
+            let removed = try removeOldest(limit: min(32, count - max(0, maxCount)))
+            if removed.count == 0 { break }
+            count -= removed.count
+        }
+    }
+
+    /// Removes every entry, in batches, calling `progress(removedCount, totalCount)` after each batch
+    /// (on the calling thread).
+    public func removeAllItems(progress: ((Int, Int) -> Void)? = nil) throws(KVCacheError) {
+        pendingAccessTimes.removeAll()
+        let total = try itemsCount()
+        var removed = 0
+        while true {
+            let batch = try removeOldest(limit: 64)
+            if batch.count == 0 { break }
+            removed += batch.count
+            progress?(min(removed, total), max(total, removed))
+        }
+    }
+
+    /// Removes up to `limit` least recently used entries in one transaction; returns how many and their size.
+    func removeOldest(limit: Int) throws(KVCacheError) -> (count: Int, size: Int64) {
+        let (count, size, files) = try guarded { () throws(KVCacheError) -> (Int, Int64, [String]) in
+            try inWriteTransaction { () throws(KVCacheError) -> (Int, Int64, [String]) in
+                let delete = try database.prepare("""
+                    DELETE FROM manifest WHERE key IN
+                        (SELECT key FROM manifest ORDER BY last_access_time ASC LIMIT ?1)
+                    RETURNING filename, size
+                    """)
+                defer { delete.reset() }
+                delete.bind(Int64(limit), at: 1)
+                var count = 0
+                var size: Int64 = 0
+                var files: [String] = []
+                while try delete.step() {
+                    count += 1
+                    size = size.addingReportingOverflow(delete.int64(1)).partialValue
+                    if let name = delete.text(0) { files.append(name) }
+                }
+                return (count, size, files)
+            }
+        }
+        for file in files { moveToTrash(file) }
+        return (count, size)
+    }
+
+    /// Removes every row matching `condition` (with `?1` bound to `value`) and trashes their files.
+    private func removeRows(where condition: String, bind value: Int64) throws(KVCacheError) {
+        let files = try guarded { () throws(KVCacheError) -> [String] in
+            try inWriteTransaction { () throws(KVCacheError) -> [String] in
+                let delete = try database.prepare("DELETE FROM manifest WHERE \(condition) RETURNING filename")
+                defer { delete.reset() }
+                delete.bind(value, at: 1)
+                var files: [String] = []
+                while try delete.step() { if let name = delete.text(0) { files.append(name) } }
+                return files
+            }
+        }
+        for file in files { moveToTrash(file) }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+extension KVStorage {
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`: it takes the write lock up front, so writers in
+    /// other processes queue behind it). Rolls back and rethrows on failure.
+    func inWriteTransaction<T>(_ body: () throws(KVCacheError) -> T) throws(KVCacheError) -> T {
+        try database.execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try database.execute("COMMIT")
+            return result
+        } catch {
+            do {
+                try database.execute("ROLLBACK")
+            } catch {
+                // After some errors SQLite has already rolled back; nothing is left open either way.
+                kvLog.debug("KVStorage: ROLLBACK after \(error) reported: \(error)")
+            }
+            throw error
+        }
+    }
+
+    /// Saves `value` for `key`, replacing any previous value and extended data.
+    ///
+    /// With `.file`, a filename is required; with `.sqlite` it is ignored; with `.mixed`, a filename puts the
+    /// value in a file and `nil` keeps it inline. The file is written to `tmp/`, renamed into `data/`, then
+    /// the row is upserted, all-or-nothing: on failure the previous value is intact.
+    ///
+    /// - Parameters:
+    ///   - filename: The value file's name (unique per key, no `/`). When the key's current file already has
+    ///     this name, the new version is written beside it as `<filename>.1` (and back) so the old file stays
+    ///     valid until the row moves.
+    ///   - extendedData: Extra bytes kept beside the value, `nil` for none.
+    /// - Throws: `KVCacheError` (`.invalidArgument`, `.io` with errno, `.sqlite`).
+    public func save(key: String, value: Data, filename: String? = nil, extendedData: Data? = nil) throws(KVCacheError) {
+        guard !key.isEmpty else { throw .invalidArgument("empty key") }
+        let storedFilename: String?
+        switch type {
+        case .sqlite: storedFilename = nil
+        case .mixed: storedFilename = filename
+        case .file:
+            guard let filename else { throw .invalidArgument("a .file storage needs a filename for key \(key)") }
+            storedFilename = filename
+        }
+        if let name = storedFilename, name.isEmpty || name.contains("/") || name == "." || name == ".." {
+            throw .invalidArgument("bad filename \(name)")
+        }
+        var temporary: String?
+        if storedFilename != nil {
+            let tmp = tmpPath + "/" + uniqueName()
+            do {
+                try io.write(value, to: tmp, sync: syncsFiles)
+            } catch {
+                removeQuietly(tmp)
+                throw error
+            }
+            temporary = tmp
+        }
+        var placed: String?
+        let now = nextStamp()
+        let previous: String?
+        do {
+            previous = try guarded { () throws(KVCacheError) -> String? in
+                try inWriteTransaction { () throws(KVCacheError) -> String? in
+                    let previous = try currentFilename(forKey: key)
+                    if let name = storedFilename, let temporary {
+                        let target = name == previous ? name + ".1" : name
+                        try io.rename(temporary, to: dataPath + "/" + target)
+                        placed = target
+                    }
+                    let insert = try database.prepare("""
+                        INSERT OR REPLACE INTO manifest (key, filename, size, inline_data, modification_time,
+                            last_access_time, extended_data) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)
+                        """)
+                    defer { insert.reset() }
+                    insert.bind(key, at: 1)
+                    insert.bind(placed, at: 2)
+                    insert.bind(Int64(value.count), at: 3)
+                    insert.bind(placed == nil ? value : nil, at: 4)
+                    insert.bind(now, at: 5)
+                    insert.bind(extendedData, at: 6)
+                    try insert.run()
+                    return previous
+                }
+            }
+        } catch {
+            if let temporary { removeQuietly(temporary) }
+            // The new file's name differs from every name the (rolled back) row could use: it is unreferenced.
+            if let placed { removeQuietly(dataPath + "/" + placed) }
+            throw error
+        }
+        pendingAccessTimes.removeValue(forKey: key)
+        if let previous, previous != placed { moveToTrash(previous) }
+    }
+
+    /// Replaces the extended data of an existing entry; returns whether the key was found.
+    @discardableResult
+    public func setExtendedData(_ extendedData: Data?, forKey key: String) throws(KVCacheError) -> Bool {
+        try guarded { () throws(KVCacheError) -> Bool in
+            let update = try database.prepare("UPDATE manifest SET extended_data = ?1 WHERE key = ?2")
+            defer { update.reset() }
+            update.bind(extendedData, at: 1)
+            update.bind(key, at: 2)
+            try update.run()
+            return database.changes > 0
+        }
+    }
+
+    /// The file name the row for `key` uses, or `nil` (no row, or an inline value).
+    func currentFilename(forKey key: String) throws(KVCacheError) -> String? {
+        let select = try database.prepare("SELECT filename FROM manifest WHERE key = ?1")
+        defer { select.reset() }
+        select.bind(key, at: 1)
+        return try select.step() ? select.text(0) : nil
+    }
+
+    /// Removes a file we created and no row references; a failure is logged (the next open-time cleanup
+    /// removes what is left).
+    func removeQuietly(_ path: String) {
+        do {
+            try io.unlink(path)
+        } catch {
+            kvLog.error("KVStorage: cannot remove \(path): \(error)")
+        }
+    }
+}

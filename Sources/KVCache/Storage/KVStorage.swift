@@ -1,0 +1,155 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Layout of one storage folder (YYKVStorage's, with a crash-safe write order):
+//
+//   <path>/manifest.sqlite (+ -wal, -shm)   the manifest (WAL journal)
+//   <path>/data/<filename>                  value files (filename: md5 of the key unless the caller names it)
+//   <path>/tmp/<pid>-<n>                    value files being written; renamed into data/ when complete
+//   <path>/trash/<pid>-<n>-<filename>       removed value files, emptied in the background
+//   <path>/lock                             advisory lock: shared while open, exclusive for open-time cleanup
+//
+//   table manifest(key text primary key, filename text, size integer, inline_data blob,
+//                  modification_time integer, last_access_time integer, extended_data blob)
+//   index manifest_last_access_time on manifest(last_access_time)
+//
+// Times are microseconds since 1970 (64-bit), sizes 64-bit bytes.
+//
+// Write order: the value goes to tmp/, then, inside a write transaction (BEGIN IMMEDIATE, which also
+// serialises writers across processes), it is renamed into data/ under a name no row uses and the row is
+// upserted; after COMMIT the file the row used before goes to trash/. Delete order: the row goes (COMMIT),
+// then its file moves to trash/. So at every instant a row's file exists, and a crash can only leave
+// unreferenced files in data/ or tmp/, which the next exclusive open removes.
+
+/// A key-value store in one folder: a SQLite manifest plus value files (YYKVStorage).
+///
+/// ```swift
+/// let storage = try KVStorage(path: "/var/cache/app/images", type: .mixed)
+/// try storage.save(key: "k", value: bytes, filename: "0cc175b9…", extendedData: nil)
+/// let item = try storage.item(forKey: "k")
+/// ```
+///
+/// `.sqlite` keeps every value inline in the manifest, `.file` every value in a file, and `.mixed` puts a
+/// value in a file when the caller passes a filename and inline otherwise (`DiskCache` passes one above
+/// its `inlineThreshold`).
+///
+/// - Important: Not thread-safe: use one instance from one thread at a time. `DiskCache` owns one and
+///   serialises it. Several instances (in several processes) may share a folder: SQLite locks the manifest,
+///   writers serialise on a write transaction, and only the first opener cleans up after crashes.
+public final class KVStorage {
+    /// Where values are kept.
+    public enum StorageType: Sendable, Equatable {
+        /// Every value in a file under `data/`; saves need a filename.
+        case file
+        /// Every value inline in the manifest; filenames are ignored.
+        case sqlite
+        /// In a file when a filename is given, else inline.
+        case mixed
+    }
+
+    /// The folder.
+    public let path: String
+    /// Where values are kept.
+    public let type: StorageType
+    /// Whether value files are `fsync`ed before they are renamed into place and the manifest syncs fully
+    /// (`synchronous=FULL`): durability across power loss. `false` by default: without it every write is
+    /// still atomic and consistent after a process crash, only the latest writes may be lost on power loss.
+    public let syncsFiles: Bool
+    /// What went wrong at open and was repaired (an unusable manifest moved aside and recreated, or a
+    /// missing manifest), or `nil`. Also logged as an error.
+    public internal(set) var recoveryError: KVCacheError?
+
+    var database: SQLiteDatabase
+    let io: FileIO
+    let faults: KVStorageFaults?
+    /// The advisory lock file descriptor (shared lock held while open).
+    var lockDescriptor: Int32 = -1
+    /// Reads not yet written to `last_access_time`: flushed in one transaction every 64 reads, before
+    /// evictions and at close.
+    var pendingAccessTimes: [String: Int64] = [:]
+    var lastStamp: Int64 = 0
+    var fileCounter = 0
+    var isClosed = false
+
+    var manifestPath: String { path + "/manifest.sqlite" }
+    var dataPath: String { path + "/data" }
+    var tmpPath: String { path + "/tmp" }
+    var trashPath: String { path + "/trash" }
+
+    /// Opens (creating if needed) the store in the folder at `path`.
+    ///
+    /// The first process to open the folder cleans up after crashes: it removes leftover temporaries, rows
+    /// whose file is missing and files no row references. An unopenable or corrupt manifest is moved aside
+    /// and recreated (see `recoveryError`); a busy one is waited for (5 s) and then reported, never reset.
+    ///
+    /// - Parameters:
+    ///   - path: The folder; created if missing.
+    ///   - type: Where values are kept.
+    ///   - syncsFiles: `fsync` value files before use (power-loss durability). `false` by default.
+    /// - Throws: `KVCacheError` when the folder cannot be created or the manifest stays busy.
+    public convenience init(path: String, type: StorageType, syncsFiles: Bool = false) throws(KVCacheError) {
+        try self.init(path: path, type: type, syncsFiles: syncsFiles, faults: nil)
+    }
+
+    /// Opens the store with a fault-injection seam (tests).
+    init(path: String, type: StorageType, syncsFiles: Bool = false, faults: KVStorageFaults?) throws(KVCacheError) {
+        self.path = path
+        self.type = type
+        self.syncsFiles = syncsFiles
+        self.faults = faults
+        self.io = FileIO(faults: faults)
+        let io = FileIO(faults: faults)
+        for folder in [path, path + "/data", path + "/tmp", path + "/trash"] { try io.makeDirectory(folder) }
+        let (lock, exclusive) = try Self.acquireOpenLock(path + "/lock")
+        let manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
+        var recovery: KVCacheError?
+        do {
+            database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
+                                             checkIntegrity: exclusive, recovery: &recovery)
+        } catch {
+            Glibc.close(lock)
+            throw error
+        }
+        lockDescriptor = lock
+        recoveryError = recovery
+        if exclusive {
+            let orphans = try cleanUpAfterCrash()
+            if !manifestExisted && orphans > 0 && recoveryError == nil {
+                recoveryError = .manifestMissing(orphanFiles: orphans)
+                kvLog.error("KVStorage at \(path): \(KVCacheError.manifestMissing(orphanFiles: orphans))")
+            }
+        }
+        try downgradeOpenLock()
+    }
+
+    deinit { close() }
+
+    /// Writes pending access times, closes the manifest and releases the folder lock. Idempotent; any later
+    /// call fails with a SQLite misuse error.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        flushAccessTimes()
+        database.close()
+        if lockDescriptor >= 0 { Glibc.close(lockDescriptor) }
+        lockDescriptor = -1
+    }
+
+    /// A manifest time strictly after the previous one from this instance (so LRU order is exact even
+    /// within one microsecond).
+    func nextStamp() -> Int64 {
+        lastStamp = max(wallClockMicroseconds(), lastStamp + 1)
+        return lastStamp
+    }
+
+    /// A process-unique name for a temporary or trashed file.
+    func uniqueName() -> String {
+        fileCounter += 1
+        return "\(getpid())-\(fileCounter)-\(nextStamp())"
+    }
+}
+
+@available(*, unavailable, message: "KVStorage is not thread-safe; use DiskCache to share one")
+extension KVStorage: Sendable {}

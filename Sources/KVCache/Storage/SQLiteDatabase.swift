@@ -1,0 +1,161 @@
+internal import CWebImageSQLite
+import Foundation
+
+/// `SQLITE_TRANSIENT`: a macro Swift cannot import. SQLite copies the bound bytes before `bind` returns.
+private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// One SQLite connection with a prepared-statement cache. Wraps `sqlite3_open_v2`, `sqlite3_prepare_v2`,
+/// `sqlite3_step` and friends; every failure becomes `KVCacheError.sqlite` with the code and message.
+///
+/// - Important: Not thread-safe; owned by one `KVStorage` (opened with `SQLITE_OPEN_NOMUTEX`).
+final class SQLiteDatabase {
+    private var handle: OpaquePointer?
+    private var statements: [String: OpaquePointer] = [:]
+    let path: String
+    let faults: KVStorageFaults?
+
+    /// Opens (creating if needed) the database at `path`, waiting up to `busyTimeout` ms for other
+    /// connections' locks.
+    init(path: String, busyTimeout: Int32, faults: KVStorageFaults?) throws(KVCacheError) {
+        self.path = path
+        self.faults = faults
+        var db: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            if let db { sqlite3_close_v2(db) }
+            throw .sqlite(code: rc, message: message, operation: "open \(path)")
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, busyTimeout)
+    }
+
+    deinit { close() }
+
+    /// Finalizes the cached statements and closes the connection. Idempotent.
+    func close() {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        statements.removeAll()
+        if let handle { sqlite3_close_v2(handle) }
+        handle = nil
+    }
+
+    /// The error for result code `rc` with the connection's message.
+    func error(_ rc: Int32, _ operation: String) -> KVCacheError {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        return .sqlite(code: rc, message: message, operation: operation)
+    }
+
+    /// Runs SQL without results (PRAGMAs, DDL, `BEGIN`/`COMMIT`). `COMMIT` goes through the fault seam.
+    func execute(_ sql: String) throws(KVCacheError) {
+        guard let handle else { throw .sqlite(code: SQLITE_MISUSE, message: "closed", operation: sql) }
+        if sql == "COMMIT", faults?.check(.sqliteStep) != nil {
+            throw .sqlite(code: SQLITE_FULL, message: "injected fault", operation: sql)
+        }
+        let rc = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard rc == SQLITE_OK else { throw error(rc, sql) }
+    }
+
+    /// Runs a one-row, one-column text query such as `PRAGMA quick_check` and returns every row's text.
+    func textRows(_ sql: String) throws(KVCacheError) -> [String] {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        var rows: [String] = []
+        while try statement.step() { rows.append(statement.text(0) ?? "") }
+        return rows
+    }
+
+    /// A prepared statement for `sql`, from the cache; reset and with its bindings cleared.
+    func prepare(_ sql: String) throws(KVCacheError) -> SQLiteStatement {
+        guard let handle else { throw .sqlite(code: SQLITE_MISUSE, message: "closed", operation: sql) }
+        if let cached = statements[sql] { return SQLiteStatement(pointer: cached, database: self, sql: sql) }
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw error(rc, "prepare \(sql)") }
+        statements[sql] = statement
+        return SQLiteStatement(pointer: statement, database: self, sql: sql)
+    }
+
+    /// Whether the connection is open.
+    var isOpen: Bool { handle != nil }
+
+    /// Rows changed by the last statement.
+    var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+}
+
+/// A cached prepared statement. Bind, step, read columns, then `reset()` (callers `defer` it).
+///
+/// - Important: Not thread-safe; belongs to its `SQLiteDatabase`.
+struct SQLiteStatement {
+    let pointer: OpaquePointer
+    unowned let database: SQLiteDatabase
+    let sql: String
+
+    func bind(_ value: String?, at index: Int32) {
+        if let value { sqlite3_bind_text(pointer, index, value, -1, transient) } else { sqlite3_bind_null(pointer, index) }
+    }
+
+    func bind(_ value: Int64, at index: Int32) { sqlite3_bind_int64(pointer, index, value) }
+
+    func bind(_ value: Data?, at index: Int32) {
+        guard let value else { sqlite3_bind_null(pointer, index); return }
+        _ = value.withUnsafeBytes { raw in
+            // A zero-length blob still needs a non-null pointer, or SQLite stores NULL.
+            sqlite3_bind_blob64(pointer, index, raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1), UInt64(raw.count), transient)
+        }
+    }
+
+    /// Steps once: `true` for a row, `false` when done. Goes through the fault seam.
+    func step() throws(KVCacheError) -> Bool {
+        if database.faults?.check(.sqliteStep) != nil {
+            throw .sqlite(code: SQLITE_FULL, message: "injected fault", operation: sql)
+        }
+        let rc = sqlite3_step(pointer)
+        switch rc {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw database.error(rc, sql)
+        }
+    }
+
+    /// Steps to completion, ignoring rows (for INSERT/UPDATE/DELETE).
+    func run() throws(KVCacheError) {
+        while try step() {}
+    }
+
+    func reset() {
+        sqlite3_reset(pointer)
+        sqlite3_clear_bindings(pointer)
+    }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(pointer, column) == SQLITE_NULL }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(pointer, column) }
+
+    func text(_ column: Int32) -> String? {
+        guard let bytes = sqlite3_column_text(pointer, column) else { return nil }
+        return String(cString: bytes)
+    }
+
+    func data(_ column: Int32) -> Data? {
+        if isNull(column) { return nil }
+        let count = Int(sqlite3_column_bytes(pointer, column))
+        guard count > 0, let bytes = sqlite3_column_blob(pointer, column) else { return Data() }
+        return Data(bytes: bytes, count: count)
+    }
+}
+
+/// SQLite primary result codes the storage reacts to.
+enum SQLiteCode {
+    static let corrupt: Int32 = 11
+    static let notADatabase: Int32 = 26
+    static let cantOpen: Int32 = 14
+
+    /// Whether `error` means the database file itself is damaged (never true for busy/locked).
+    static func isCorruption(_ error: KVCacheError) -> Bool {
+        guard case .sqlite(let code, _, _) = error else { return false }
+        return [corrupt, notADatabase].contains(code & 0xFF)
+    }
+}
