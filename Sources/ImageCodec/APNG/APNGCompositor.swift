@@ -1,9 +1,12 @@
-/// Draws APNG frames onto a premultiplied RGBA8 canvas and applies their disposal (APNG spec §4.3).
+/// Draws APNG frames onto an RGBA8 canvas and applies their disposal (APNG spec §4.3).
+///
+/// Works in the canvas's own pixel format, so straight-alpha decodes stay lossless (no premultiply round trip).
 ///
 /// - Important: Stateless and thread-safe; mutates only the canvas it is given.
 enum APNGCompositor {
-    /// Draws `frame` (premultiplied, the frame's size) at the control's offset with its blend op.
+    /// Draws `frame` (the frame's size, the canvas's pixel format) at the control's offset with its blend op.
     static func blend(_ frame: PixelBuffer, onto canvas: inout PixelBuffer, control: APNGFrameControl) {
+        let premultiplied = canvas.pixelFormat == .rgba8Premultiplied
         let canvasStride = canvas.bytesPerRow
         let frameStride = frame.bytesPerRow
         let rowBytes = control.width * 4
@@ -25,16 +28,34 @@ enum APNGCompositor {
                             dp[i] = sp[i]; dp[i + 1] = sp[i + 1]; dp[i + 2] = sp[i + 2]; dp[i + 3] = 255
                             continue
                         }
-                        // Premultiplied "over": out = src + dst × (1 − αsrc), rounded.
-                        let inverse = 255 - alpha
-                        for c in 0..<4 {
-                            let v = UInt32(dp[i + c]) * inverse + 128
-                            dp[i + c] = UInt8(min(255, UInt32(sp[i + c]) + ((v + (v >> 8)) >> 8)))
+                        if premultiplied {
+                            // Premultiplied "over": out = src + dst × (1 − αsrc), rounded.
+                            let inverse = 255 - alpha
+                            for c in 0..<4 {
+                                let v = UInt32(dp[i + c]) * inverse + 128
+                                dp[i + c] = UInt8(min(255, UInt32(sp[i + c]) + ((v + (v >> 8)) >> 8)))
+                            }
+                        } else {
+                            overStraight(sp + i, dp + i, alpha)
                         }
                     }
                 }
             }
         }
+    }
+
+    /// Straight-alpha "over" of one pixel: αo = αs + αd(1 − αs), Co = (Cs·αs + Cd·αd(1 − αs)) / αo.
+    @inline(__always)
+    private static func overStraight(_ sp: UnsafePointer<UInt8>, _ dp: UnsafeMutablePointer<UInt8>, _ alpha: UInt32) {
+        let da = UInt32(dp[3])
+        let dstWeight = da * (255 - alpha)              // scaled by 255²
+        let outAlpha255 = alpha * 255 + dstWeight       // αo scaled by 255²
+        guard outAlpha255 > 0 else { return }
+        for c in 0..<3 {
+            let value = UInt32(sp[c]) * alpha * 255 + UInt32(dp[c]) * dstWeight
+            dp[c] = UInt8(min(255, (value + outAlpha255 / 2) / outAlpha255))
+        }
+        dp[3] = UInt8(min(255, (outAlpha255 + 127) / 255))
     }
 
     /// Clears the control's rectangle to transparent black (`dispose_op` background).

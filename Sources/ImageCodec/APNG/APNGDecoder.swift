@@ -25,7 +25,7 @@ public enum APNGDecoder {
         }
         let frameCount = options.firstFrameOnly ? 1 : container.frames.count
         try options.limits.check(width: container.canvasWidth, height: container.canvasHeight, frameCount: frameCount)
-        let source = APNGFrameSource(data: data, container: container)
+        let source = APNGFrameSource(data: data, container: container, workingFormat: options.pixelFormat)
         let first = ImageFrame(buffer: try source.decodeFrame(at: 0, pixelFormat: options.pixelFormat),
                                duration: source.duration(at: 0))
         if options.firstFrameOnly {

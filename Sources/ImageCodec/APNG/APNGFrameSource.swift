@@ -17,11 +17,14 @@ final class APNGFrameSource: ImageFrameSource {
 
     private let data: Data
     private let container: APNGContainer
+    /// The pixel format frames are decoded and composited in (other formats are converted on the way out).
+    private let workingFormat: PixelBuffer.PixelFormat
     private let state = Mutex(State())
 
-    init(data: Data, container: APNGContainer) {
+    init(data: Data, container: APNGContainer, workingFormat: PixelBuffer.PixelFormat) {
         self.data = data
         self.container = container
+        self.workingFormat = workingFormat
     }
 
     var frameCount: Int { container.frames.count }
@@ -38,7 +41,7 @@ final class APNGFrameSource: ImageFrameSource {
         return output.converted(to: pixelFormat)
     }
 
-    /// Produces frame `index` (premultiplied); the lock is held.
+    /// Produces frame `index` in `workingFormat`; the lock is held.
     private func _render(_ index: Int, state: inout State) throws -> PixelBuffer {
         let (width, height) = (container.canvasWidth, container.canvasHeight)
         var start = 0
@@ -51,7 +54,7 @@ final class APNGFrameSource: ImageFrameSource {
             canvas = kept
             start = state.nextIndex
         } else {
-            canvas = try PixelBuffer(width: width, height: height, pixelFormat: .rgba8Premultiplied)
+            canvas = try PixelBuffer(width: width, height: height, pixelFormat: workingFormat)
         }
         state.canvas = nil  // release the shared reference so the canvas is mutated without a copy
         var output: PixelBuffer?
@@ -59,7 +62,7 @@ final class APNGFrameSource: ImageFrameSource {
             for j in start...index {
                 let control = container.frames[j].control
                 let png = try container.standalonePNG(frame: j, from: bytes)
-                let options = DecodeOptions(limits: .none, pixelFormat: .rgba8Premultiplied)
+                let options = DecodeOptions(limits: .none, pixelFormat: workingFormat)
                 let (frame, _) = try PNGDecoder.decodeBuffer(png, format: .apng, options: options)
                 guard frame.width == control.width, frame.height == control.height else {
                     throw ImageCodecError.corruptData(format: .apng, message: "frame \(j) size differs from its fcTL")
