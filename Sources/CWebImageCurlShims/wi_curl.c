@@ -49,3 +49,12 @@ int wi_multi_info_read(CURLM *multi, CURL **easy, CURLMSG *msg, CURLcode *result
     *result = m->msg == CURLMSG_DONE ? m->data.result : CURLE_OK;
     return 1;
 }
+CURLSHcode wi_share_setopt_long(CURLSH *share, CURLSHoption option, long value) {
+    return curl_share_setopt(share, option, value);
+}
+unsigned long wi_curlauth_basic(void) {
+    return CURLAUTH_BASIC;
+}
+int wi_curl_error_size(void) {
+    return CURL_ERROR_SIZE;
+}

@@ -2,6 +2,10 @@
 #define WI_CODEC_H
 // Every setjmp/longjmp of the codecs lives behind these functions: libjpeg's and libpng's error exits
 // longjmp back into C here, and Swift sees a status code plus a message.
+//
+// Conventions: every function returns a wi_status; on WI_ERROR or WI_NO_MEMORY it writes a NUL-terminated
+// message of at most WI_MESSAGE_MAX bytes into `message` (which may be NULL). Sizes are overflow-checked
+// before every allocation. Decoder objects are not thread-safe: use one from one thread at a time.
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,5 +19,85 @@ typedef enum wi_status {
 
 /// Size of the message buffer callers pass in (libjpeg's JMSG_LENGTH_MAX is 200).
 #define WI_MESSAGE_MAX 256
+
+/// Frees memory returned by a `wi_` encoder.
+void wi_free(void *pointer);
+
+// MARK: - JPEG decoding (libjpeg-turbo)
+
+/// Header facts of a JPEG, filled by `wi_jpeg_decoder_read_header`.
+typedef struct wi_jpeg_header {
+    uint32_t width;            ///< image width as stored
+    uint32_t height;           ///< image height as stored
+    int components;            ///< 1 gray, 3 YCbCr/RGB, 4 CMYK/YCCK
+    int color_space;           ///< 1 gray, 2 RGB, 3 YCbCr, 4 CMYK, 5 YCCK (libjpeg's J_COLOR_SPACE)
+    int is_progressive;        ///< SOF2/SOF10
+    int saw_adobe_marker;      ///< an Adobe APP14 marker was seen (CMYK stored inverted)
+} wi_jpeg_header;
+
+/// An opaque JPEG decompressor over a memory buffer (the buffer must outlive it).
+typedef struct wi_jpeg_decoder wi_jpeg_decoder;
+
+/// Makes a decoder reading `size` bytes at `data`; NULL when out of memory.
+wi_jpeg_decoder *wi_jpeg_decoder_create(const uint8_t *data, size_t size);
+/// Destroys a decoder (NULL is fine).
+void wi_jpeg_decoder_destroy(wi_jpeg_decoder *decoder);
+/// Reads the header (`jpeg_read_header`), saving APP1 markers for EXIF.
+wi_status wi_jpeg_decoder_read_header(wi_jpeg_decoder *decoder, wi_jpeg_header *header, char *message);
+/// The first APP1 marker starting with "Exif\0\0" (payload after that prefix), or NULL/0.
+/// Valid after `read_header` until the decoder is destroyed.
+void wi_jpeg_decoder_exif(wi_jpeg_decoder *decoder, const uint8_t **bytes, size_t *length);
+/// Chooses DCT-domain scaling `scale_num/scale_denom` (1/1, 1/2, 1/4, 1/8, …) and reports the output size
+/// (`jpeg_calc_output_dimensions`). Call after `read_header`.
+wi_status wi_jpeg_decoder_set_scale(wi_jpeg_decoder *decoder, unsigned scale_num, unsigned scale_denom,
+                                    uint32_t *output_width, uint32_t *output_height, char *message);
+/// Decodes every row as RGBA8 (opaque; CMYK/YCCK converted to RGB) into `pixels`, rows `stride` bytes apart;
+/// the buffer must hold `output_height` rows of at least `output_width * 4` bytes.
+/// `rows_decoded` gets the rows written; `warnings` the number of libjpeg warnings; `premature_end` whether
+/// the data ended early (libjpeg's "Premature end of JPEG file": the remaining rows are gray/blank).
+wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels, size_t stride,
+                                      uint32_t *rows_decoded, uint32_t *warnings, int *premature_end,
+                                      char *message);
+
+// MARK: - JPEG encoding
+
+/// Encodes RGBA8 pixels (alpha ignored) as JPEG with `quality` 0…100, progressive when `progressive` != 0.
+/// On success `*out` is a buffer of `*out_size` bytes to release with `wi_free`.
+wi_status wi_jpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
+                              int quality, int progressive, uint8_t **out, size_t *out_size, char *message);
+
+// MARK: - PNG decoding (libpng)
+
+/// Header facts of a PNG, filled by `wi_png_decoder_read_info`.
+typedef struct wi_png_header {
+    uint32_t width;
+    uint32_t height;
+    int bit_depth;       ///< 1, 2, 4, 8 or 16
+    int color_type;      ///< PNG colour type: 0 gray, 2 RGB, 3 palette, 4 gray+alpha, 6 RGBA
+    int is_interlaced;   ///< Adam7
+    int has_trns;        ///< a tRNS chunk was read
+} wi_png_header;
+
+/// An opaque PNG reader over a memory buffer (the buffer must outlive it).
+typedef struct wi_png_decoder wi_png_decoder;
+
+/// Makes a reader of `size` bytes at `data`; NULL when out of memory.
+wi_png_decoder *wi_png_decoder_create(const uint8_t *data, size_t size);
+/// Destroys a reader (NULL is fine).
+void wi_png_decoder_destroy(wi_png_decoder *decoder);
+/// Reads the signature and every chunk up to the first IDAT (`png_read_info`).
+wi_status wi_png_decoder_read_info(wi_png_decoder *decoder, wi_png_header *header, char *message);
+/// Decodes every row as RGBA8 (palette/gray/tRNS expanded, 16 bit reduced to 8, Adam7 de-interlaced) into
+/// `pixels`, rows `stride` bytes apart (`height` rows of at least `width * 4` bytes), premultiplying colour
+/// by alpha when `premultiply` != 0; then reads to IEND (`png_read_end`).
+wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, size_t stride, int premultiply,
+                                     char *message);
+
+// MARK: - PNG encoding
+
+/// Encodes straight-alpha RGBA8 pixels as PNG (colour type 6, or 2 when `has_alpha` is 0), Adam7-interlaced
+/// when `interlace` != 0. On success `*out` is a buffer of `*out_size` bytes to release with `wi_free`.
+wi_status wi_png_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
+                             int has_alpha, int interlace, uint8_t **out, size_t *out_size, char *message);
 
 #endif

@@ -36,4 +36,12 @@ CURLMcode wi_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
 /// Returns 1 and fills the out-parameters when `curl_multi_info_read` had a message, else 0.
 int wi_multi_info_read(CURLM *multi, CURL **easy, CURLMSG *msg, CURLcode *result, int *remaining);
 
+/// Wraps `curl_share_setopt` for options taking a `long` (e.g. `CURLSHOPT_SHARE` with a `curl_lock_data`).
+CURLSHcode wi_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
+
+/// `CURLAUTH_BASIC` (a macro with a cast Swift cannot import).
+unsigned long wi_curlauth_basic(void);
+/// `CURL_ERROR_SIZE`: the size `CURLOPT_ERRORBUFFER` needs.
+int wi_curl_error_size(void);
+
 #endif

@@ -1,16 +1,47 @@
 import Foundation
 
-/// Decodes JPEG data. (Not implemented yet: the codec issue fills this in.)
+/// Decodes JPEG data through libjpeg-turbo: baseline and progressive; grayscale, YCbCr, RGB, CMYK and YCCK
+/// (Adobe inverted CMYK) all become RGB. EXIF orientation is read from APP1 and reported on the image; the
+/// pixels stay as stored (`JPEGOrientation.apply` internally; the processing module exports the public transform).
+///
+/// Truncated data that libjpeg can still decode ("Premature end of JPEG file") gives an image with
+/// `isPartial == true`; the missing rows are libjpeg's fill. Every fatal libjpeg error gives
+/// `ImageCodecError.corruptData` with libjpeg's own message.
 ///
 /// - Important: Stateless and thread-safe.
 public enum JPEGDecoder {
-    /// Decodes `data`.
+    /// Decodes `data` into one frame (pixel format from `options.pixelFormat`; JPEG is opaque, so both
+    /// formats hold the same bytes). `options.limits` is checked after the header, before allocating.
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        throw ImageCodecError.unsupportedFormat(.jpeg)
+        let decoded: (buffer: PixelBuffer, header: JPEGDecodeSession.Header, orientation: ImageOrientation?, partial: Bool)
+        decoded = try data.withUnsafeBytes { bytes in
+            let session = try JPEGDecodeSession(bytes: bytes)
+            let header = try session.readHeader()
+            let stored = session.exifPayload().flatMap(JPEGEXIF.storedOrientation(in:))
+            try options.limits.check(width: header.width, height: header.height)
+            let size = try session.setScale(1, 1)
+            var buffer = try PixelBuffer(width: size.width, height: size.height, pixelFormat: options.pixelFormat)
+            let stride = buffer.bytesPerRow
+            let outcome = try buffer.withUnsafeMutableBytes { try session.decode(into: $0.baseAddress!, bytesPerRow: stride) }
+            return (buffer, header, stored.flatMap(ImageOrientation.init(rawValue:)), outcome.isPrematureEnd)
+        }
+        return Image(frames: [ImageFrame(buffer: decoded.buffer)], format: .jpeg, loopCount: 1, hasAlpha: false,
+                     isProgressive: decoded.header.isProgressive, isPartial: decoded.partial,
+                     orientation: decoded.orientation ?? .up,
+                     originalData: options.keepsOriginalData ? data : nil)
     }
 
-    /// Reads header facts without decoding pixels.
+    /// Reads header facts (size, progressive, EXIF orientation) without decoding pixels.
     public static func info(_ data: Data) throws -> ImageInfo {
-        throw ImageCodecError.unsupportedFormat(.jpeg)
+        try data.withUnsafeBytes { bytes in
+            let session = try JPEGDecodeSession(bytes: bytes)
+            let header = try session.readHeader()
+            let stored = session.exifPayload().flatMap(JPEGEXIF.storedOrientation(in:))
+            return ImageInfo(format: .jpeg, width: header.width, height: header.height, hasAlpha: false,
+                             isProgressive: header.isProgressive,
+                             orientation: stored.flatMap(ImageOrientation.init(rawValue:)) ?? .up,
+                             hasOrientationTag: stored != nil)
+        }
     }
 }
+

@@ -1,9 +1,25 @@
 import Foundation
+internal import CWebImageCodecShims
 
-/// Encodes JPEG. (Not implemented yet: the codec issue fills this in.)
+/// Encodes JPEG through libjpeg-turbo (wraps `jpeg_mem_dest` compression).
+///
+/// Alpha is dropped: a premultiplied buffer is written as is (transparent areas become black), a straight
+/// buffer is premultiplied first so the result is the same.
+///
+/// - Important: Stateless and thread-safe.
 public enum JPEGEncoder {
-    /// Encodes one buffer.
+    /// Encodes one buffer with `options.quality` (0…1, default 0.9), progressive when `options.isProgressive`.
+    ///
+    /// - Throws: `ImageCodecError.encodingFailed` with libjpeg's message.
     public static func encode(_ buffer: PixelBuffer, options: EncodeOptions) throws -> Data {
-        throw ImageCodecError.unsupportedEncoding(.jpeg)
+        let source = buffer.converted(to: .rgba8Premultiplied)
+        let quality = Int((min(max(options.quality, 0), 1) * 100).rounded())
+        return try source.withUnsafeBytes { pixels in
+            try EncodedBytes.collect(format: .jpeg) { out, size, message in
+                wi_jpeg_encode_rgba(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32(source.width),
+                                    UInt32(source.height), source.bytesPerRow, Int32(quality),
+                                    options.isProgressive ? 1 : 0, out, size, message)
+            }
+        }
     }
 }

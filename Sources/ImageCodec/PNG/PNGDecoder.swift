@@ -1,16 +1,43 @@
 import Foundation
 
-/// Decodes PNG data. (Not implemented yet: the codec issue fills this in.)
+/// Decodes PNG data through libpng: every colour type and bit depth, tRNS, Adam7; 16-bit channels are
+/// scaled (rounded) to 8 bits. libpng's default checks apply: a CRC error in a critical chunk is an error, in
+/// an ancillary chunk a warning.
 ///
 /// - Important: Stateless and thread-safe.
 public enum PNGDecoder {
-    /// Decodes `data`.
+    /// Decodes `data` into one frame. `options.limits` is checked from IHDR before allocating.
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        throw ImageCodecError.unsupportedFormat(.png)
+        let (buffer, header) = try decodeBuffer(data, format: .png, options: options)
+        return Image(frames: [ImageFrame(buffer: buffer)], format: .png, loopCount: 1, hasAlpha: header.hasAlpha,
+                     isProgressive: header.isInterlaced, originalData: options.keepsOriginalData ? data : nil)
     }
 
-    /// Reads header facts without decoding pixels.
+    /// Reads IHDR facts (and tRNS) without decoding pixels.
     public static func info(_ data: Data) throws -> ImageInfo {
-        throw ImageCodecError.unsupportedFormat(.png)
+        let header = try data.withUnsafeBytes { try PNGDecodeSession(bytes: $0).readInfo() }
+        return ImageInfo(format: .png, width: header.width, height: header.height, hasAlpha: header.hasAlpha,
+                         isProgressive: header.isInterlaced)
+    }
+
+    /// Decodes a whole PNG stream (also the standalone frames APNG rebuilds) into a new buffer.
+    static func decodeBuffer(_ data: Data, format: ImageFormat, options: DecodeOptions)
+        throws -> (PixelBuffer, PNGDecodeSession.Header) {
+        try data.withUnsafeBytes { try decodeBuffer($0, format: format, options: options) }
+    }
+
+    /// Decodes the PNG stream at `bytes` into a new buffer in `options.pixelFormat`.
+    static func decodeBuffer(_ bytes: UnsafeRawBufferPointer, format: ImageFormat, options: DecodeOptions)
+        throws -> (PixelBuffer, PNGDecodeSession.Header) {
+        let session = try PNGDecodeSession(bytes: bytes, format: format)
+        let header = try session.readInfo()
+        try options.limits.check(width: header.width, height: header.height)
+        var buffer = try PixelBuffer(width: header.width, height: header.height, pixelFormat: options.pixelFormat)
+        let stride = buffer.bytesPerRow
+        try buffer.withUnsafeMutableBytes {
+            try session.decode(into: $0.baseAddress!, bytesPerRow: stride,
+                               premultiply: options.pixelFormat == .rgba8Premultiplied)
+        }
+        return (buffer, header)
     }
 }

@@ -1,0 +1,269 @@
+// libjpeg-turbo behind plain functions: the error manager's error_exit longjmps back into the function that
+// called libjpeg (the default calls exit()), warnings are counted instead of printed.
+#include "wi_codec.h"
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jpeglib.h>
+#include <jerror.h>
+
+typedef struct wi_jpeg_error {
+    struct jpeg_error_mgr pub;
+    jmp_buf jump;
+    uint32_t warnings;
+    int premature_end;
+} wi_jpeg_error;
+
+static void wi_jpeg_error_exit(j_common_ptr cinfo) {
+    wi_jpeg_error *err = (wi_jpeg_error *)cinfo->err;
+    longjmp(err->jump, 1);
+}
+
+static void wi_jpeg_emit_message(j_common_ptr cinfo, int level) {
+    wi_jpeg_error *err = (wi_jpeg_error *)cinfo->err;
+    if (level < 0) {
+        if (err->warnings < UINT32_MAX) err->warnings += 1;
+        if (cinfo->err->msg_code == JWRN_JPEG_EOF) err->premature_end = 1;
+    }
+}
+
+static void wi_jpeg_output_message(j_common_ptr cinfo) { (void)cinfo; }
+
+static void wi_jpeg_install_errors(wi_jpeg_error *err) {
+    jpeg_std_error(&err->pub);
+    err->pub.error_exit = wi_jpeg_error_exit;
+    err->pub.emit_message = wi_jpeg_emit_message;
+    err->pub.output_message = wi_jpeg_output_message;
+    err->warnings = 0;
+    err->premature_end = 0;
+}
+
+static void wi_set_message(char *message, const char *text) {
+    if (message == NULL) return;
+    snprintf(message, WI_MESSAGE_MAX, "%s", text);
+}
+
+static void wi_jpeg_format_error(j_common_ptr cinfo, char *message) {
+    if (message == NULL) return;
+    char buffer[JMSG_LENGTH_MAX];
+    buffer[0] = 0;
+    (*cinfo->err->format_message)(cinfo, buffer);
+    wi_set_message(message, buffer);
+}
+
+// MARK: - Decoder
+
+struct wi_jpeg_decoder {
+    struct jpeg_decompress_struct cinfo;
+    wi_jpeg_error err;
+    const uint8_t *data;
+    size_t size;
+    int created;
+    int header_read;
+    int started;
+};
+
+wi_jpeg_decoder *wi_jpeg_decoder_create(const uint8_t *data, size_t size) {
+    wi_jpeg_decoder *decoder = calloc(1, sizeof(wi_jpeg_decoder));
+    if (decoder == NULL) return NULL;
+    decoder->data = data;
+    decoder->size = size;
+    decoder->cinfo.err = &decoder->err.pub;
+    wi_jpeg_install_errors(&decoder->err);
+    if (setjmp(decoder->err.jump)) {
+        free(decoder);
+        return NULL;
+    }
+    jpeg_create_decompress(&decoder->cinfo);
+    decoder->created = 1;
+    return decoder;
+}
+
+void wi_jpeg_decoder_destroy(wi_jpeg_decoder *decoder) {
+    if (decoder == NULL) return;
+    if (decoder->created) jpeg_destroy_decompress(&decoder->cinfo);
+    free(decoder);
+}
+
+wi_status wi_jpeg_decoder_read_header(wi_jpeg_decoder *decoder, wi_jpeg_header *header, char *message) {
+    struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+    if (decoder->header_read) {
+        wi_set_message(message, "header already read");
+        return WI_ERROR;
+    }
+    if (decoder->size == 0 || decoder->size > (size_t)(unsigned long)-1) {
+        wi_set_message(message, "empty or oversized JPEG data");
+        return WI_ERROR;
+    }
+    if (setjmp(decoder->err.jump)) {
+        wi_jpeg_format_error((j_common_ptr)cinfo, message);
+        return WI_ERROR;
+    }
+    jpeg_mem_src(cinfo, decoder->data, (unsigned long)decoder->size);
+    jpeg_save_markers(cinfo, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_read_header(cinfo, TRUE);
+    decoder->header_read = 1;
+    memset(header, 0, sizeof(*header));
+    header->width = cinfo->image_width;
+    header->height = cinfo->image_height;
+    header->components = cinfo->num_components;
+    header->color_space = (int)cinfo->jpeg_color_space;
+    header->is_progressive = cinfo->progressive_mode ? 1 : 0;
+    header->saw_adobe_marker = cinfo->saw_Adobe_marker ? 1 : 0;
+    if (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK) {
+        cinfo->out_color_space = JCS_CMYK;
+    } else {
+        cinfo->out_color_space = JCS_EXT_RGBA;
+    }
+    return WI_OK;
+}
+
+void wi_jpeg_decoder_exif(wi_jpeg_decoder *decoder, const uint8_t **bytes, size_t *length) {
+    *bytes = NULL;
+    *length = 0;
+    if (!decoder->header_read) return;
+    for (jpeg_saved_marker_ptr m = decoder->cinfo.marker_list; m != NULL; m = m->next) {
+        if (m->marker == JPEG_APP0 + 1 && m->data_length >= 6 && memcmp(m->data, "Exif\0\0", 6) == 0) {
+            *bytes = m->data + 6;
+            *length = m->data_length - 6;
+            return;
+        }
+    }
+}
+
+wi_status wi_jpeg_decoder_set_scale(wi_jpeg_decoder *decoder, unsigned scale_num, unsigned scale_denom,
+                                    uint32_t *output_width, uint32_t *output_height, char *message) {
+    struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+    if (!decoder->header_read || decoder->started || scale_num == 0 || scale_denom == 0) {
+        wi_set_message(message, "scale must be set once, after the header, with non-zero terms");
+        return WI_ERROR;
+    }
+    if (setjmp(decoder->err.jump)) {
+        wi_jpeg_format_error((j_common_ptr)cinfo, message);
+        return WI_ERROR;
+    }
+    cinfo->scale_num = scale_num;
+    cinfo->scale_denom = scale_denom;
+    jpeg_calc_output_dimensions(cinfo);
+    *output_width = cinfo->output_width;
+    *output_height = cinfo->output_height;
+    return WI_OK;
+}
+
+/// Converts one row of CMYK (as libjpeg outputs it) to opaque RGBA in place. Adobe files store inverted
+/// ink values (255 = no ink), others store plain ink amounts.
+static void wi_cmyk_row_to_rgba(uint8_t *row, uint32_t width, int inverted) {
+    for (uint32_t x = 0; x < width; x++) {
+        uint8_t *p = row + (size_t)x * 4;
+        unsigned c = p[0], m = p[1], y = p[2], k = p[3];
+        if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
+        // Now every value is "amount of light" (255 - ink): channel = (255 - ink) * (255 - black) / 255.
+        unsigned r = c * k, g = m * k, b = y * k;
+        p[0] = (uint8_t)((r + 128 + ((r + 128) >> 8)) >> 8);
+        p[1] = (uint8_t)((g + 128 + ((g + 128) >> 8)) >> 8);
+        p[2] = (uint8_t)((b + 128 + ((b + 128) >> 8)) >> 8);
+        p[3] = 255;
+    }
+}
+
+wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels, size_t stride,
+                                      uint32_t *rows_decoded, uint32_t *warnings, int *premature_end,
+                                      char *message) {
+    struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+    *rows_decoded = 0;
+    if (!decoder->header_read || decoder->started) {
+        wi_set_message(message, "decode needs a header read and runs once");
+        return WI_ERROR;
+    }
+    if (setjmp(decoder->err.jump)) {
+        wi_jpeg_format_error((j_common_ptr)cinfo, message);
+        *warnings = decoder->err.warnings;
+        *premature_end = decoder->err.premature_end;
+        return WI_ERROR;
+    }
+    decoder->started = 1;
+    jpeg_start_decompress(cinfo);
+    if (cinfo->output_components != 4 || stride < (size_t)cinfo->output_width * 4) {
+        wi_set_message(message, "unexpected output layout");
+        jpeg_abort_decompress(cinfo);
+        return WI_ERROR;
+    }
+    int cmyk = cinfo->out_color_space == JCS_CMYK;
+    int inverted = cinfo->saw_Adobe_marker ? 1 : 0;
+    while (cinfo->output_scanline < cinfo->output_height) {
+        JSAMPROW rows[8];
+        JDIMENSION first = cinfo->output_scanline;
+        JDIMENSION count = cinfo->output_height - first;
+        if (count > 8) count = 8;
+        for (JDIMENSION i = 0; i < count; i++) rows[i] = pixels + (size_t)(first + i) * stride;
+        JDIMENSION read = jpeg_read_scanlines(cinfo, rows, count);
+        if (read == 0) break;  // cannot happen with a memory source, which never suspends
+        if (cmyk) {
+            for (JDIMENSION i = 0; i < read; i++) wi_cmyk_row_to_rgba(rows[i], cinfo->output_width, inverted);
+        }
+        *rows_decoded = cinfo->output_scanline;
+    }
+    jpeg_finish_decompress(cinfo);
+    *warnings = decoder->err.warnings;
+    *premature_end = decoder->err.premature_end;
+    return WI_OK;
+}
+
+// MARK: - Encoder
+
+typedef struct wi_jpeg_encode_state {
+    struct jpeg_compress_struct cinfo;
+    wi_jpeg_error err;
+    unsigned char *buffer;
+    unsigned long size;
+    int created;
+} wi_jpeg_encode_state;
+
+wi_status wi_jpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
+                              int quality, int progressive, uint8_t **out, size_t *out_size, char *message) {
+    *out = NULL;
+    *out_size = 0;
+    if (width == 0 || height == 0 || width > JPEG_MAX_DIMENSION || height > JPEG_MAX_DIMENSION ||
+        stride < (size_t)width * 4) {
+        wi_set_message(message, "image size not encodable as JPEG (1…65500 pixels per side)");
+        return WI_ERROR;
+    }
+    wi_jpeg_encode_state *state = calloc(1, sizeof(wi_jpeg_encode_state));
+    if (state == NULL) {
+        wi_set_message(message, "out of memory");
+        return WI_NO_MEMORY;
+    }
+    wi_status status = WI_OK;
+    state->cinfo.err = &state->err.pub;
+    wi_jpeg_install_errors(&state->err);
+    if (setjmp(state->err.jump)) {
+        wi_jpeg_format_error((j_common_ptr)&state->cinfo, message);
+        status = WI_ERROR;
+        goto cleanup;
+    }
+    jpeg_create_compress(&state->cinfo);
+    state->created = 1;
+    jpeg_mem_dest(&state->cinfo, &state->buffer, &state->size);
+    state->cinfo.image_width = width;
+    state->cinfo.image_height = height;
+    state->cinfo.input_components = 4;
+    state->cinfo.in_color_space = JCS_EXT_RGBA;
+    jpeg_set_defaults(&state->cinfo);
+    jpeg_set_quality(&state->cinfo, quality < 0 ? 0 : (quality > 100 ? 100 : quality), TRUE);
+    if (progressive) jpeg_simple_progression(&state->cinfo);
+    jpeg_start_compress(&state->cinfo, TRUE);
+    while (state->cinfo.next_scanline < height) {
+        JSAMPROW row = (JSAMPROW)(pixels + (size_t)state->cinfo.next_scanline * stride);
+        jpeg_write_scanlines(&state->cinfo, &row, 1);
+    }
+    jpeg_finish_compress(&state->cinfo);
+    *out = state->buffer;
+    *out_size = state->size;
+    state->buffer = NULL;
+cleanup:
+    if (state->created) jpeg_destroy_compress(&state->cinfo);
+    free(state->buffer);
+    free(state);
+    return status;
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Synchronization
+
+/// Runs fetches on a network thread: at most `maxConcurrentTransfers` at once, by priority then FIFO or LIFO,
+/// with suspend/resume, cancel-all, coalescing of identical requests and an opt-in failed-URL list.
+///
+///     let operation = FetchQueue.shared.fetch(FetchRequest(url: url), onProgress: { received, expected in
+///         …
+///     }) { result in
+///         switch result {
+///         case .success(let fetched): use(fetched.body)
+///         case .failure(.notModified): useCachedCopy()
+///         case .failure(let error): report(error)
+///         }
+///     }
+///     operation.cancel() // at any moment
+///
+///     let fetched = try await FetchQueue.shared.fetch(FetchRequest(url: url)) // task cancellation cancels
+///
+/// Coalescing: while a request is queued or running, an identical one (same `CoalescingKey`: URL, headers,
+/// credentials, cookie/TLS policy, limits) joins it instead of starting another transfer; each caller has its
+/// own callbacks and may cancel alone; the transfer stops when its last caller cancels.
+///
+/// - Important: Thread-safe: every method and property may be used from any thread. Scheduling happens on
+///   the network thread; callbacks run there (keep them short).
+public final class FetchQueue: Sendable {
+    /// The order of queued requests of equal priority.
+    public enum Order: Sendable, Equatable {
+        /// Oldest first (the default).
+        case fifo
+        /// Newest first (e.g. the rows a user just scrolled to).
+        case lifo
+    }
+
+    private struct Settings {
+        var maxConcurrentTransfers: Int
+        var order: Order
+        var isSuspended = false
+    }
+
+    /// A queue on `NetworkThread.shared` with the defaults.
+    public static let shared = FetchQueue()
+
+    /// The network thread this queue runs on.
+    public let thread: NetworkThread
+    /// The failed-URL list consulted by requests with `usesFailedURLList`. Its own, empty list by default.
+    public let failedURLs: FailedURLList
+    /// Whether identical in-flight requests share one transfer. True by default.
+    public let coalescesRequests: Bool
+    private let core: ThreadBound<FetchQueueCore>
+    private let settings: Mutex<Settings>
+
+    /// A queue on `thread` (the shared one by default) running at most `maxConcurrentTransfers` transfers
+    /// (6 by default, at least 1) in `order` (FIFO by default).
+    public init(thread: NetworkThread = .shared, maxConcurrentTransfers: Int = 6, order: Order = .fifo,
+                coalescesRequests: Bool = true, failedURLs: FailedURLList = FailedURLList()) {
+        let limit = max(1, maxConcurrentTransfers)
+        self.thread = thread
+        self.failedURLs = failedURLs
+        self.coalescesRequests = coalescesRequests
+        self.settings = Mutex(Settings(maxConcurrentTransfers: limit, order: order))
+        let core = FetchQueueCore(thread: thread, failedURLs: failedURLs, coalesces: coalescesRequests,
+                                  maxConcurrent: limit, isLIFO: order == .lifo)
+        let bound = ThreadBound(core, on: thread)
+        self.core = bound
+        thread.submit { loop in
+            loop.onStop(ObjectIdentifier(bound.value)) { bound.value.stop(loop: loop) }
+        }
+    }
+
+    deinit {
+        let bound = core
+        thread.submit { loop in loop.removeStopHandler(ObjectIdentifier(bound.value)) }
+    }
+
+    /// Starts fetching `request` and returns its operation at once (state `.ready` until its transfer starts).
+    ///
+    /// - Parameters:
+    ///   - onResponse: the response head of a successful response, once, before any data.
+    ///   - onData: each piece of the body as it arrives (for progressive decoding).
+    ///   - onProgress: bytes received so far and the expected total (nil when unknown), after each piece.
+    ///   - completion: the whole body or a `FetchError`, exactly once.
+    /// All run on the network thread.
+    @discardableResult
+    public func fetch(_ request: FetchRequest,
+                      onResponse: (@Sendable (FetchResponse) -> Void)? = nil,
+                      onData: (@Sendable (Data) -> Void)? = nil,
+                      onProgress: (@Sendable (_ received: Int64, _ expected: Int64?) -> Void)? = nil,
+                      completion: @escaping @Sendable (Result<FetchResult, FetchError>) -> Void) -> FetchOperation {
+        let bound = core
+        let handlers = FetchOperation.Handlers(onResponse: onResponse, onData: onData, onProgress: onProgress,
+                                               completion: completion)
+        let operation = FetchOperation(request: request, handlers: handlers) { operation in
+            let submitted = bound.thread.submit { loop in bound.value.cancel(operation, loop: loop) }
+            if !submitted { operation.finish(.failure(.cancelled)) }
+        }
+        let submitted = thread.submit { loop in bound.value.add(operation, loop: loop) }
+        if !submitted { operation.finish(.failure(.networkThreadStopped)) }
+        return operation
+    }
+
+    /// Fetches `request`; cancelling the calling task cancels the fetch (it then throws `.cancelled`).
+    ///
+    /// - Throws: `FetchError`.
+    public func fetch(_ request: FetchRequest) async throws(FetchError) -> FetchResult {
+        let slot = Mutex<FetchOperation?>(nil)
+        let result = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<FetchResult, FetchError>, Never>) in
+                let operation = fetch(request) { continuation.resume(returning: $0) }
+                slot.withLock { $0 = operation }
+                if Task.isCancelled { operation.cancel() }
+            }
+        } onCancel: {
+            slot.withLock { $0 }?.cancel()
+        }
+        return try result.get()
+    }
+
+    /// At most this many transfers run at once (coalesced callers count once). 6 by default; at least 1.
+    /// Raising it starts queued requests at once.
+    public var maxConcurrentTransfers: Int {
+        get { settings.withLock { $0.maxConcurrentTransfers } }
+        set {
+            let limit = max(1, newValue)
+            settings.withLock { $0.maxConcurrentTransfers = limit }
+            update { core, loop in core.maxConcurrent = limit; core.schedule(loop: loop) }
+        }
+    }
+
+    /// The order of queued requests of equal priority. `.fifo` by default.
+    public var order: Order {
+        get { settings.withLock { $0.order } }
+        set {
+            settings.withLock { $0.order = newValue }
+            let isLIFO = newValue == .lifo
+            update { core, _ in core.isLIFO = isLIFO }
+        }
+    }
+
+    /// Whether queued requests wait (running ones continue).
+    public var isSuspended: Bool { settings.withLock { $0.isSuspended } }
+
+    /// Stops starting queued requests; running transfers continue.
+    public func suspend() {
+        settings.withLock { $0.isSuspended = true }
+        update { core, _ in core.isSuspended = true }
+    }
+
+    /// Starts queued requests again.
+    public func resume() {
+        settings.withLock { $0.isSuspended = false }
+        update { core, loop in core.isSuspended = false; core.schedule(loop: loop) }
+    }
+
+    /// Cancels every queued and running operation of this queue (each completes with `.cancelled`).
+    public func cancelAll() {
+        update { core, loop in core.cancelAll(loop: loop) }
+    }
+
+    private func update(_ change: @escaping @Sendable (FetchQueueCore, NetworkLoop) -> Void) {
+        let bound = core
+        thread.submit { loop in change(bound.value, loop) }
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+/// The state confined to one network thread and its run loop: the multi handle, the transfers it drives, and
+/// the hooks that must run when the thread stops.
+///
+/// Confined to the network thread (it is created there and passed only to work submitted with
+/// `NetworkThread.submit`). Not Sendable.
+final class NetworkLoop {
+    let thread: NetworkThread
+    /// Nil only if libcurl could not allocate a multi handle; every transfer then fails.
+    private(set) var multi: CurlMultiHandle?
+    /// Transfers added to the multi handle, by their easy handle's address (also their `CURLOPT_PRIVATE`).
+    private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// Called once when the thread stops, before remaining transfers are ended (queues fail what they hold).
+    private var stopHandlers: [ObjectIdentifier: () -> Void] = [:]
+
+    init(thread: NetworkThread) {
+        self.thread = thread
+    }
+
+    /// The thread body: run submitted work, drive transfers, sleep in `curl_multi_poll`, until stopped.
+    func run() {
+        multi = CurlMultiHandle(owner: thread)
+        thread.shared.withLock { state in state.multi = multi.map(WakeHandle.init) }
+        while true {
+            let stopRequested = runPendingWork()
+            if stopRequested { break }
+            guard let multi else { continue }
+            multi.perform()
+            while let (easy, code) = multi.nextCompleted() {
+                guard let transfer = transfers[easy] else { continue }
+                detach(transfer)
+                transfer.complete(with: code)
+            }
+            multi.poll(timeoutMilliseconds: 1_000)
+        }
+        shutDown()
+    }
+
+    /// Runs the work submitted since the last call; returns whether a stop was requested.
+    private func runPendingWork() -> Bool {
+        let (work, stopRequested) = thread.shared.withLock { state in
+            let work = state.pending
+            state.pending.removeAll()
+            return (work, state.isStopRequested)
+        }
+        for item in work { item(self) }
+        return stopRequested
+    }
+
+    private func shutDown() {
+        for handler in stopHandlers.values { handler() }
+        stopHandlers.removeAll()
+        for transfer in Array(transfers.values) {
+            detach(transfer)
+            transfer.fail(.networkThreadStopped)
+        }
+        // Close the door, then run what slipped in (it sees the stop and fails its operations).
+        var lastWork: [@Sendable (NetworkLoop) -> Void] = []
+        repeat {
+            lastWork = thread.shared.withLock { state in
+                let work = state.pending
+                state.pending.removeAll()
+                state.isClosed = true
+                if work.isEmpty { state.multi = nil } // no wake-up may touch the handle past this point
+                return work
+            }
+            for item in lastWork { item(self) }
+        } while !lastWork.isEmpty
+        precondition(transfers.isEmpty, "a transfer was added after the network thread stopped")
+        multi = nil // curl_multi_cleanup closes the cached connections
+    }
+
+    /// Whether the loop is stopping (transfers added now fail at once).
+    var isStopping: Bool { thread.shared.withLock { $0.isStopRequested } }
+
+    /// Adds `transfer` to the multi handle; false (nothing added) when the thread is stopping or libcurl
+    /// refuses it.
+    func attach(_ transfer: Transfer) -> Bool {
+        guard !isStopping, let multi, multi.add(transfer.easy) else { return false }
+        transfers[transfer.easy.raw] = transfer
+        thread.activity.change(by: 1)
+        return true
+    }
+
+    /// Removes `transfer` from the multi handle (it stops at once); its handle is freed with it.
+    func detach(_ transfer: Transfer) {
+        guard transfers.removeValue(forKey: transfer.easy.raw) != nil else { return }
+        multi?.remove(transfer.easy)
+        thread.activity.change(by: -1)
+    }
+
+    /// Registers `handler` to run on the thread when it stops; replaces any handler under the same key.
+    func onStop(_ key: ObjectIdentifier, _ handler: @escaping () -> Void) {
+        stopHandlers[key] = handler
+    }
+
+    /// Removes a stop handler.
+    func removeStopHandler(_ key: ObjectIdentifier) {
+        stopHandlers.removeValue(forKey: key)
+    }
+}
+
+@available(*, unavailable)
+extension NetworkLoop: Sendable {}

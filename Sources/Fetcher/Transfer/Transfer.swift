@@ -1,0 +1,123 @@
+import Foundation
+internal import CWebImageCurl
+
+/// Receives a transfer's events, on the network thread, in order: response, then chunks, then completion.
+protocol TransferDelegate: AnyObject {
+    /// The response head of a successful response, before its first chunk (or before completion when empty).
+    func transfer(_ transfer: Transfer, didReceive response: FetchResponse)
+    /// A piece of the (decoded) body; `transfer.body` already holds it.
+    func transfer(_ transfer: Transfer, didReceive chunk: UnsafeRawBufferPointer)
+    /// The end: the whole body, or why there is none. Called exactly once; the handle is already detached.
+    func transfer(_ transfer: Transfer, didCompleteWith result: Result<FetchResult, FetchError>)
+}
+
+/// One libcurl easy transfer for one `FetchRequest`: configures the handle, collects headers and body, enforces
+/// the size limit and turns libcurl's result into a `FetchResult` or `FetchError`.
+///
+/// Confined to the network thread. Not Sendable. Kept alive by `NetworkLoop` while attached; the C callbacks
+/// reach it through an unretained pointer.
+final class Transfer {
+    /// Why the write callback stopped the transfer.
+    enum Abort { case tooLarge, httpStatus }
+
+    let request: FetchRequest
+    let easy: CurlEasyHandle
+    weak var delegate: (any TransferDelegate)?
+    var headerParser = CurlHeaderParser()
+    /// The body received so far (decoded).
+    private(set) var body = Data()
+    /// The response head, once delivered.
+    private(set) var response: FetchResponse?
+    var abort: Abort?
+    private var isComplete = false
+
+    private init(request: FetchRequest, easy: CurlEasyHandle) {
+        self.request = request
+        self.easy = easy
+    }
+
+    /// A configured transfer for `request`, or the error that prevents one (bad URL, no handle).
+    static func make(_ request: FetchRequest, on thread: NetworkThread, share: UnsafeMutableRawPointer?)
+        -> Result<Transfer, FetchError> {
+        let scheme = request.url.scheme?.lowercased() ?? ""
+        guard ["http", "https", "file"].contains(scheme) else {
+            return .failure(.invalidURL(request.url.absoluteString))
+        }
+        guard let easy = CurlEasyHandle(owner: thread) else {
+            return .failure(.transport(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue), errno: ENOMEM,
+                                       message: "curl_easy_init failed"))
+        }
+        let transfer = Transfer(request: request, easy: easy)
+        guard transfer.configure(share: share) else {
+            return .failure(.invalidURL(request.url.absoluteString))
+        }
+        return .success(transfer)
+    }
+
+    /// Bytes received so far.
+    var receivedCount: Int64 { Int64(body.count) }
+
+    /// Called by the write callback with each body piece; returns false to stop the transfer.
+    func receive(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        if response == nil {
+            let status = easy.info(CURLINFO_RESPONSE_CODE)
+            if isHTTP && (status >= 400 || status == 304) {
+                abort = .httpStatus
+                return false
+            }
+            deliverResponse()
+        }
+        if let limit = request.maximumResponseSize, receivedCount + Int64(chunk.count) > limit {
+            abort = .tooLarge
+            return false
+        }
+        body.append(contentsOf: chunk)
+        delegate?.transfer(self, didReceive: chunk)
+        return true
+    }
+
+    /// Ends the transfer with libcurl's result (the handle must already be detached).
+    func complete(with code: CURLcode) {
+        finish(outcome(for: code))
+    }
+
+    /// Ends the transfer with `error` (the handle must already be detached, or never attached).
+    func fail(_ error: FetchError) {
+        finish(.failure(error))
+    }
+
+    private func finish(_ result: Result<FetchResult, FetchError>) {
+        guard !isComplete else { return }
+        isComplete = true
+        if case .success = result, response == nil { deliverResponse() }
+        let final = result.map { FetchResult(response: response ?? $0.response, body: body) }
+        delegate?.transfer(self, didCompleteWith: final)
+    }
+
+    var isHTTP: Bool {
+        let scheme = request.url.scheme?.lowercased()
+        return scheme == "http" || scheme == "https"
+    }
+
+    /// The response head as libcurl sees it now.
+    func currentResponse() -> FetchResponse {
+        let status = easy.info(CURLINFO_RESPONSE_CODE)
+        let effective = easy.info(string: CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? request.url
+        let length = easy.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
+        let encoded = headerParser.value("Content-Encoding").map { $0.lowercased() != "identity" } ?? false
+        return FetchResponse(url: effective, statusCode: isHTTP ? status : nil, headers: headerParser.headers,
+                             expectedContentLength: length >= 0 && !encoded ? length : nil)
+    }
+
+    private func deliverResponse() {
+        let head = currentResponse()
+        response = head
+        if let expected = head.expectedContentLength, expected > 0 {
+            body.reserveCapacity(Int(min(expected, request.maximumResponseSize ?? expected, 64 << 20)))
+        }
+        delegate?.transfer(self, didReceive: head)
+    }
+}
+
+@available(*, unavailable)
+extension Transfer: Sendable {}

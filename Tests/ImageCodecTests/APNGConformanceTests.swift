@@ -1,0 +1,88 @@
+import Foundation
+@testable import ImageCodec
+import TestSupport
+import XCTest
+
+/// APNG decoding over the corpus: manifest facts, rejects, compositing on known-pattern files, laziness.
+final class APNGConformanceTests: XCTestCase {
+    func testEveryAcceptedAPNGDecodesWithManifestFacts() throws {
+        let entries = try JPEGPNGCorpusCheck.entries(format: "apng").filter(\.isExpectedOK)
+        XCTAssertGreaterThan(entries.count, 30)
+        for entry in entries { try JPEGPNGCorpusCheck.checkAccepted(entry) }
+    }
+
+    /// Documented choice: a broken animation chunk (CRC, sequence, missing data) is an error, not a still.
+    func testEveryRejectedAPNGThrows() throws {
+        let entries = try JPEGPNGCorpusCheck.entries(format: "apng").filter { !$0.isExpectedOK }
+        XCTAssertGreaterThan(entries.count, 10)
+        for entry in entries { try JPEGPNGCorpusCheck.checkRejected(entry) }
+    }
+
+    /// Documented choice: an acTL browsers ignore (0 frames, > 2^31-1 frames, a second acTL) gives the still
+    /// default image.
+    func testIgnoredACTLGivesTheStillDefaultImage() throws {
+        for name in ["pillow_apng_syntax_num_frames_zero_default.png", "pillow_apng_syntax_num_frames_invalid.png",
+                     "pillow_apng_chunk_multi_actl.png"] {
+            let entry = try XCTUnwrap(try JPEGPNGCorpusCheck.entries(format: "apng").first { $0.path.hasSuffix(name) })
+            let image = try ImageDecoder.decode(try Data(contentsOf: entry.url))
+            XCTAssertEqual(image.frameCount, 1, name)
+            XCTAssertNil(image.storedLoopCount, name)
+        }
+    }
+
+    /// The philip.html5.org APNG tests (as shipped by Pillow): the last frame's pixels at (0, 0) and (64, 32)
+    /// as Pillow's own tests assert them (green = correct compositing; the few exceptions are intended).
+    func testDisposeAndBlendTestFilesMatchTheirDocumentedPixels() throws {
+        let green = RGBA(r: 0, g: 255, b: 0, a: 255)
+        let clear = RGBA(r: 0, g: 0, b: 0, a: 0)
+        let expectations: [(String, RGBA, RGBA)] = [
+            ("dispose_op_none", green, green),
+            ("dispose_op_none_region", green, green),
+            ("dispose_op_background_region", RGBA(r: 0, g: 0, b: 255, a: 255), clear),
+            ("dispose_op_background_before_region", clear, clear),
+            ("dispose_op_background_final", green, green),
+            ("dispose_op_previous", green, green),
+            ("dispose_op_previous_region", green, green),
+            ("dispose_op_previous_final", green, green),
+            ("dispose_op_previous_first", clear, clear),
+            ("blend_op_source_solid", green, green),
+            ("blend_op_source_transparent", clear, clear),
+        ]
+        let entries = try JPEGPNGCorpusCheck.entries(format: "apng")
+        for (name, corner, center) in expectations {
+            guard let entry = entries.first(where: { $0.path.hasSuffix("pillow_apng_\(name).png") }) else {
+                XCTFail("missing corpus file for \(name)"); continue
+            }
+            let image = try ImageDecoder.decode(try Data(contentsOf: entry.url), options: DecodeOptions(pixelFormat: .rgba8))
+            let last = try image.frame(at: image.frameCount - 1).buffer
+            XCTAssertEqual(last.pixel(x: 0, y: 0), corner, "\(name) (0, 0)")
+            XCTAssertEqual(last.pixel(x: 64, y: 32), center, "\(name) (64, 32)")
+        }
+    }
+
+    func testLazyRandomAccessMatchesPreloadedFrames() throws {
+        let entry = try XCTUnwrap(try JPEGPNGCorpusCheck.entries(format: "apng").first { $0.path.hasSuffix("danbooru_apng_normal.png") })
+        let data = try Data(contentsOf: entry.url)
+        let preloaded = try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true))
+        let lazy = try ImageDecoder.decode(data)
+        XCTAssertEqual(lazy.frameCount, preloaded.frameCount)
+        for index in [2, 0, 1, 2, 1, 0] {
+            XCTAssertEqual(try lazy.frame(at: index).buffer, try preloaded.frame(at: index).buffer, "frame \(index)")
+        }
+        let still = try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true))
+        XCTAssertEqual(still.frameCount, 1)
+        XCTAssertEqual(still.firstFrame.buffer, preloaded.firstFrame.buffer)
+    }
+
+    func testHostileAPNGVariantsNeverCrash() throws {
+        let entries = try Corpus.entries().filter { $0.format == "apng" }
+        var seed: UInt64 = 5000
+        var total = 0
+        for entry in entries {
+            let result = JPEGPNGCorpusCheck.hostileVariants(of: try Data(contentsOf: entry.url), seed: seed)
+            total += result.decoded + result.failed
+            seed += 1
+        }
+        XCTAssertEqual(total, entries.count * 20)
+    }
+}
