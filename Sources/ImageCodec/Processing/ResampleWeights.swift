@@ -1,0 +1,96 @@
+import Foundation
+
+/// Fixed-point filter weights for resampling one axis from `sourceCount` to `destinationCount` samples.
+///
+/// For destination sample `i`, source samples `start[i] ..< start[i] + length[i]` contribute with
+/// `weights[i * stride + k]`. Weights are integers scaled by `2^fractionBits` and sum to exactly
+/// `2^fractionBits` for every destination sample, so a solid colour stays exactly solid.
+///
+/// Coordinates: destination sample `i` covers source interval `[i, i + 1) × scale` (pixel centres at
+/// half-integers), the convention of libvips, Pillow and ImageMagick.
+///
+/// - Important: Immutable after init; not shared across threads (owned by one resampler).
+final class ResampleWeights {
+    /// Weights are scaled by `2^fractionBits`.
+    static let fractionBits = 14
+
+    let destinationCount: Int
+    /// Distance between the weight lists of consecutive destination samples.
+    let stride: Int
+    let start: UnsafeMutablePointer<Int>
+    let length: UnsafeMutablePointer<Int>
+    let weights: UnsafeMutablePointer<Int32>
+
+    /// - Throws: `ImageProcessingError.invalidSize` when the tables would be unreasonably large.
+    init(sourceCount: Int, destinationCount: Int, filter: ResamplingFilter) throws {
+        precondition(sourceCount > 0 && destinationCount > 0)
+        let scale = Double(sourceCount) / Double(destinationCount)
+        let filterScale = max(scale, 1)
+        // Enlarging with area averaging is bilinear.
+        let kernel: ResamplingFilter = (filter == .area && scale < 1) ? .triangle : filter
+        let exactArea = filter == .area && scale >= 1
+        let support = exactArea ? scale / 2 : kernel.support * filterScale
+        let taps = min(Int(ceil(support * 2)) + 2, sourceCount)
+        let (total, overflow) = taps.multipliedReportingOverflow(by: destinationCount)
+        guard !overflow, total <= 1 << 31 else {
+            throw ImageProcessingError.invalidSize(width: destinationCount, height: sourceCount)
+        }
+        self.destinationCount = destinationCount
+        self.stride = taps
+        start = .allocate(capacity: destinationCount)
+        length = .allocate(capacity: destinationCount)
+        weights = .allocate(capacity: total)
+        weights.initialize(repeating: 0, count: total)
+
+        var scratch = [Double](repeating: 0, count: taps)
+        let one = Double(1 << Self.fractionBits)
+        for i in 0..<destinationCount {
+            let center = (Double(i) + 0.5) * scale
+            var first = max(0, Int(floor(center - support)))
+            let last = min(sourceCount - 1, Int(ceil(center + support)))
+            var count = 0
+            var sum = 0.0
+            var j = first
+            while j <= last && count < taps {
+                let w: Double
+                if exactArea {
+                    // Exact overlap of source pixel [j, j+1) with [i, i+1) × scale.
+                    let lo = Double(i) * scale, hi = Double(i + 1) * scale
+                    w = max(0, min(hi, Double(j + 1)) - max(lo, Double(j)))
+                } else {
+                    w = kernel.weight((Double(j) + 0.5 - center) / filterScale)
+                }
+                if count == 0 && w == 0 { first += 1; j += 1; continue } // trim leading zeros
+                scratch[count] = w
+                sum += w
+                count += 1
+                j += 1
+            }
+            while count > 1 && scratch[count - 1] == 0 { count -= 1 } // trim trailing zeros
+            if count == 0 || sum == 0 {
+                // Cannot happen for the kernels above; fall back to the nearest sample.
+                first = min(sourceCount - 1, max(0, Int(center)))
+                scratch[0] = 1; sum = 1; count = 1
+            }
+            // Quantise, then give the rounding remainder to the largest weight so the sum is exact.
+            let row = weights + i * taps
+            var fixedSum: Int32 = 0
+            var largest = 0
+            for k in 0..<count {
+                let q = Int32((scratch[k] / sum * one).rounded())
+                row[k] = q
+                fixedSum += q
+                if abs(scratch[k]) > abs(scratch[largest]) { largest = k }
+            }
+            row[largest] += Int32(1 << Self.fractionBits) - fixedSum
+            start[i] = first
+            length[i] = count
+        }
+    }
+
+    deinit {
+        start.deallocate()
+        length.deallocate()
+        weights.deallocate()
+    }
+}

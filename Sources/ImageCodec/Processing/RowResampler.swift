@@ -1,0 +1,224 @@
+import Foundation
+
+/// Resizes an image that arrives one row at a time, holding only the few rows the filter needs: the
+/// streaming half of downsampled (thumbnail) decoding for PNG and GIF, where a huge image must never need
+/// its full-size buffer.
+///
+/// ```swift
+/// let resampler = try RowResampler(sourceWidth: 8000, sourceHeight: 6000,
+///                                  destinationWidth: 400, destinationHeight: 300, sourceFormat: .rgba8)
+/// for row in decodedRows { try row.withUnsafeBytes { try resampler.consume(row: $0) } }
+/// let thumbnail = try resampler.finish()      // 400×300, premultiplied unless resultFormat says otherwise
+/// ```
+///
+/// How it works: each source row is multiplied into the accumulators of the destination rows whose vertical
+/// filter window covers it (a vertical pass first, in 32-bit fixed point); when a destination row's window
+/// is complete it is filtered horizontally straight into the result. So memory is the result plus a few
+/// rows of `sourceWidth` accumulators (about `2 × support × max(1, destinationHeight / sourceHeight)`
+/// of them; 7 rows for Lanczos3 at any shrink factor), never the whole source.
+///
+/// `PixelBuffer.resized(width:height:filter:)` runs through this type, so feeding the same rows gives
+/// exactly the same pixels as `resized`.
+///
+/// - Important: Not thread-safe: one decoder owns it and feeds it from one thread at a time.
+///   Straight-alpha rows (`sourceFormat: .rgba8`) are premultiplied before filtering, so transparent pixels
+///   never bleed their colour into their neighbours.
+public final class RowResampler {
+    /// Source width in pixels.
+    public let sourceWidth: Int
+    /// Source height in pixels: how many rows `consume(row:)` expects.
+    public let sourceHeight: Int
+    /// Width of the result.
+    public let destinationWidth: Int
+    /// Height of the result.
+    public let destinationHeight: Int
+    /// The filter. Default `ResamplingFilter.default`.
+    public let filter: ResamplingFilter
+    /// The pixel format of the rows given to `consume(row:)`. Default `.rgba8Premultiplied`.
+    public let sourceFormat: PixelBuffer.PixelFormat
+    /// The pixel format of the result. Defaults to `sourceFormat`.
+    public let resultFormat: PixelBuffer.PixelFormat
+    /// How many source rows have been given so far.
+    public private(set) var rowsConsumed = 0
+    /// How many destination rows are complete so far (rows `0 ..< rowsProduced` of `partialResult()`).
+    public var rowsProduced: Int { nextToFinish }
+    /// Whether every source row has been given.
+    public var isComplete: Bool { rowsConsumed == sourceHeight }
+    /// How many rows of `sourceWidth` 32-bit accumulators the resampler holds (its working memory is
+    /// `accumulatorRowCount × sourceWidth × 16` bytes plus the result). Small and independent of
+    /// `sourceHeight`: 2 for `.area` shrinking, 7 for `.lanczos3` shrinking.
+    public var accumulatorRowCount: Int { slots }
+
+    private let horizontal: ResampleWeights
+    private let vertical: ResampleWeights
+    /// Accumulator rows in flight: destination row `y` uses slot `y % slots`.
+    private let slots: Int
+    private let rowElements: Int
+    private let accumulators: UnsafeMutablePointer<Int32>
+    private let straightScratch: UnsafeMutablePointer<UInt8>?
+    private var nextToOpen = 0
+    private var nextToFinish = 0
+    private var destination: PixelBuffer
+
+    /// Makes a resampler and allocates the result (zero-filled until rows are produced).
+    ///
+    /// - Throws: `ImageProcessingError.invalidSize` for a non-positive or oversized source or destination;
+    ///   `ImageCodecError.allocationFailed` when the result cannot be allocated.
+    public init(sourceWidth: Int, sourceHeight: Int, destinationWidth: Int, destinationHeight: Int,
+                filter: ResamplingFilter = .default, sourceFormat: PixelBuffer.PixelFormat = .rgba8Premultiplied,
+                resultFormat: PixelBuffer.PixelFormat? = nil) throws {
+        guard sourceWidth > 0, sourceHeight > 0 else {
+            throw ImageProcessingError.invalidSize(width: sourceWidth, height: sourceHeight)
+        }
+        try PixelBuffer.checkProcessedSize(width: destinationWidth, height: destinationHeight)
+        let (elements, overflow) = sourceWidth.multipliedReportingOverflow(by: 4)
+        guard !overflow, elements <= 1 << 32 else {
+            throw ImageProcessingError.invalidSize(width: sourceWidth, height: sourceHeight)
+        }
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
+        self.destinationWidth = destinationWidth
+        self.destinationHeight = destinationHeight
+        self.filter = filter
+        self.sourceFormat = sourceFormat
+        self.resultFormat = resultFormat ?? sourceFormat
+        horizontal = try ResampleWeights(sourceCount: sourceWidth, destinationCount: destinationWidth, filter: filter)
+        vertical = try ResampleWeights(sourceCount: sourceHeight, destinationCount: destinationHeight, filter: filter)
+        destination = try PixelBuffer(width: destinationWidth, height: destinationHeight)
+        slots = Self.maximumRowsInFlight(vertical, sourceHeight: sourceHeight)
+        let (total, overflow2) = slots.multipliedReportingOverflow(by: elements)
+        guard !overflow2, total <= 1 << 32 else {
+            throw ImageProcessingError.invalidSize(width: destinationWidth, height: destinationHeight)
+        }
+        rowElements = elements
+        accumulators = .allocate(capacity: total)
+        straightScratch = sourceFormat == .rgba8 ? .allocate(capacity: elements) : nil
+    }
+
+    deinit {
+        accumulators.deallocate()
+        straightScratch?.deallocate()
+    }
+
+    /// Gives the next source row: `sourceWidth * 4` bytes of RGBA in `sourceFormat` (extra bytes are ignored).
+    /// Completes every destination row whose filter window ends at this row.
+    ///
+    /// - Throws: `ImageProcessingError.rowTooShort` or `.tooManyRows`; the resampler is unchanged then.
+    public func consume(row: UnsafeRawBufferPointer) throws {
+        guard rowsConsumed < sourceHeight else { throw ImageProcessingError.tooManyRows(sourceHeight: sourceHeight) }
+        guard row.count >= rowElements, let base = row.baseAddress else {
+            throw ImageProcessingError.rowTooShort(byteCount: row.count, expected: rowElements)
+        }
+        var source = base.assumingMemoryBound(to: UInt8.self)
+        if let scratch = straightScratch {
+            Self.premultiply(source, into: scratch, pixels: sourceWidth)
+            source = UnsafePointer(scratch)
+        }
+        let j = rowsConsumed
+        let n = rowElements
+        while nextToOpen < destinationHeight && vertical.start[nextToOpen] <= j {
+            (accumulators + (nextToOpen % slots) * n).update(repeating: 0, count: n)
+            nextToOpen += 1
+        }
+        for y in nextToFinish..<nextToOpen {
+            let k = j - vertical.start[y]
+            guard k >= 0, k < vertical.length[y] else { continue }
+            let w = vertical.weights[y * vertical.stride + k]
+            if w == 0 { continue }
+            let acc = accumulators + (y % slots) * n
+            for e in 0..<n {
+                acc[e] &+= Int32(truncatingIfNeeded: source[e]) &* w
+            }
+        }
+        rowsConsumed += 1
+        while nextToFinish < nextToOpen && vertical.start[nextToFinish] + vertical.length[nextToFinish] - 1 <= j {
+            emitRow(nextToFinish)
+            nextToFinish += 1
+        }
+    }
+
+    /// The result, once every source row has been given. May be called again; each call returns the result.
+    ///
+    /// - Throws: `ImageProcessingError.incompleteSource` when rows are missing.
+    public func finish() throws -> PixelBuffer {
+        guard isComplete else {
+            throw ImageProcessingError.incompleteSource(rowsConsumed: rowsConsumed, sourceHeight: sourceHeight)
+        }
+        return destination.converted(to: resultFormat)
+    }
+
+    /// The result so far: rows `0 ..< rowsProduced` are final, the rest transparent black. Copies the result
+    /// (O(destination pixels)); for progressive display of a partial download.
+    public func partialResult() -> PixelBuffer {
+        destination.converted(to: resultFormat)
+    }
+
+    /// Filters accumulator row `y` horizontally into destination row `y`.
+    private func emitRow(_ y: Int) {
+        let acc = UnsafePointer(accumulators + (y % slots) * rowElements)
+        let h = horizontal
+        let width = destinationWidth
+        let rowOffset = y * destination.bytesPerRow
+        let shift = 2 * ResampleWeights.fractionBits
+        let half = 1 << (shift - 1)
+        destination.withUnsafeMutableBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            let out = (base + rowOffset).assumingMemoryBound(to: UInt8.self)
+            for x in 0..<width {
+                let weights = h.weights + x * h.stride
+                var p = acc + h.start[x] * 4
+                var r = 0, g = 0, b = 0, a = 0
+                for k in 0..<h.length[x] {
+                    let w = Int(weights[k])
+                    r &+= Int(p[0]) &* w
+                    g &+= Int(p[1]) &* w
+                    b &+= Int(p[2]) &* w
+                    a &+= Int(p[3]) &* w
+                    p += 4
+                }
+                let alpha = Self.clamp((a &+ half) >> shift, 255)
+                let o = out + x * 4
+                o[0] = UInt8(truncatingIfNeeded: Self.clamp((r &+ half) >> shift, alpha))
+                o[1] = UInt8(truncatingIfNeeded: Self.clamp((g &+ half) >> shift, alpha))
+                o[2] = UInt8(truncatingIfNeeded: Self.clamp((b &+ half) >> shift, alpha))
+                o[3] = UInt8(truncatingIfNeeded: alpha)
+            }
+        }
+    }
+
+    /// `value` clamped to `0 ... upper` (ringing filters overshoot; colour may not exceed alpha).
+    @inline(__always)
+    private static func clamp(_ value: Int, _ upper: Int) -> Int {
+        value < 0 ? 0 : (value > upper ? upper : value)
+    }
+
+    /// Premultiplies `pixels` straight RGBA pixels with the same rounding as `PixelBuffer.convert(to:)`.
+    private static func premultiply(_ source: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, pixels: Int) {
+        for i in 0..<pixels {
+            let s = source + i * 4, d = out + i * 4
+            let a = UInt32(s[3])
+            d[3] = s[3]
+            if a == 255 {
+                d[0] = s[0]; d[1] = s[1]; d[2] = s[2]
+            } else {
+                d[0] = UInt8(truncatingIfNeeded: (UInt32(s[0]) * a + 127) / 255)
+                d[1] = UInt8(truncatingIfNeeded: (UInt32(s[1]) * a + 127) / 255)
+                d[2] = UInt8(truncatingIfNeeded: (UInt32(s[2]) * a + 127) / 255)
+            }
+        }
+    }
+
+    /// The most destination rows whose windows are open at once while rows stream in.
+    private static func maximumRowsInFlight(_ v: ResampleWeights, sourceHeight: Int) -> Int {
+        var open = 0, finished = 0, most = 1
+        for j in 0..<sourceHeight {
+            while open < v.destinationCount && v.start[open] <= j { open += 1 }
+            most = max(most, open - finished)
+            while finished < open && v.start[finished] + v.length[finished] - 1 <= j { finished += 1 }
+        }
+        return most
+    }
+}
+
+@available(*, unavailable)
+extension RowResampler: Sendable {}
