@@ -126,4 +126,19 @@ final class ProcessingBlurTests: XCTestCase {
         let column = try row.rotated(by: .clockwise90)
         XCTAssertEqual(try column.blurred(radius: 3), try out.rotated(by: .clockwise90))
     }
+
+    func testProgressiveBlurScheduleFollowsYYWebImage() {
+        XCTAssertEqual(ProgressiveBlur.radius(receivedBytes: 0, expectedBytes: 300, displayCount: 1), 32 * (1 / 0.6 - 0.25), accuracy: 1e-9)
+        XCTAssertEqual(ProgressiveBlur.radius(receivedBytes: 100, expectedBytes: 300, displayCount: 1), 12, accuracy: 1e-9)
+        XCTAssertEqual(ProgressiveBlur.radius(receivedBytes: 300, expectedBytes: 300, displayCount: 1), 32 * (1 / 3.6 - 0.25), accuracy: 1e-9)
+        XCTAssertEqual(ProgressiveBlur.radius(receivedBytes: 900, expectedBytes: 300, displayCount: 1), 32 * (1 / 3.6 - 0.25), accuracy: 1e-9)
+        XCTAssertEqual(ProgressiveBlur.radius(receivedBytes: 5, expectedBytes: nil, displayCount: 4), 8)
+        XCTAssertEqual(ProgressiveBlur.radius(receivedBytes: 5, expectedBytes: -1, displayCount: 0), 32)
+        var last = Double.infinity
+        for received in stride(from: 0, through: 1000, by: 50) {
+            let r = ProgressiveBlur.radius(receivedBytes: received, expectedBytes: 1000, displayCount: 1)
+            XCTAssertLessThan(r, last)
+            last = r
+        }
+    }
 }

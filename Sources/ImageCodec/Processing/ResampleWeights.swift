@@ -32,15 +32,18 @@ final class ResampleWeights {
         let support = exactArea ? scale / 2 : kernel.support * filterScale
         let taps = min(Int(ceil(support * 2)) + 2, sourceCount)
         let (total, overflow) = taps.multipliedReportingOverflow(by: destinationCount)
-        guard !overflow, total <= 1 << 31 else {
+        // 1 GiB of weights at most (a source over ~40 million pixels wide); calloc so failure is an error.
+        guard !overflow, total <= 1 << 28 else {
             throw ImageProcessingError.invalidSize(width: destinationCount, height: sourceCount)
         }
+        // One block: starts, lengths, then weights.
+        let bytes = destinationCount * 16 + total * 4
+        guard let block = calloc(bytes, 1) else { throw ImageCodecError.allocationFailed(byteCount: bytes) }
         self.destinationCount = destinationCount
         self.stride = taps
-        start = .allocate(capacity: destinationCount)
-        length = .allocate(capacity: destinationCount)
-        weights = .allocate(capacity: total)
-        weights.initialize(repeating: 0, count: total)
+        start = block.bindMemory(to: Int.self, capacity: destinationCount * 2)
+        length = start + destinationCount
+        weights = (block + destinationCount * 16).bindMemory(to: Int32.self, capacity: total)
 
         var scratch = [Double](repeating: 0, count: taps)
         let one = Double(1 << Self.fractionBits)
@@ -88,9 +91,5 @@ final class ResampleWeights {
         }
     }
 
-    deinit {
-        start.deallocate()
-        length.deallocate()
-        weights.deallocate()
-    }
+    deinit { free(start) }
 }

@@ -72,7 +72,7 @@ public final class RowResampler {
         }
         try PixelBuffer.checkProcessedSize(width: destinationWidth, height: destinationHeight)
         let (elements, overflow) = sourceWidth.multipliedReportingOverflow(by: 4)
-        guard !overflow, elements <= 1 << 32 else {
+        guard !overflow, elements <= 1 << 28 else {
             throw ImageProcessingError.invalidSize(width: sourceWidth, height: sourceHeight)
         }
         self.sourceWidth = sourceWidth
@@ -87,17 +87,27 @@ public final class RowResampler {
         destination = try PixelBuffer(width: destinationWidth, height: destinationHeight)
         slots = Self.maximumRowsInFlight(vertical, sourceHeight: sourceHeight)
         let (total, overflow2) = slots.multipliedReportingOverflow(by: elements)
-        guard !overflow2, total <= 1 << 32 else {
+        guard !overflow2, total <= 1 << 28 else {
             throw ImageProcessingError.invalidSize(width: destinationWidth, height: destinationHeight)
         }
         rowElements = elements
-        accumulators = .allocate(capacity: total)
-        straightScratch = sourceFormat == .rgba8 ? .allocate(capacity: elements) : nil
+        let bytes = total * MemoryLayout<Int32>.stride
+        guard let memory = malloc(bytes) else { throw ImageCodecError.allocationFailed(byteCount: bytes) }
+        accumulators = memory.bindMemory(to: Int32.self, capacity: total)
+        if sourceFormat == .rgba8 {
+            guard let scratch = malloc(elements) else {
+                free(memory)
+                throw ImageCodecError.allocationFailed(byteCount: elements)
+            }
+            straightScratch = scratch.bindMemory(to: UInt8.self, capacity: elements)
+        } else {
+            straightScratch = nil
+        }
     }
 
     deinit {
-        accumulators.deallocate()
-        straightScratch?.deallocate()
+        free(accumulators)
+        free(straightScratch)
     }
 
     /// Gives the next source row: `sourceWidth * 4` bytes of RGBA in `sourceFormat` (extra bytes are ignored).
