@@ -1,0 +1,112 @@
+import Fetcher
+import Foundation
+import ImageCodec
+import KVCache
+
+/// Loads images: memory cache → disk cache → network → decode → cache → completion (YYWebImageManager).
+///
+/// ```swift
+/// let operation = ImageManager.shared.requestImage(url: url) { image, url, source, stage, error in
+///     guard stage == .finished, let image else { return }
+///     print(image.width, image.height, source)
+/// }
+/// let image = try await ImageManager.shared.image(for: url)
+/// ```
+///
+/// - Important: Thread-safe: request from any thread. A memory-cache hit completes synchronously on the
+///   calling thread; other completions run on the network thread or an image queue — keep them short.
+public final class ImageManager: Sendable {
+    /// The cache images are read from and stored in; `nil` for none.
+    public let cache: ImageCache?
+    /// The queue transfers run on.
+    public let queue: FetchQueue
+
+    let configuration = Mutex(Configuration())
+    let tasks = Mutex<[ImageTaskKey: ImageLoadTask]>([:])
+
+    struct Configuration {
+        var timeout: Double = 15
+        var headers: [String: String] = ["Accept": "image/webp,image/apng,image/*;q=0.8"]
+        var headersFilter: (@Sendable (URL, [String: String]) -> [String: String])?
+        var cacheKeyFilter: (@Sendable (URL) -> String)?
+        var sharedTransform: ImageTransform?
+        var username: String?
+        var password: String?
+    }
+
+    /// The shared manager: `ImageCache` at `ImageCache.defaultPath()` and `FetchQueue.shared`. If the default
+    /// cache folder cannot be opened, the manager works without a cache (logged).
+    public static let shared: ImageManager = {
+        do {
+            return ImageManager(cache: try ImageCache(), queue: .shared)
+        } catch {
+            WebImageLog.logger.error("image cache unavailable; ImageManager.shared runs without one",
+                                     metadata: ["path": "\(ImageCache.defaultPath())", "error": "\(error)"])
+            return ImageManager(cache: nil, queue: .shared)
+        }
+    }()
+
+    /// Makes a manager over `cache` (none when `nil`) and `queue` (default `FetchQueue.shared`).
+    public init(cache: ImageCache?, queue: FetchQueue = .shared) {
+        self.cache = cache
+        self.queue = queue
+    }
+
+    /// Transfer timeout in seconds. Default 15.
+    public var timeout: Double {
+        get { configuration.withLock { $0.timeout } }
+        set { configuration.withLock { $0.timeout = newValue } }
+    }
+
+    /// Headers sent with every request. Default `Accept: image/webp,image/apng,image/*;q=0.8`.
+    public var headers: [String: String] {
+        get { configuration.withLock { $0.headers } }
+        set { configuration.withLock { $0.headers = newValue } }
+    }
+
+    /// Rewrites the headers per URL just before a request (e.g. to add a signature). Default none.
+    public var headersFilter: (@Sendable (URL, [String: String]) -> [String: String])? {
+        get { configuration.withLock { $0.headersFilter } }
+        set { configuration.withLock { $0.headersFilter = newValue } }
+    }
+
+    /// Maps a URL to its cache key (e.g. dropping the signature of a signed URL). Default: the absolute string.
+    public var cacheKeyFilter: (@Sendable (URL) -> String)? {
+        get { configuration.withLock { $0.cacheKeyFilter } }
+        set { configuration.withLock { $0.cacheKeyFilter = newValue } }
+    }
+
+    /// A transform applied to every request that has none of its own. Default none.
+    public var sharedTransform: ImageTransform? {
+        get { configuration.withLock { $0.sharedTransform } }
+        set { configuration.withLock { $0.sharedTransform = newValue } }
+    }
+
+    /// HTTP Basic credentials sent with every request. Default none.
+    public var username: String? {
+        get { configuration.withLock { $0.username } }
+        set { configuration.withLock { $0.username = newValue } }
+    }
+
+    /// HTTP Basic password, with `username`. Default none.
+    public var password: String? {
+        get { configuration.withLock { $0.password } }
+        set { configuration.withLock { $0.password = newValue } }
+    }
+
+    /// Transfers in flight on this manager's network thread now.
+    public var networkActivityCount: Int { queue.thread.activity.current }
+
+    /// The cache key of `url` (`cacheKeyFilter`, or the absolute string).
+    public func cacheKey(for url: URL) -> String {
+        configuration.withLock { $0.cacheKeyFilter }?(url) ?? url.absoluteString
+    }
+
+    /// The memory-cache key: the cache key plus what makes a different decoded image from the same bytes.
+    static func memoryKey(cacheKey: String, thumbnailPixelSize: Int?, transformID: String?) -> String {
+        var key = cacheKey
+        if let size = thumbnailPixelSize { key += "#thumbnail=\(size)" }
+        if let id = transformID { key += "#transform=\(id)" }
+        return key
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import ImageCodec
+import KVCache
+
+extension ImageLoadTask {
+    /// The decode options the request's options ask for.
+    var decodeOptions: DecodeOptions {
+        let options = context.options
+        var decode = DecodeOptions()
+        let cacheAnimated = context.cache?.allowAnimatedImage ?? true
+        let cacheForDisplay = context.cache?.decodeForDisplay ?? true
+        if options.contains(.ignoreAnimatedImage) || !cacheAnimated { decode.firstFrameOnly = true }
+        if options.contains(.ignoreImageDecoding) || !cacheForDisplay { decode.pixelFormat = .rgba8 }
+        decode.maxPixelSize = context.thumbnailPixelSize
+        return decode
+    }
+
+    /// Decode, downsample, transform, store, complete. Runs on an image queue.
+    func decodeAndFinish(_ data: Data, source: ImageSource, metadata: ImageCacheMetadata, storesToDisk: Bool) {
+        guard !isDone else { return }
+        var image: Image
+        do {
+            image = try ImageDecoder.decode(data, options: decodeOptions).withScale(metadata.scale)
+            image = try thumbnail(of: image)
+        } catch {
+            let codecError = error as? ImageCodecError ?? .corruptData(format: ImageFormat.sniff(data), message: "\(error)")
+            if source == .diskCache, let cache = context.cache {
+                // A corrupt entry heals itself: drop it and load from the network.
+                WebImageLog.logger.warning("undecodable disk cache entry removed",
+                                           metadata: ["url": "\(context.url)", "error": "\(codecError)"])
+                do { try cache.diskCache.removeObject(forKey: context.cacheKey) } catch {
+                    WebImageLog.logger.error("could not remove corrupt entry", metadata: ["url": "\(context.url)", "error": "\(error)"])
+                }
+                fetch(revalidating: nil)
+                return
+            }
+            WebImageLog.logger.info("decode failed", metadata: ["url": "\(context.url)", "error": "\(codecError)"])
+            if context.options.contains(.ignoreFailedURL) { context.queue.failedURLs.insert(context.url) }
+            finish(image: nil, source: .none, error: .decodeFailed(codecError))
+            return
+        }
+        if let transform = context.transform {
+            guard let transformed = transform.apply(image, context.url) else {
+                finish(image: nil, source: .none, error: .transformFailed(context.url))
+                return
+            }
+            image = transformed
+        }
+        if let cache = context.cache {
+            cache.memoryCache.setObject(image, forKey: context.memoryKey, cost: ImageCache.cost(of: image))
+            if storesToDisk {
+                do {
+                    try cache.diskCache.setObject(data, forKey: context.cacheKey, extendedData: try metadata.encoded())
+                } catch {
+                    // The image is still good: deliver it, and say why it was not kept.
+                    WebImageLog.logger.warning("disk cache write failed", metadata: ["url": "\(context.url)", "error": "\(error)"])
+                }
+            }
+        }
+        finish(image: image, source: source, error: nil)
+    }
+
+    /// A thumbnail no larger than `thumbnailPixelSize` on its longest side (first frame), when the decoder did
+    /// not already downsample.
+    private func thumbnail(of image: Image) throws -> Image {
+        guard let size = context.thumbnailPixelSize, size > 0, max(image.width, image.height) > size else { return image }
+        let buffer = try image.firstFrame.buffer.resized(maxPixelSize: size)
+        return Image(frames: [ImageFrame(buffer: buffer)], format: image.format, loopCount: 1, hasAlpha: image.hasAlpha,
+                     isProgressive: image.isProgressive, scale: image.scale, orientation: image.orientation,
+                     originalData: nil)
+    }
+}

@@ -1,0 +1,82 @@
+import Fetcher
+import Foundation
+import ImageCodec
+
+extension ImageLoadTask {
+    /// Network step. With `revalidating`, sends the entry's validators; a 304 serves the cached bytes and
+    /// refreshes their HTTP facts on disk.
+    func fetch(revalidating cached: CachedEntry?) {
+        guard !isDone else { return }
+        var request = context.fetchRequest
+        if let http = cached?.metadata.http {
+            for (name, value) in http.conditionalHeaders { request.headers[name] = value }
+        }
+        let wantsPartials = context.options.contains(.progressive) || context.options.contains(.progressiveBlur)
+        var onData: (@Sendable (Data) -> Void)?
+        if wantsPartials {
+            onData = { @Sendable [weak self] (chunk: Data) -> Void in self?.didReceiveChunk(chunk) }
+        }
+        let operation = context.queue.fetch(
+            request,
+            onResponse: { [weak self] response in self?.didReceiveResponse(response) },
+            onData: onData,
+            onProgress: { [weak self] received, expected in
+                guard let self else { return }
+                for subscriber in subscribers { subscriber.deliverProgress(received: received, expected: expected) }
+            },
+            completion: { [weak self] result in self?.didFetch(result, revalidating: cached) }
+        )
+        let cancelled = state.withLock { s -> Bool in
+            s.fetch = operation
+            return s.isDone
+        }
+        if cancelled { operation.cancel() }
+    }
+
+    private func didReceiveResponse(_ response: FetchResponse) {
+        state.withLock { $0.progressive.expectedLength = response.expectedContentLength }
+    }
+
+    private func didFetch(_ result: Result<FetchResult, FetchError>, revalidating cached: CachedEntry?) {
+        switch result {
+        case .success(let fetched):
+            let http = HTTPCachePolicy(headers: fetched.response.headerDictionary)
+            let metadata = ImageCacheMetadata(scale: 1, http: http)
+            let options = context.options
+            let storesToDisk = !options.contains(.ignoreDiskCache) && !options.contains(.cacheMemoryOnly)
+                && !(options.contains(.useHTTPCache) && http.noStore)
+            imageQueue.async { [self] in
+                decodeAndFinish(fetched.body, source: .remote, metadata: metadata, storesToDisk: storesToDisk)
+            }
+        case .failure(.notModified(let response)) where cached != nil:
+            let cached = cached!
+            var refreshed = cached.metadata
+            refreshed.http = (refreshed.http ?? HTTPCachePolicy()).refreshed(with: response.headerDictionary)
+            let metadata = refreshed
+            imageQueue.async { [self] in
+                if let cache = context.cache {
+                    do { try cache.setMetadata(metadata, forKey: context.cacheKey) } catch {
+                        WebImageLog.logger.warning("could not refresh cache metadata after 304",
+                                                   metadata: ["url": "\(context.url)", "error": "\(error)"])
+                    }
+                }
+                decodeAndFinish(cached.data, source: .diskCache, metadata: metadata, storesToDisk: false)
+            }
+        case .failure(.cancelled):
+            // Only when every caller cancelled (they have completed already), or the queue was cancelled.
+            finish(image: nil, source: .none, error: .fetchFailed(.cancelled))
+        case .failure(let error):
+            WebImageLog.logger.info("fetch failed", metadata: ["url": "\(context.url)", "error": "\(error)"])
+            finish(image: nil, source: .none, error: .fetchFailed(error))
+        }
+    }
+}
+
+extension FetchResponse {
+    /// Headers as a dictionary (the last value wins for repeated names).
+    var headerDictionary: [String: String] {
+        var dictionary: [String: String] = [:]
+        for header in headers { dictionary[header.name] = header.value }
+        return dictionary
+    }
+}

@@ -1,0 +1,147 @@
+import Dispatch
+import Fetcher
+import Foundation
+import ImageCodec
+import KVCache
+
+/// What makes two requests the same work: the memory key (cache key + thumbnail + transform) and the
+/// options that change what is loaded or decoded.
+struct ImageTaskKey: Hashable, Sendable {
+    let memoryKey: String
+    let options: UInt32
+
+    /// Options that only concern setters or queue order do not split shared work.
+    static let sharedOptionsMask = ~(ImageOptions.ignorePlaceholder.rawValue | ImageOptions.avoidSetImage.rawValue
+        | ImageOptions.lowPriority.rawValue | ImageOptions.highPriority.rawValue)
+}
+
+/// Everything a load needs from the manager, captured when the request is made.
+struct ImageLoadContext: Sendable {
+    let url: URL
+    let cacheKey: String
+    let memoryKey: String
+    let options: ImageOptions
+    let thumbnailPixelSize: Int?
+    let transform: ImageTransform?
+    let fetchRequest: FetchRequest
+    let cache: ImageCache?
+    let queue: FetchQueue
+}
+
+/// The work shared by identical in-flight requests: disk lookup, transfer, decode, transform, store
+/// (YYWebImageOperation's body). Each caller is an `ImageOperation` subscribed to it; the work stops when the
+/// last one cancels.
+///
+/// - Important: Thread-safe. Runs on image queues and the network thread.
+final class ImageLoadTask: Sendable {
+    let key: ImageTaskKey
+    let context: ImageLoadContext
+    let state = Mutex(State())
+    /// Removes this task from the manager's registry (if still registered).
+    let unregister: @Sendable (ImageLoadTask) -> Void
+    let imageQueue: DispatchQueue
+
+    struct State {
+        var subscribers: [ObjectIdentifier: ImageOperation] = [:]
+        var isDone = false
+        var fetch: FetchOperation?
+        var progressive = ProgressiveState()
+    }
+
+    init(key: ImageTaskKey, context: ImageLoadContext, unregister: @escaping @Sendable (ImageLoadTask) -> Void) {
+        self.key = key
+        self.context = context
+        self.unregister = unregister
+        self.imageQueue = ImageQueues.shared.nextQueue()
+    }
+
+    var isDone: Bool { state.withLock { $0.isDone } }
+
+    /// Adds a caller. Returns `false` when the work has already finished or been cancelled (start a new one).
+    func attach(_ operation: ImageOperation) -> Bool {
+        state.withLock { s in
+            guard !s.isDone else { return false }
+            guard operation.setCancelHandler({ [weak self] op in self?.detach(op) }) else { return true }
+            s.subscribers[ObjectIdentifier(operation)] = operation
+            return true
+        }
+    }
+
+    /// A caller cancelled: when it was the last one, stop the shared work.
+    private func detach(_ operation: ImageOperation) {
+        let (stopped, fetch) = state.withLock { s -> (Bool, FetchOperation?) in
+            s.subscribers[ObjectIdentifier(operation)] = nil
+            guard s.subscribers.isEmpty, !s.isDone else { return (false, nil) }
+            s.isDone = true
+            return (true, s.fetch)
+        }
+        guard stopped else { return }
+        unregister(self)
+        fetch?.cancel()
+    }
+
+    /// Completes every caller with the final result.
+    func finish(image: Image?, source: ImageSource, error: WebImageError?) {
+        unregister(self)
+        let subscribers = state.withLock { s -> [ImageOperation] in
+            guard !s.isDone else { return [] }
+            s.isDone = true
+            defer { s.subscribers = [:] }
+            return Array(s.subscribers.values)
+        }
+        if let error {
+            WebImageLog.logger.debug("image request failed", metadata: ["url": "\(context.url)", "error": "\(error)"])
+        }
+        for operation in subscribers { operation.finish(image: image, source: source, error: error) }
+    }
+
+    /// Every current caller (for progress and partial images).
+    var subscribers: [ImageOperation] { state.withLock { Array($0.subscribers.values) } }
+
+    // MARK: Flow
+
+    /// Starts the flow after the memory cache missed: disk on an image queue, else the network.
+    func start() {
+        let options = context.options
+        if options.contains(.ignoreFailedURL), context.queue.failedURLs.contains(context.url) {
+            finish(image: nil, source: .none, error: .inFailedURLList(context.url))
+            return
+        }
+        if context.cache != nil, !options.contains(.ignoreDiskCache), !options.contains(.refreshImageCache) {
+            imageQueue.async { [self] in loadFromDisk() }
+        } else {
+            fetch(revalidating: nil)
+        }
+    }
+
+    /// Disk step: serve a cached entry (fresh, for `.useHTTPCache`), revalidate a stale one, or go to the
+    /// network on a miss. A disk error or undecodable entry never fails the request: it falls through to
+    /// the network (logged).
+    private func loadFromDisk() {
+        guard !isDone, let cache = context.cache else { return }
+        let item: KVStorageItem?
+        do {
+            item = try cache.diskCache.entry(forKey: context.cacheKey)
+        } catch {
+            WebImageLog.logger.warning("disk cache read failed", metadata: ["url": "\(context.url)", "error": "\(error)"])
+            item = nil
+        }
+        guard let item else {
+            WebImageLog.logger.trace("cache miss", metadata: ["url": "\(context.url)"])
+            fetch(revalidating: nil)
+            return
+        }
+        let metadata = ImageCacheMetadata.decode(item.extendedData) ?? ImageCacheMetadata()
+        if context.options.contains(.useHTTPCache), !(metadata.http?.isFresh() ?? false) {
+            fetch(revalidating: CachedEntry(data: item.value, metadata: metadata))
+            return
+        }
+        decodeAndFinish(item.value, source: .diskCache, metadata: metadata, storesToDisk: false)
+    }
+
+    /// Cached bytes being revalidated with a conditional request.
+    struct CachedEntry: Sendable {
+        let data: Data
+        let metadata: ImageCacheMetadata
+    }
+}
