@@ -58,9 +58,10 @@ public final class ImageSetter: Sendable {
                          thumbnailPixelSize: Int? = nil, manager: ImageManager = .shared, queue: DispatchQueue,
                          apply: @escaping @Sendable (Image?) -> Void,
                          progress: ImageProgress? = nil, transform: ImageTransform? = nil,
-                         completion: ImageCompletion? = nil) {
+                         completion: ImageCompletion?) {
         let generation = cancel(newURL: url)
         guard let url else {
+            // No URL: show the placeholder; there is no request to complete.
             queue.async { [self] in
                 guard currentSentinel == generation else { return }
                 if !options.contains(.ignorePlaceholder) { apply(placeholder) }

@@ -28,9 +28,21 @@ extension ImageTarget {
     /// Loads `url` into this target: the latest call wins; a memory-cache hit shows at once; `placeholder`
     /// shows meanwhile unless `.ignorePlaceholder`.
     public func setImage(with url: URL?, placeholder: Image? = nil, options: ImageOptions = [],
+                         thumbnailPixelSize: Int? = nil, manager: ImageManager = .shared) {
+        setImage(with: url, placeholder: placeholder, options: options, thumbnailPixelSize: thumbnailPixelSize,
+                 manager: manager, progress: nil, transform: nil, completion: nil)
+    }
+
+    /// Loads `url` into this target and reports the outcome: `completion` runs on `displayQueue` exactly once,
+    /// with `.cancelled` if a newer request replaced this one.
+    ///
+    /// ```swift
+    /// tile.setImage(with: url) { image, url, source, stage, error in … }
+    /// ```
+    public func setImage(with url: URL?, placeholder: Image? = nil, options: ImageOptions = [],
                          thumbnailPixelSize: Int? = nil, manager: ImageManager = .shared,
                          progress: ImageProgress? = nil, transform: ImageTransform? = nil,
-                         completion: ImageCompletion? = nil) {
+                         completion: ImageCompletion?) {
         imageSetter.setImage(with: url, placeholder: placeholder, options: options, thumbnailPixelSize: thumbnailPixelSize,
                              manager: manager, queue: displayQueue, apply: { [weak self] image in self?.display(image) },
                              progress: progress, transform: transform, completion: completion)
