@@ -44,7 +44,7 @@ extension ImageTarget {
                          progress: ImageProgress? = nil, transform: ImageTransform? = nil,
                          completion: ImageCompletion?) {
         imageSetter.setImage(with: url, placeholder: placeholder, options: options, thumbnailPixelSize: thumbnailPixelSize,
-                             manager: manager, queue: displayQueue, apply: { [weak self] image in self?.display(image) },
+                             manager: manager, queue: displayQueue, apply: { [weak self] image in self?.present(image) },
                              progress: progress, transform: transform, completion: completion)
     }
 
