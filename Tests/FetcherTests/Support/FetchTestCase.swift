@@ -1,4 +1,4 @@
-import Fetcher
+@testable import Fetcher
 import TestSupport
 import XCTest
 
@@ -18,6 +18,7 @@ class FetchTestCase: XCTestCase {
     override func tearDown() {
         flush(thread)
         XCTAssertEqual(thread.activity.current, 0, "no transfer left in flight")
+        XCTAssertEqual(CurlEasyHandle.liveCount.load(ordering: .relaxed), 0, "every easy handle was freed")
         queue = nil
         thread.stop()
         thread.join()
