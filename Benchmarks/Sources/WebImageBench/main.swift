@@ -13,7 +13,9 @@ while let argument = arguments.popFirst() {
 }
 
 /// Every suite, in the order they run. Each layer adds its own.
-let suites: [any BenchSuite.Type] = [ProcessingBench.self]
+let suites: [any BenchSuite.Type] = [ProcessingBench.self, FetcherBench.self]
+    FetcherBench.self,
+]
 
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-bench-\(getpid())")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)

@@ -1,11 +1,15 @@
 internal import CWebImageCurl
 internal import CWebImageCurlShims
+import Synchronization
 
 /// A libcurl easy handle (`CURL *`) with the memory it lends libcurl: the header list and the error buffer.
 ///
 /// Confined to the network thread that created it: created, configured, performed and freed there (checked in
 /// debug builds). Not Sendable.
 final class CurlEasyHandle {
+    /// Easy handles alive in the process (tests check that none leaks).
+    static let liveCount = Atomic<Int>(0)
+
     let raw: UnsafeMutableRawPointer
     private let owner: NetworkThread
     private var headerList: UnsafeMutablePointer<curl_slist>?
@@ -18,6 +22,7 @@ final class CurlEasyHandle {
         guard let raw = curl_easy_init() else { return nil }
         self.raw = raw
         self.owner = owner
+        Self.liveCount.add(1, ordering: .relaxed)
         let size = Int(wi_curl_error_size())
         errorBuffer = .allocate(capacity: size)
         errorBuffer.initialize(repeating: 0, count: size)
@@ -29,6 +34,7 @@ final class CurlEasyHandle {
         curl_easy_cleanup(raw) // before freeing what it borrowed
         curl_slist_free_all(headerList)
         errorBuffer.deallocate()
+        Self.liveCount.subtract(1, ordering: .relaxed)
     }
 
     /// Wraps `curl_easy_setopt` for a `long` option.

@@ -25,7 +25,11 @@ final class NetworkLoop {
         while true {
             let stopRequested = runPendingWork()
             if stopRequested { break }
-            guard let multi else { continue }
+            guard let multi else {
+                // libcurl could not make a multi handle: every transfer fails at once; just serve `perform`.
+                usleep(10_000)
+                continue
+            }
             multi.perform()
             while let (easy, code) = multi.nextCompleted() {
                 guard let transfer = transfers[easy] else { continue }

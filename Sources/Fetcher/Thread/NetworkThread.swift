@@ -45,11 +45,12 @@ public final class NetworkThread: Sendable {
     public init(name: String = "webimage.network") {
         self.name = name
         let thread = Thread { [self] in
+            // The kernel keeps 15 bytes of a thread name (a longer one is refused): `top` shows `webimage.networ`.
+            Thread.current.name = String(decoding: self.name.utf8.prefix(15), as: UTF8.self)
             self.threadID.store(UInt(bitPattern: Int(bitPattern: pthread_self())), ordering: .releasing)
             NetworkLoop(thread: self).run()
             self.finished.signal()
         }
-        thread.name = name
         thread.start()
     }
 

@@ -1,0 +1,57 @@
+import Foundation
+import Synchronization
+
+/// How a storm request is cancelled, if at all.
+public enum StormCancel: Sendable, CaseIterable {
+    case none, immediately, afterRandomDelay, fromResponseCallback, fromDataCallback
+}
+
+/// Shared plan for the fetcher's cancellation storms (FetcherTests and the ThreadSanitizer StressTests): which
+/// requests are cancelled and how, with a seeded generator so a failing run can be replayed.
+public struct CancellationStormPlan: Sendable {
+    /// The cancel mode of each request, by index.
+    public let modes: [StormCancel]
+
+    /// `count` requests, `cancelledFraction` of them cancelled, spread over the four cancel modes.
+    public init(count: Int, cancelledFraction: Double, seed: UInt64) {
+        var generator = SplitMix64(seed: seed)
+        let cancelModes: [StormCancel] = [.immediately, .afterRandomDelay, .fromResponseCallback, .fromDataCallback]
+        modes = (0..<count).map { _ in
+            Double(generator.next() % 10_000) / 10_000 < cancelledFraction
+                ? cancelModes[Int(generator.next() % UInt64(cancelModes.count))] : .none
+        }
+    }
+
+    /// Installs `/storm` on `server`: by query number, an immediate body, a short delay or a short drip.
+    public static func installRoutes(on server: HTTPTestServer) {
+        server.route("/storm") { request in
+            let number = Int(request.uri.split(separator: "=").last ?? "") ?? 0
+            let body = [UInt8](repeating: UInt8(truncatingIfNeeded: number), count: 600)
+            switch number % 4 {
+            case 0, 1: return .bytes(body)
+            case 2: return .bytes(body).delayed(by: 0.003)
+            default: return .drip(body, chunk: 200, interval: 0.002)
+            }
+        }
+    }
+
+    /// The body `/storm?i=<number>` returns.
+    public static func expectedBody(_ number: Int) -> Data {
+        Data(repeating: UInt8(truncatingIfNeeded: number), count: 600)
+    }
+}
+
+/// A small seeded generator (SplitMix64).
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+    /// A generator starting from `seed`.
+    public init(seed: UInt64) { state = seed }
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// A TLS server on loopback with a self-signed certificate made at test time: `openssl s_server -www` run as a
+/// child process (no TLS library is linked into the tests). It answers every GET with `200` and a status page.
+///
+///     let tls = try TLSTestServer.start()
+///     defer { tls.shutdown() }
+///     fetch(tls.url) // rejected unless invalid certificates are allowed
+///
+/// - Important: Not thread-safe; one owner. Requires the `openssl` command (`make test-deps` installs it);
+///   `start()` throws `TLSTestServer.Unavailable` when it is missing so tests can skip.
+public final class TLSTestServer {
+    /// Thrown when `openssl` is missing or fails; the message says why.
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The port it listens on (127.0.0.1).
+    public let port: Int
+    /// `https://127.0.0.1:<port>/`.
+    public var url: URL { URL(string: "https://127.0.0.1:\(port)/") ?? URL(fileURLWithPath: "/") }
+    private let process: Process
+    private let directory: URL
+
+    private init(port: Int, process: Process, directory: URL) {
+        self.port = port
+        self.process = process
+        self.directory = directory
+    }
+
+    /// Generates a certificate and key in a temporary folder and starts `openssl s_server` on a free port;
+    /// returns once it accepts connections.
+    public static func start() throws -> TLSTestServer {
+        guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: FileManager.default.isExecutableFile) else {
+            throw Unavailable(description: "openssl not found (install it with `make test-deps`)")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let cert = directory.appendingPathComponent("cert.pem").path
+        let key = directory.appendingPathComponent("key.pem").path
+        let generate = Process()
+        generate.executableURL = URL(fileURLWithPath: openssl)
+        generate.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                              "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost"]
+        generate.standardOutput = FileHandle.nullDevice
+        generate.standardError = FileHandle.nullDevice
+        try generate.run()
+        generate.waitUntilExit()
+        guard generate.terminationStatus == 0 else {
+            throw Unavailable(description: "openssl req failed with status \(generate.terminationStatus)")
+        }
+
+        let port = try HTTPTestServer.refusedURL().port ?? 0
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: openssl)
+        server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", cert, "-key", key, "-www"]
+        let output = Pipe()
+        server.standardOutput = output
+        server.standardError = FileHandle.nullDevice
+        server.standardInput = Pipe() // s_server exits on end of input otherwise
+        try server.run()
+        // s_server prints "ACCEPT" once it listens.
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("ACCEPT") {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty {
+                throw Unavailable(description: "openssl s_server exited: \(String(decoding: seen, as: UTF8.self))")
+            }
+            seen += more
+        }
+        return TLSTestServer(port: port, process: server, directory: directory)
+    }
+
+    /// Stops the child process and deletes the certificate. Idempotent.
+    public func shutdown() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory) // a temporary folder: nothing to lose
+    }
+
+    deinit { shutdown() }
+}
