@@ -77,3 +77,51 @@ struct SplitMix64: RandomNumberGenerator {
         return z ^ (z >> 31)
     }
 }
+
+/// Synthetic test pictures.
+enum GIFWebPTestImages {
+    /// The RGB bytes of `buffer` (alpha dropped), for PSNR over colour only.
+    static func rgb(_ buffer: PixelBuffer) -> [UInt8] {
+        let bytes = buffer.packedBytes
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count / 4 * 3)
+        for p in stride(from: 0, to: bytes.count, by: 4) { out.append(contentsOf: bytes[p..<p + 3]) }
+        return out
+    }
+
+    /// A smooth photo-like picture: gradients, a soft disc and mild deterministic noise (thousands of colours).
+    static func photoLike(width: Int, height: Int, seed: UInt64 = 7, alpha: Bool = false) throws -> PixelBuffer {
+        var rng = SplitMix64(seed: seed)
+        var bytes = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let fx = Double(x) / Double(width), fy = Double(y) / Double(height)
+                let d = hypot(fx - 0.6, fy - 0.4)
+                let disc = max(0, 1 - d * 3)
+                let noise = Double(Int(rng.next() % 9) - 4)
+                let o = (y * width + x) * 4
+                bytes[o] = UInt8(clamping: Int(40 + 180 * fx + 30 * disc + noise))
+                bytes[o + 1] = UInt8(clamping: Int(60 + 120 * fy + 60 * disc + noise))
+                bytes[o + 2] = UInt8(clamping: Int(200 - 150 * fx * fy + noise))
+                if alpha { bytes[o + 3] = UInt8(clamping: Int(255 * (1 - fx * 0.8))) }
+            }
+        }
+        return try PixelBuffer(width: width, height: height, pixelFormat: .rgba8, bytes: bytes)
+    }
+
+    /// A flat-colour picture with `colors` distinct opaque colours in stripes, and a transparent square
+    /// (alpha 0, colour 0) when `transparentSquare`.
+    static func indexed(width: Int, height: Int, colors: Int, shift: Int = 0, transparentSquare: Bool) throws -> PixelBuffer {
+        var bytes = [UInt8](repeating: 0, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let o = (y * width + x) * 4
+                if transparentSquare, x < width / 4, y < height / 4 { continue }
+                let c = ((x + shift) / 2 + y * 3) % colors
+                bytes[o] = UInt8(c * 37 % 256); bytes[o + 1] = UInt8(c * 91 % 256); bytes[o + 2] = UInt8(c * 13 % 256)
+                bytes[o + 3] = 255
+            }
+        }
+        return try PixelBuffer(width: width, height: height, pixelFormat: .rgba8, bytes: bytes)
+    }
+}
