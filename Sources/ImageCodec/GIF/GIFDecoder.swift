@@ -1,16 +1,94 @@
+internal import CWebImageGIF
 import Foundation
 
-/// Decodes GIF data. (Not implemented yet: the codec issue fills this in.)
+/// Decodes GIF 87a/89a, still or animated, through giflib (record by record, as `DGifSlurp` walks them).
+///
+/// - Every image block is decoded once up front (so a file giflib's `DGifSlurp` rejects is rejected here),
+///   but only the first frame is composited; the others are composited on demand by a `GIFFrameSource`
+///   unless `DecodeOptions.preloadAllFrames`. `firstFrameOnly` stops after the first image.
+/// - Compositing follows the browsers (see `GIFCanvas`): transparent start, background disposal clears to
+///   transparent, frames clipped to the logical screen.
+/// - Limits: the logical screen is checked before any allocation; the frame count, total pixels and each
+///   frame's own size are checked as the walk meets each image, before its pixels are decoded.
+/// - Loop count: no NETSCAPE2.0/ANIMEXTS1.0 extension → `loopCount` 1; stored 0 → 0 (forever); stored n → n + 1.
+///   `storedLoopCount` keeps the first stored value.
+/// - Durations: the graphics control delay (centiseconds) with the browsers' rule (< 0.011 s plays 0.1 s).
 ///
 /// - Important: Stateless and thread-safe.
 public enum GIFDecoder {
     /// Decodes `data`.
+    ///
+    /// - Throws: `ImageCodecError.limitExceeded`, `.invalidDimensions`, `.truncated`, or `.corruptData` with
+    ///   giflib's message.
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        throw ImageCodecError.unsupportedFormat(.gif)
+        try data.withUnsafeBytes { bytes in
+            try GIFReader.withHandle(bytes) { gif, input in
+                let width = Int(gif.pointee.SWidth), height = Int(gif.pointee.SHeight)
+                try options.limits.check(width: width, height: height)
+                var canvas = try GIFCanvas(width: width, height: height)
+                var decoded: [ImageFrame] = []
+                let eager = options.preloadAllFrames && !options.firstFrameOnly
+                let scan = try GIFReader.walk(gif, input: input, limits: options.limits,
+                                              stopAfterFirstImage: options.firstFrameOnly) { index, frame, gif in
+                    if index == 0 || eager {
+                        try canvas.draw(frame, from: gif)
+                        decoded.append(ImageFrame(buffer: try canvas.snapshot(options.pixelFormat), duration: frame.duration))
+                        canvas.dispose(frame)
+                    } else {
+                        try canvas.discard(frame, from: gif)
+                    }
+                }
+                let stored = scan.storedLoopCount
+                let loopCount = loopCount(stored: stored)
+                let hasAlpha = scan.hasTransparency || !coversCanvas(scan.frames[0], width: width, height: height)
+                    || scan.frames.contains { $0.disposal == 2 }
+                let original = options.keepsOriginalData ? data : nil
+                if options.firstFrameOnly || scan.frames.count == 1 {
+                    let still = ImageFrame(buffer: decoded[0].buffer)
+                    return Image(frames: [still], format: .gif, loopCount: 1, storedLoopCount: stored, hasAlpha: hasAlpha,
+                                 isProgressive: scan.isInterlaced, originalData: original)
+                }
+                if eager {
+                    return Image(frames: decoded, format: .gif, loopCount: loopCount, storedLoopCount: stored,
+                                 hasAlpha: hasAlpha, isProgressive: scan.isInterlaced, originalData: original)
+                }
+                // The canvas still holds frame 0 after its disposal: the source continues from frame 1.
+                let source = GIFFrameSource(data: data, frames: scan.frames, canvas: canvas, next: 1)
+                return Image(firstFrame: decoded[0], source: source, format: .gif, loopCount: loopCount,
+                             storedLoopCount: stored, hasAlpha: hasAlpha, isProgressive: scan.isInterlaced,
+                             originalData: original)
+            }
+        }
     }
 
-    /// Reads header facts without decoding pixels.
+    /// Reads header facts by walking the records and skipping (not decoding) the image data.
     public static func info(_ data: Data) throws -> ImageInfo {
-        throw ImageCodecError.unsupportedFormat(.gif)
+        try data.withUnsafeBytes { bytes in
+            try GIFReader.withHandle(bytes) { gif, input in
+                let width = Int(gif.pointee.SWidth), height = Int(gif.pointee.SHeight)
+                guard width > 0, height > 0 else { throw ImageCodecError.invalidDimensions(width: width, height: height) }
+                let scan = try GIFReader.walk(gif, input: input, limits: .none) { _, _, gif in
+                    try GIFReader.skipImageData(gif)
+                }
+                let count = scan.frames.count
+                let hasAlpha = scan.hasTransparency || !coversCanvas(scan.frames[0], width: width, height: height)
+                    || scan.frames.contains { $0.disposal == 2 }
+                return ImageInfo(format: .gif, width: width, height: height, frameCount: count,
+                                 loopCount: count > 1 ? loopCount(stored: scan.storedLoopCount) : 1,
+                                 storedLoopCount: scan.storedLoopCount, hasAlpha: hasAlpha,
+                                 isProgressive: scan.isInterlaced,
+                                 durations: count > 1 ? scan.frames.map(\.duration) : [0])
+            }
+        }
+    }
+
+    /// Total plays from the stored NETSCAPE2.0 repeat count: absent → 1, 0 → 0 (forever), n → n + 1.
+    static func loopCount(stored: Int?) -> Int {
+        guard let stored else { return 1 }
+        return stored == 0 ? 0 : stored + 1
+    }
+
+    private static func coversCanvas(_ frame: GIFFrameInfo, width: Int, height: Int) -> Bool {
+        frame.left == 0 && frame.top == 0 && frame.width >= width && frame.height >= height
     }
 }

@@ -1,16 +1,89 @@
+internal import CWebImageWebP
 import Foundation
 
-/// Decodes WebP data. (Not implemented yet: the codec issue fills this in.)
+/// Decodes WebP: lossy (`VP8 `), lossless (`VP8L`), with alpha, and animated, through libwebp.
+///
+/// - Still images decode with `WebPDecode` straight into the `PixelBuffer`'s memory (one allocation),
+///   premultiplied by libwebp (`MODE_rgbA`) when decoding for display, else straight (`MODE_RGBA`).
+/// - Animations use `WebPAnimDecoder` (libwebp blends and disposes on its canvas): the first frame now, the
+///   others on demand through a `WebPAnimationSource` unless `preloadAllFrames`. Durations come from each
+///   frame's ANMF duration with the browsers' rule; `loopCount` is the ANIM loop count (total plays, 0 =
+///   forever), which is also `storedLoopCount`.
+/// - Limits are checked from `WebPGetFeatures` / `WebPDemux` (headers only) before anything is allocated.
 ///
 /// - Important: Stateless and thread-safe.
 public enum WebPDecoder {
     /// Decodes `data`.
+    ///
+    /// - Throws: `ImageCodecError.limitExceeded`, `.truncated`, `.corruptData` with libwebp's status.
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        throw ImageCodecError.unsupportedFormat(.webp)
+        let container = try data.withUnsafeBytes { try WebPContainer.parse($0) }
+        let original = options.keepsOriginalData ? data : nil
+        guard container.isAnimated else {
+            try options.limits.check(width: container.width, height: container.height)
+            let buffer = try data.withUnsafeBytes { try decodeStill($0, container: container, format: options.pixelFormat) }
+            return Image(frames: [ImageFrame(buffer: buffer)], format: .webp, loopCount: 1, storedLoopCount: nil,
+                         hasAlpha: container.hasAlpha, originalData: original)
+        }
+        let frameCount = options.firstFrameOnly ? 1 : container.frameCount
+        try options.limits.check(width: container.width, height: container.height, frameCount: frameCount)
+        let premultiplied = options.pixelFormat == .rgba8Premultiplied
+        let decoder = try WebPAnimDecoderHandle(data: data, premultiplied: premultiplied)
+        guard decoder.canvasWidth == container.width, decoder.canvasHeight == container.height else {
+            throw ImageCodecError.corruptData(format: .webp, message: "canvas size mismatch")
+        }
+        let durations = container.durations
+        let loopCount = container.storedLoopCount ?? 0
+        guard let first = try decoder.decodeNext(copy: true, format: options.pixelFormat) else {
+            throw ImageCodecError.corruptData(format: .webp, message: "no first frame")
+        }
+        if options.firstFrameOnly || container.frameCount == 1 {
+            return Image(frames: [ImageFrame(buffer: first)], format: .webp,
+                         loopCount: container.frameCount == 1 ? 1 : loopCount,
+                         storedLoopCount: container.storedLoopCount, hasAlpha: container.hasAlpha, originalData: original)
+        }
+        if options.preloadAllFrames {
+            var frames = [ImageFrame(buffer: first, duration: durations[0])]
+            for i in 1..<container.frameCount {
+                guard let buffer = try decoder.decodeNext(copy: true, format: options.pixelFormat) else { break }
+                frames.append(ImageFrame(buffer: buffer, duration: durations[i]))
+            }
+            return Image(frames: frames, format: .webp, loopCount: loopCount, storedLoopCount: container.storedLoopCount,
+                         hasAlpha: container.hasAlpha, originalData: original)
+        }
+        let source = WebPAnimationSource(data: data, durations: durations, decoder: decoder, premultiplied: premultiplied)
+        return Image(firstFrame: ImageFrame(buffer: first, duration: durations[0]), source: source, format: .webp,
+                     loopCount: loopCount, storedLoopCount: container.storedLoopCount, hasAlpha: container.hasAlpha,
+                     originalData: original)
     }
 
-    /// Reads header facts without decoding pixels.
+    /// Reads header facts (size, frames, loop count, durations, alpha) without decoding pixels.
     public static func info(_ data: Data) throws -> ImageInfo {
-        throw ImageCodecError.unsupportedFormat(.webp)
+        let c = try data.withUnsafeBytes { try WebPContainer.parse($0) }
+        return ImageInfo(format: .webp, width: c.width, height: c.height, frameCount: c.frameCount,
+                         loopCount: c.isAnimated && c.frameCount > 1 ? (c.storedLoopCount ?? 0) : 1,
+                         storedLoopCount: c.storedLoopCount, hasAlpha: c.hasAlpha, durations: c.durations)
+    }
+
+    /// Decodes a still image into a new buffer with `WebPDecode` writing into the buffer's memory.
+    private static func decodeStill(_ bytes: UnsafeRawBufferPointer, container: WebPContainer,
+                                    format: PixelBuffer.PixelFormat) throws -> PixelBuffer {
+        var config = WebPDecoderConfig()
+        guard WebPInitDecoderConfig(&config) != 0 else {
+            throw ImageCodecError.corruptData(format: .webp, message: "libwebp version mismatch")
+        }
+        var buffer = try PixelBuffer(width: container.width, height: container.height, pixelFormat: format)
+        let stride = buffer.bytesPerRow
+        let status = buffer.withUnsafeMutableBytes { out -> VP8StatusCode in
+            config.output.colorspace = format == .rgba8Premultiplied ? MODE_rgbA : MODE_RGBA
+            config.output.is_external_memory = 1
+            config.output.u.RGBA.rgba = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            config.output.u.RGBA.stride = Int32(stride)
+            config.output.u.RGBA.size = out.count
+            return WebPDecode(bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), bytes.count, &config)
+        }
+        WebPFreeDecBuffer(&config.output)
+        guard status == VP8_STATUS_OK else { throw WebPContainer.error(status) }
+        return buffer
     }
 }

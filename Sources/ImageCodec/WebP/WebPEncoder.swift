@@ -1,13 +1,128 @@
+internal import CWebImageWebP
 import Foundation
 
-/// Encodes WebP. (Not implemented yet: the codec issue fills this in.)
+/// Encodes WebP through libwebp: still images with `WebPEncode`, animations with `WebPAnimEncoder`.
+///
+/// - Lossy by default, `EncodeOptions.quality` 0…1 mapped to libwebp's 0…100 (alpha is kept losslessly);
+///   `isLossless` writes VP8L with `exact` set, so every pixel, including the colour of transparent ones,
+///   survives a round trip.
+/// - Input may be premultiplied or straight; it is converted to straight alpha for the encoder.
+/// - Animations: durations become millisecond timestamps; `loopCount` is written as the ANIM loop count
+///   (total plays, 0 = forever). libwebp may merge a frame identical to the previous one into it (its
+///   duration is added), so such an animation decodes with fewer frames.
+///
+/// - Important: Stateless and thread-safe.
 public enum WebPEncoder {
     /// Encodes one buffer.
+    ///
+    /// - Throws: `ImageCodecError.encodingFailed` with libwebp's error.
     public static func encode(_ buffer: PixelBuffer, options: EncodeOptions) throws -> Data {
-        throw ImageCodecError.unsupportedEncoding(.webp)
+        var config = try makeConfig(options)
+        var picture = try makePicture(buffer)
+        defer { WebPPictureFree(&picture) }
+        var writer = WebPMemoryWriter()
+        WebPMemoryWriterInit(&writer)
+        defer { WebPMemoryWriterClear(&writer) }
+        let ok = withUnsafeMutablePointer(to: &writer) { writerPointer -> Int32 in
+            picture.writer = WebPMemoryWrite
+            picture.custom_ptr = UnsafeMutableRawPointer(writerPointer)
+            return WebPEncode(&config, &picture)
+        }
+        guard ok != 0, let mem = writer.mem else {
+            throw ImageCodecError.encodingFailed(format: .webp, message: message(picture.error_code))
+        }
+        return Data(bytes: mem, count: writer.size)
     }
-    /// Encodes an animation.
+
+    /// Encodes an animation of `frames` (all the size of the first). Wraps `WebPAnimEncoderAdd` and
+    /// `WebPAnimEncoderAssemble`.
+    ///
+    /// - Throws: `ImageCodecError.encodingFailed` for frames of different sizes or libwebp's error.
     public static func encodeAnimation(_ frames: [ImageFrame], loopCount: Int, options: EncodeOptions) throws -> Data {
-        throw ImageCodecError.unsupportedEncoding(.webp)
+        guard let first = frames.first else { throw ImageCodecError.encodingFailed(format: .webp, message: "no frames") }
+        let (width, height) = (first.buffer.width, first.buffer.height)
+        guard frames.allSatisfy({ $0.buffer.width == width && $0.buffer.height == height }) else {
+            throw ImageCodecError.encodingFailed(format: .webp, message: "every frame must be \(width)×\(height)")
+        }
+        var config = try makeConfig(options)
+        var animOptions = WebPAnimEncoderOptions()
+        guard WebPAnimEncoderOptionsInit(&animOptions) != 0 else {
+            throw ImageCodecError.encodingFailed(format: .webp, message: "libwebp version mismatch")
+        }
+        animOptions.anim_params.loop_count = Int32(max(0, min(loopCount, 65535)))
+        guard let encoder = WebPAnimEncoderNew(Int32(width), Int32(height), &animOptions) else {
+            throw ImageCodecError.encodingFailed(format: .webp, message: "WebPAnimEncoderNew failed for \(width)×\(height)")
+        }
+        defer { WebPAnimEncoderDelete(encoder) }
+        func failure() -> ImageCodecError {
+            let text = WebPAnimEncoderGetError(encoder).map { String(cString: $0) } ?? "unknown error"
+            return .encodingFailed(format: .webp, message: text)
+        }
+        var timestamp = 0
+        for frame in frames {
+            var picture = try makePicture(frame.buffer)
+            defer { WebPPictureFree(&picture) }
+            guard WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config) != 0 else { throw failure() }
+            timestamp += max(1, Int((frame.duration * 1000).rounded()))
+        }
+        guard WebPAnimEncoderAdd(encoder, nil, Int32(clamping: timestamp), nil) != 0 else { throw failure() }
+        var output = WebPData()
+        guard WebPAnimEncoderAssemble(encoder, &output) != 0, let bytes = output.bytes else { throw failure() }
+        defer { WebPDataClear(&output) }
+        return Data(bytes: bytes, count: output.size)
+    }
+
+    private static func makeConfig(_ options: EncodeOptions) throws -> WebPConfig {
+        var config = WebPConfig()
+        guard WebPConfigInit(&config) != 0 else {
+            throw ImageCodecError.encodingFailed(format: .webp, message: "libwebp version mismatch")
+        }
+        config.quality = Float(max(0, min(1, options.quality)) * 100)
+        if options.isLossless {
+            config.lossless = 1
+            config.exact = 1
+        }
+        guard WebPValidateConfig(&config) != 0 else {
+            throw ImageCodecError.encodingFailed(format: .webp, message: "invalid configuration")
+        }
+        return config
+    }
+
+    /// A picture holding straight-alpha ARGB copied from `buffer` (`WebPPictureImportRGBA`).
+    private static func makePicture(_ buffer: PixelBuffer) throws -> WebPPicture {
+        guard buffer.width <= Int(WEBP_MAX_DIMENSION), buffer.height <= Int(WEBP_MAX_DIMENSION) else {
+            throw ImageCodecError.encodingFailed(format: .webp, message: "WebP images are at most 16383×16383")
+        }
+        var picture = WebPPicture()
+        guard WebPPictureInit(&picture) != 0 else {
+            throw ImageCodecError.encodingFailed(format: .webp, message: "libwebp version mismatch")
+        }
+        picture.use_argb = 1
+        picture.width = Int32(buffer.width)
+        picture.height = Int32(buffer.height)
+        let straight = buffer.converted(to: .rgba8)
+        let ok = straight.withUnsafeBytes { raw in
+            WebPPictureImportRGBA(&picture, raw.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(straight.bytesPerRow))
+        }
+        guard ok != 0 else {
+            WebPPictureFree(&picture)
+            throw ImageCodecError.encodingFailed(format: .webp, message: message(picture.error_code))
+        }
+        return picture
+    }
+
+    private static func message(_ code: WebPEncodingError) -> String {
+        switch code {
+        case VP8_ENC_ERROR_OUT_OF_MEMORY: return "out of memory"
+        case VP8_ENC_ERROR_BITSTREAM_OUT_OF_MEMORY: return "out of memory flushing bits"
+        case VP8_ENC_ERROR_NULL_PARAMETER: return "null parameter"
+        case VP8_ENC_ERROR_INVALID_CONFIGURATION: return "invalid configuration"
+        case VP8_ENC_ERROR_BAD_DIMENSION: return "bad picture dimension"
+        case VP8_ENC_ERROR_PARTITION0_OVERFLOW: return "partition 0 overflow (> 512 KiB)"
+        case VP8_ENC_ERROR_PARTITION_OVERFLOW: return "partition overflow (> 16 MiB)"
+        case VP8_ENC_ERROR_BAD_WRITE: return "write error"
+        case VP8_ENC_ERROR_FILE_TOO_BIG: return "file too big (> 4 GiB)"
+        default: return "libwebp encoding error \(code.rawValue)"
+        }
     }
 }

@@ -1,0 +1,142 @@
+import Foundation
+import ImageCodec
+import TestSupport
+import XCTest
+
+final class GIFDecoderTests: XCTestCase {
+    // MARK: Corpus conformance
+
+    func testExpectedOKFilesDecodeWithManifestFacts() throws {
+        let entries = try GIFWebPCorpus.entries(format: "gif").filter(\.isExpectedOK)
+        XCTAssertFalse(entries.isEmpty)
+        for entry in entries {
+            let data = try Data(contentsOf: entry.url)
+            let image: Image
+            do {
+                image = try ImageDecoder.decode(data)
+            } catch {
+                XCTFail("\(entry.path): \(error)")
+                continue
+            }
+            XCTAssertEqual(image.format, .gif, entry.path)
+            XCTAssertEqual(image.width, entry.width, entry.path)
+            XCTAssertEqual(image.height, entry.height, entry.path)
+            XCTAssertEqual(image.frameCount, entry.frameCount, entry.path)
+            XCTAssertEqual(image.storedLoopCount, entry.loopCount, entry.path)
+            XCTAssertEqual(image.isProgressive, entry.isProgressiveOrInterlaced, entry.path)
+            if entry.hasAlpha == true { XCTAssertTrue(image.hasAlpha, entry.path) }
+            XCTAssertNoThrow(try image.allFrames(), entry.path)
+            let info = try ImageDecoder.info(data)
+            XCTAssertEqual(info.width, entry.width, entry.path)
+            XCTAssertEqual(info.height, entry.height, entry.path)
+            XCTAssertEqual(info.frameCount, entry.frameCount, entry.path)
+            XCTAssertEqual(info.storedLoopCount, entry.loopCount, entry.path)
+            XCTAssertEqual(info.durations.count, entry.frameCount, entry.path)
+        }
+    }
+
+    func testRejectFilesThrowTypedErrors() throws {
+        let entries = try GIFWebPCorpus.entries(format: "gif").filter { $0.expected == "reject" }
+        XCTAssertFalse(entries.isEmpty)
+        for entry in entries {
+            let data = try Data(contentsOf: entry.url)
+            XCTAssertThrowsError(try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true)), entry.path) {
+                XCTAssertTrue($0 is ImageCodecError, "\(entry.path): \($0)")
+            }
+            XCTAssertThrowsError(try ImageDecoder.decode(data), entry.path)
+        }
+    }
+
+    // MARK: Loop count
+
+    func testLoopCountMapping() throws {
+        let entries = try GIFWebPCorpus.entries(format: "gif").filter(\.isExpectedOK)
+        let byName = Dictionary(entries.map { ($0.url.lastPathComponent, $0) }, uniquingKeysWith: { a, _ in a })
+        // Stored 1 repeat → 2 plays; stored 0 → forever; absent → 1 play.
+        let cases = [("danbooru_test-animated-86x52-loop-2.gif", 2, 1),
+                     ("danbooru_test-animated-86x52.gif", 0, 0),
+                     ("danbooru_test-animated-86x52-loop-1.gif", 1, nil)]
+        for (name, plays, stored) in cases {
+            guard let entry = byName[name] else { throw XCTSkip("\(name) not in corpus") }
+            let image = try ImageDecoder.decode(Data(contentsOf: entry.url))
+            XCTAssertEqual(image.loopCount, plays, name)
+            XCTAssertEqual(image.storedLoopCount, stored, name)
+        }
+    }
+
+    // MARK: Bombs
+
+    func testHugeLogicalScreenIsRefusedByLimits() throws {
+        let data = GIFBytes.make(width: 65535, height: 65535, frames: 1)
+        XCTAssertLessThan(data.count, 100)
+        XCTAssertThrowsError(try ImageDecoder.decode(data)) { error in
+            guard case ImageCodecError.limitExceeded(limit: .pixelsPerFrame, _, _) = error else {
+                return XCTFail("expected a pixelsPerFrame limit, got \(error)")
+            }
+        }
+        XCTAssertEqual(try ImageDecoder.info(data).width, 65535)
+    }
+
+    func testThousandsOfFramesAreRefusedByLimits() throws {
+        let data = GIFBytes.make(width: 1, height: 1, frames: 12_000)
+        XCTAssertThrowsError(try ImageDecoder.decode(data)) { error in
+            guard case ImageCodecError.limitExceeded(limit: .frameCount, _, let maximum) = error else {
+                return XCTFail("expected a frameCount limit, got \(error)")
+            }
+            XCTAssertEqual(maximum, 10_000)
+        }
+        let small = DecodeOptions(limits: DecodeLimits(maxTotalPixels: 50))
+        XCTAssertThrowsError(try ImageDecoder.decode(GIFBytes.make(width: 1, height: 1, frames: 60), options: small)) { error in
+            guard case ImageCodecError.limitExceeded(limit: .totalPixels, _, _) = error else {
+                return XCTFail("expected a totalPixels limit, got \(error)")
+            }
+        }
+        XCTAssertEqual(try ImageDecoder.decode(GIFBytes.make(width: 1, height: 1, frames: 40), options: small).frameCount, 40)
+    }
+
+    // MARK: Options
+
+    func testFirstFrameOnlyAndPreloadAgreeWithLazyFrames() throws {
+        let entries = try GIFWebPCorpus.entries(format: "gif").filter { $0.isExpectedOK && ($0.frameCount ?? 0) > 3 }
+        for entry in entries.prefix(8) {
+            let data = try Data(contentsOf: entry.url)
+            let lazy = try ImageDecoder.decode(data)
+            let eager = try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true))
+            let still = try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true))
+            XCTAssertEqual(still.frameCount, 1, entry.path)
+            XCTAssertEqual(still.firstFrame.buffer, lazy.firstFrame.buffer, entry.path)
+            // Random access: backwards, forwards, repeated.
+            let order = [lazy.frameCount - 1, 1, lazy.frameCount / 2, 2, 2, 0, lazy.frameCount - 1]
+            for index in order {
+                XCTAssertEqual(try lazy.frame(at: index).buffer, try eager.frame(at: index).buffer, "\(entry.path) frame \(index)")
+                XCTAssertEqual(lazy.duration(at: index), eager.duration(at: index))
+            }
+        }
+    }
+
+    func testDurationsFollowTheBrowserRule() throws {
+        let data = GIFBytes.make(width: 1, height: 1, frames: 3, delays: [0, 1, 25])
+        let image = try ImageDecoder.decode(data)
+        XCTAssertEqual(image.duration(at: 0), 0.1)
+        XCTAssertEqual(image.duration(at: 1), 0.1)
+        XCTAssertEqual(image.duration(at: 2), 0.25, accuracy: 1e-9)
+        XCTAssertEqual(try ImageDecoder.info(data).durations.count, 3)
+    }
+}
+
+/// Builds minimal GIF files by hand: a 2-colour global table, 1×1-pixel LZW frames, optional delays.
+enum GIFBytes {
+    static func make(width: Int, height: Int, frames: Int, delays: [Int] = []) -> Data {
+        var d = Data("GIF89a".utf8)
+        d.append(contentsOf: [UInt8(width & 0xFF), UInt8(width >> 8), UInt8(height & 0xFF), UInt8(height >> 8), 0x80, 0, 0])
+        d.append(contentsOf: [255, 0, 0, 0, 0, 255])
+        for i in 0..<frames {
+            let delay = i < delays.count ? delays[i] : 10
+            d.append(contentsOf: [0x21, 0xF9, 4, 0, UInt8(delay & 0xFF), UInt8(delay >> 8), 0, 0])
+            // A 1×1 frame at (0, 0) holding index 0: clear, 0, end of information at 3 bits.
+            d.append(contentsOf: [0x2C, 0, 0, 0, 0, 1, 0, 1, 0, 0, 2, 2, 0x44, 0x01, 0])
+        }
+        d.append(0x3B)
+        return d
+    }
+}

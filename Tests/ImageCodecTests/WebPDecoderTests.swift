@@ -1,0 +1,104 @@
+import Foundation
+import ImageCodec
+import TestSupport
+import XCTest
+
+final class WebPDecoderTests: XCTestCase {
+    // MARK: Corpus conformance
+
+    func testExpectedOKFilesDecodeWithManifestFacts() throws {
+        let entries = try GIFWebPCorpus.entries(format: "webp").filter(\.isExpectedOK)
+        XCTAssertFalse(entries.isEmpty)
+        for entry in entries {
+            let data = try Data(contentsOf: entry.url)
+            let image: Image
+            do {
+                image = try ImageDecoder.decode(data)
+            } catch {
+                XCTFail("\(entry.path): \(error)")
+                continue
+            }
+            XCTAssertEqual(image.format, .webp, entry.path)
+            XCTAssertEqual(image.width, entry.width, entry.path)
+            XCTAssertEqual(image.height, entry.height, entry.path)
+            XCTAssertEqual(image.frameCount, entry.frameCount, entry.path)
+            XCTAssertEqual(image.storedLoopCount, entry.loopCount, entry.path)
+            XCTAssertEqual(image.hasAlpha, entry.hasAlpha, entry.path)
+            if let stored = entry.loopCount, image.isAnimated { XCTAssertEqual(image.loopCount, stored, entry.path) }
+            XCTAssertNoThrow(try image.allFrames(), entry.path)
+            let info = try ImageDecoder.info(data)
+            XCTAssertEqual(info.width, entry.width, entry.path)
+            XCTAssertEqual(info.height, entry.height, entry.path)
+            XCTAssertEqual(info.frameCount, entry.frameCount, entry.path)
+            XCTAssertEqual(info.storedLoopCount, entry.loopCount, entry.path)
+        }
+    }
+
+    func testRejectFilesThrowTypedErrors() throws {
+        let entries = try GIFWebPCorpus.entries(format: "webp").filter { $0.expected == "reject" }
+        XCTAssertFalse(entries.isEmpty)
+        for entry in entries {
+            let data = try Data(contentsOf: entry.url)
+            XCTAssertThrowsError(try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true)), entry.path) {
+                XCTAssertTrue($0 is ImageCodecError, "\(entry.path): \($0)")
+            }
+        }
+    }
+
+    // MARK: Animation
+
+    func testLazyRandomAccessMatchesPreloadedFrames() throws {
+        let entries = try GIFWebPCorpus.entries(format: "webp").filter { $0.isExpectedOK && ($0.frameCount ?? 0) > 2 }
+        XCTAssertFalse(entries.isEmpty)
+        for entry in entries.prefix(4) {
+            let data = try Data(contentsOf: entry.url)
+            let lazy = try ImageDecoder.decode(data)
+            let eager = try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true))
+            let n = lazy.frameCount
+            for index in [n - 1, 1, n / 2, 2, 2, 0, n - 1] {
+                XCTAssertEqual(try lazy.frame(at: index).buffer, try eager.frame(at: index).buffer, "\(entry.path) frame \(index)")
+            }
+            // Straight alpha asked of a lazily decoded frame.
+            let straight = try ImageDecoder.decode(data, options: DecodeOptions(pixelFormat: .rgba8))
+            XCTAssertEqual(try straight.frame(at: n - 1).buffer.pixelFormat, .rgba8)
+            XCTAssertEqual(try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true)).frameCount, 1)
+        }
+    }
+
+    func testDurationsComeFromFramesWithTheBrowserRule() throws {
+        let entries = try GIFWebPCorpus.entries(format: "webp").filter { $0.isExpectedOK && ($0.frameCount ?? 0) > 1 }
+        for entry in entries {
+            let image = try ImageDecoder.decode(Data(contentsOf: entry.url))
+            for i in 0..<image.frameCount { XCTAssertGreaterThanOrEqual(image.duration(at: i), 0.011, entry.path) }
+        }
+    }
+
+    // MARK: Limits
+
+    func testLimitsAreCheckedFromTheHeader() throws {
+        let entries = try GIFWebPCorpus.entries(format: "webp").filter(\.isExpectedOK)
+        guard let still = entries.first(where: { $0.frameCount == 1 && ($0.width ?? 0) > 100 }),
+              let animated = entries.first(where: { ($0.frameCount ?? 0) > 5 }) else { throw XCTSkip("no suitable files") }
+        let tiny = DecodeOptions(limits: DecodeLimits(maxPixelsPerFrame: 100))
+        XCTAssertThrowsError(try ImageDecoder.decode(Data(contentsOf: still.url), options: tiny)) {
+            guard case ImageCodecError.limitExceeded(limit: .pixelsPerFrame, _, _) = $0 else { return XCTFail("\($0)") }
+        }
+        let fewFrames = DecodeOptions(limits: DecodeLimits(maxFrameCount: 2))
+        XCTAssertThrowsError(try ImageDecoder.decode(Data(contentsOf: animated.url), options: fewFrames)) {
+            guard case ImageCodecError.limitExceeded(limit: .frameCount, _, _) = $0 else { return XCTFail("\($0)") }
+        }
+    }
+
+    func testHugeCanvasInTinyFileIsRefused() throws {
+        // A VP8X header announcing a 16384×16384 canvas followed by nothing useful.
+        var d = Data("RIFF".utf8)
+        d.append(contentsOf: [22, 0, 0, 0])
+        d.append(contentsOf: Array("WEBPVP8X".utf8))
+        d.append(contentsOf: [10, 0, 0, 0, 0x10, 0, 0, 0])
+        let w = 16383, h = 16383
+        d.append(contentsOf: [UInt8(w & 0xFF), UInt8((w >> 8) & 0xFF), 0, UInt8(h & 0xFF), UInt8((h >> 8) & 0xFF), 0])
+        XCTAssertThrowsError(try ImageDecoder.decode(d, options: DecodeOptions(limits: DecodeLimits(maxPixelsPerFrame: 1 << 20)))) {
+            XCTAssertTrue($0 is ImageCodecError, "\($0)")
+        }
+    }
+}
