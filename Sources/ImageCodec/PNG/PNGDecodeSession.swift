@@ -55,6 +55,7 @@ final class PNGDecodeSession {
         guard status == WI_OK else {
             if status == WI_NO_MEMORY { throw ImageCodecError.allocationFailed(byteCount: 0) }
             let text = ShimMessage.string(message)
+            if text.hasPrefix("Read Error: the data ends early") { throw ImageCodecError.truncated(format: format) }
             throw ImageCodecError.corruptData(format: format, message: text.isEmpty ? "libpng error" : text)
         }
     }
