@@ -110,6 +110,28 @@ static void wi_premultiply_row(uint8_t *row, uint32_t width) {
     }
 }
 
+/// Sets the RGBA8 transforms; libpng errors longjmp to the caller's setjmp. Returns the pass count.
+static int wi_png_set_rgba_transforms(wi_png_decoder *decoder, int *has_alpha) {
+    png_structp png = decoder->png;
+    png_infop info = decoder->info;
+    int color_type = png_get_color_type(png, info);
+    int bit_depth = png_get_bit_depth(png, info);
+    int has_trns = png_get_valid(png, info, PNG_INFO_tRNS) ? 1 : 0;
+    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (has_trns) png_set_tRNS_to_alpha(png);
+    if (bit_depth == 16) png_set_scale_16(png);
+    if (color_type == PNG_COLOR_TYPE_GRAY || color_type == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+    *has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) || has_trns;
+    if (!*has_alpha) png_set_filler(png, 0xFF, PNG_FILLER_AFTER);
+    int passes = png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    if (png_get_rowbytes(png, info) != (size_t)png_get_image_width(png, info) * 4) {
+        png_error(png, "unexpected row size after transforms");
+    }
+    return passes;
+}
+
 wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, size_t stride, int premultiply,
                                      char *message) {
     png_structp png = decoder->png;
@@ -125,26 +147,12 @@ wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, s
     decoder->decoded = 1;
     uint32_t width = png_get_image_width(png, info);
     uint32_t height = png_get_image_height(png, info);
-    int color_type = png_get_color_type(png, info);
-    int bit_depth = png_get_bit_depth(png, info);
-    int has_trns = png_get_valid(png, info, PNG_INFO_tRNS) ? 1 : 0;
     if (stride < (size_t)width * 4) {
         wi_png_set_message(message, "row stride too small");
         return WI_ERROR;
     }
-    if (color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
-    if (color_type == PNG_COLOR_TYPE_GRAY && bit_depth < 8) png_set_expand_gray_1_2_4_to_8(png);
-    if (has_trns) png_set_tRNS_to_alpha(png);
-    if (bit_depth == 16) png_set_scale_16(png);
-    if (color_type == PNG_COLOR_TYPE_GRAY || color_type == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
-    int has_alpha = (color_type & PNG_COLOR_MASK_ALPHA) || has_trns;
-    if (!has_alpha) png_set_filler(png, 0xFF, PNG_FILLER_AFTER);
-    int passes = png_set_interlace_handling(png);
-    png_read_update_info(png, info);
-    if (png_get_rowbytes(png, info) != (size_t)width * 4) {
-        wi_png_set_message(message, "unexpected row size after transforms");
-        return WI_ERROR;
-    }
+    int has_alpha = 0;
+    int passes = wi_png_set_rgba_transforms(decoder, &has_alpha);
     for (int pass = 0; pass < passes; pass++) {
         for (uint32_t y = 0; y < height; y++) png_read_row(png, pixels + (size_t)y * stride, NULL);
     }
@@ -152,6 +160,43 @@ wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, s
         for (uint32_t y = 0; y < height; y++) wi_premultiply_row(pixels + (size_t)y * stride, width);
     }
     png_read_end(png, NULL);
+    return WI_OK;
+}
+
+wi_status wi_png_decoder_start_rows(wi_png_decoder *decoder, int *passes, char *message) {
+    if (!decoder->info_read || decoder->decoded) {
+        wi_png_set_message(message, "rows need the info read and start once");
+        return WI_ERROR;
+    }
+    if (setjmp(png_jmpbuf(decoder->png))) {
+        wi_png_set_message(message, decoder->errors.text);
+        return WI_ERROR;
+    }
+    decoder->decoded = 1;
+    int has_alpha = 0;
+    *passes = wi_png_set_rgba_transforms(decoder, &has_alpha);
+    return WI_OK;
+}
+
+wi_status wi_png_decoder_read_row(wi_png_decoder *decoder, uint8_t *row, char *message) {
+    if (!decoder->decoded) {
+        wi_png_set_message(message, "call start_rows first");
+        return WI_ERROR;
+    }
+    if (setjmp(png_jmpbuf(decoder->png))) {
+        wi_png_set_message(message, decoder->errors.text);
+        return WI_ERROR;
+    }
+    png_read_row(decoder->png, row, NULL);
+    return WI_OK;
+}
+
+wi_status wi_png_decoder_finish(wi_png_decoder *decoder, char *message) {
+    if (setjmp(png_jmpbuf(decoder->png))) {
+        wi_png_set_message(message, decoder->errors.text);
+        return WI_ERROR;
+    }
+    png_read_end(decoder->png, NULL);
     return WI_OK;
 }
 

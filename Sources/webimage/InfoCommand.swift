@@ -13,7 +13,12 @@ struct InfoCommand: ParsableCommand {
 
         Example:
           webimage info photo.jpg anim.gif
-          {"path":"photo.jpg","format":"jpeg","width":1920,"height":1080,...}
+          {"path":"photo.jpg","format":"jpeg","bytes":183220,"width":1920,"height":1080,"frames":1,
+           "loop_count":null,"plays":1,"durations":[0.0],"has_alpha":false,"progressive":false,
+           "exif_orientation":6}
+
+        loop_count is the value stored in the file (null when absent; GIF counts repeats, APNG and WebP
+        total plays); plays is the total number of plays (0 = forever).
         """
     )
 
@@ -23,8 +28,13 @@ struct InfoCommand: ParsableCommand {
     func run() throws {
         var failed = false
         for path in files {
+            let data: Data
+            do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
+                failed = true
+                FileHandle.standardError.write(Data("webimage info: \(path): cannot read: \(error.localizedDescription)\n".utf8))
+                continue
+            }
             do {
-                let data = try Data(contentsOf: URL(fileURLWithPath: path))
                 print(try InfoReport.json(path: path, data: data))
             } catch {
                 failed = true

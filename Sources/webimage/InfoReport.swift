@@ -3,11 +3,21 @@ import WebImage
 
 /// Builds the one-line JSON report `webimage info` prints for a file.
 enum InfoReport {
+    /// The report for `data` read from `path`: format, size, frames, loop count (`loop_count` as stored, `null`
+    /// when absent; `plays` = total plays, 0 = forever), durations, alpha, progressive/interlaced, EXIF
+    /// orientation (`null` without a tag).
     static func json(path: String, data: Data) throws -> String {
         let format = ImageFormat.sniff(data)
         guard format != .unknown else { throw ImageCodecError.unknownFormat }
         guard format.isDecodable else { throw ImageCodecError.unsupportedFormat(format) }
-        let fields: [(String, Any)] = [("path", path), ("format", format.rawValue), ("bytes", data.count)]
+        let info = try ImageDecoder.info(data)
+        let fields: [(String, Any)] = [
+            ("path", path), ("format", info.format.rawValue), ("bytes", data.count),
+            ("width", info.width), ("height", info.height), ("frames", info.frameCount),
+            ("loop_count", info.storedLoopCount as Any), ("plays", info.loopCount),
+            ("durations", info.durations), ("has_alpha", info.hasAlpha), ("progressive", info.isProgressive),
+            ("exif_orientation", info.hasOrientationTag ? info.orientation.rawValue as Any : Optional<Int>.none as Any),
+        ]
         return encode(fields)
     }
 
@@ -19,8 +29,12 @@ enum InfoReport {
             case let b as Bool: return b ? "true" : "false"
             case let i as Int: return String(i)
             case let d as Double: return d.isFinite ? String(d) : "null"
+            case let a as [Double]: return "[" + a.map(value).joined(separator: ",") + "]"
             case let a as [Any]: return "[" + a.map(value).joined(separator: ",") + "]"
             case Optional<Any>.none: return "null"
+            case let o as Optional<Any>:
+                if case .some(let inner) = o { return value(inner) }
+                return "null"
             default: return quote(String(describing: v))
             }
         }

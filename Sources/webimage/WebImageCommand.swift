@@ -9,8 +9,9 @@ struct WebImageCommand: ParsableCommand {
         discussion: """
         Examples:
           webimage info photo.jpg anim.gif
+          webimage convert anim.gif anim.webp
           webimage demo
         """,
-        subcommands: [InfoCommand.self, DemoCommand.self]
+        subcommands: [InfoCommand.self, ConvertCommand.self, DemoCommand.self]
     )
 }

@@ -1,6 +1,7 @@
 import Foundation
 @testable import ImageCodec
 import TestSupport
+import Synchronization
 import XCTest
 
 /// APNG decoding over the corpus: manifest facts, rejects, compositing on known-pattern files, laziness.
@@ -72,6 +73,44 @@ final class APNGConformanceTests: XCTestCase {
         let still = try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true))
         XCTAssertEqual(still.frameCount, 1)
         XCTAssertEqual(still.firstFrame.buffer, preloaded.firstFrame.buffer)
+    }
+
+    func testAnimationBombsAreRefusedByLimitsBeforeDecoding() throws {
+        var encoder = ImageEncoder(format: .apng, loopCount: 0)
+        for _ in 0..<3 { encoder.addFrame(try PixelBuffer(width: 1000, height: 1000), duration: 0.1) }
+        let data = try encoder.encode()
+        let totalLimit = DecodeOptions(limits: DecodeLimits(maxTotalPixels: 2_000_000))
+        XCTAssertThrowsError(try ImageDecoder.decode(data, options: totalLimit)) { error in
+            guard case ImageCodecError.limitExceeded(.totalPixels, 3_000_000, 2_000_000) = error else { return XCTFail("\(error)") }
+        }
+        let frameLimit = DecodeOptions(limits: DecodeLimits(maxFrameCount: 2))
+        XCTAssertThrowsError(try ImageDecoder.decode(data, options: frameLimit)) { error in
+            guard case ImageCodecError.limitExceeded(.frameCount, 3, 2) = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertEqual(try ImageDecoder.decode(data).frameCount, 3)
+    }
+
+    func testConcurrentFrameAccessIsConsistent() throws {
+        var encoder = ImageEncoder(format: .apng, loopCount: 0)
+        var expected: [PixelBuffer] = []
+        for i in 0..<6 {
+            var frame = try PixelBuffer(width: 16, height: 8, pixelFormat: .rgba8)
+            frame.setPixel(x: i, y: 1, to: RGBA(r: 200, g: UInt8(i * 10), b: 0, a: 128))
+            expected.append(frame)
+            encoder.addFrame(frame, duration: 0.05)
+        }
+        let image = try ImageDecoder.decode(try encoder.encode(), options: DecodeOptions(pixelFormat: .rgba8))
+        let failures = Atomic<Int>(0)
+        let frames = expected
+        DispatchQueue.concurrentPerform(iterations: 48) { n in
+            let index = (n * 7) % 6
+            do {
+                if try image.frame(at: index).buffer != frames[index] { failures.add(1, ordering: .relaxed) }
+            } catch {
+                failures.add(1, ordering: .relaxed)
+            }
+        }
+        XCTAssertEqual(failures.load(ordering: .relaxed), 0)
     }
 
     func testHostileAPNGVariantsNeverCrash() throws {

@@ -29,6 +29,29 @@ final class PNGConformanceTests: XCTestCase {
         XCTAssertEqual(info.height, 65536)
     }
 
+    /// The row-by-row API (for the downsampled decoder) gives the same pixels as a whole decode, Adam7 too.
+    func testRowByRowReadingMatchesWholeDecode() throws {
+        let source = try JPEGPNGRoundTripTests.photoPattern(width: 37, height: 23, alpha: true)
+        for interlaced in [false, true] {
+            let data = try PNGEncoder.encode(source, options: EncodeOptions(isProgressive: interlaced))
+            var rows = [UInt8](repeating: 0, count: 37 * 23 * 4)
+            try data.withUnsafeBytes { bytes in
+                let session = try PNGDecodeSession(bytes: bytes)
+                let header = try session.readInfo()
+                XCTAssertEqual(header.isInterlaced, interlaced)
+                let passes = try session.startRows()
+                XCTAssertEqual(passes, interlaced ? 7 : 1)
+                try rows.withUnsafeMutableBytes { out in
+                    for _ in 0..<passes {
+                        for y in 0..<23 { try session.readRow(into: out.baseAddress! + y * 37 * 4) }
+                    }
+                }
+                try session.finishRows()
+            }
+            XCTAssertEqual(rows, source.packedBytes, "interlaced \(interlaced)")
+        }
+    }
+
     func testHostilePNGVariantsNeverCrash() throws {
         let entries = try Corpus.entries().filter { $0.format == "png" && !$0.isHuge && ($0.bytes ?? 0) < 3_000_000 }
         var seed: UInt64 = 1000

@@ -78,6 +78,18 @@ public enum ReferenceDecoder {
         return frames
     }
 
+    /// The first frame of `url` decoded by ImageMagick with its pixels as stored: `-set colorspace sRGB` stops
+    /// ImageMagick from converting images it considers linear (a PNG with gAMA 1.0) on output. One process
+    /// per call (the size is given, not asked). `nil` when `convert` is not installed.
+    public static func imageMagickPixelsAsStored(_ url: URL, width: Int, height: Int) throws -> Raster? {
+        guard path(of: "convert") != nil else { return nil }
+        let raw = try run("convert", [url.path + "[0]", "-set", "colorspace", "sRGB", "-depth", "8", "RGBA:-"])
+        guard raw.count == width * height * 4 else {
+            throw ToolError(description: "convert printed \(raw.count) bytes for \(width)×\(height)")
+        }
+        return Raster(width: width, height: height, rgba: [UInt8](raw))
+    }
+
     /// A JPEG decoded by `djpeg` (libjpeg-turbo's own tool), as opaque RGBA. `nil` when not installed.
     public static func djpeg(_ url: URL) throws -> Raster? {
         guard path(of: "djpeg") != nil else { return nil }

@@ -93,6 +93,16 @@ wi_status wi_png_decoder_read_info(wi_png_decoder *decoder, wi_png_header *heade
 wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, size_t stride, int premultiply,
                                      char *message);
 
+/// Row-by-row reading (for decoding into a resampler without a full-size buffer): sets the same RGBA8
+/// transforms as `decode_rgba` and reports the number of passes (7 for Adam7, else 1). Then call
+/// `read_row` passes × height times (for Adam7, each row buffer must keep the previous passes' pixels),
+/// then `finish`. Rows come out straight (not premultiplied).
+wi_status wi_png_decoder_start_rows(wi_png_decoder *decoder, int *passes, char *message);
+/// Reads the next row into `row` (at least `width * 4` bytes).
+wi_status wi_png_decoder_read_row(wi_png_decoder *decoder, uint8_t *row, char *message);
+/// Reads the chunks after the image data up to IEND (`png_read_end`).
+wi_status wi_png_decoder_finish(wi_png_decoder *decoder, char *message);
+
 // MARK: - PNG encoding
 
 /// Encodes straight-alpha RGBA8 pixels as PNG (colour type 6, or 2 when `has_alpha` is 0), Adam7-interlaced

@@ -36,3 +36,16 @@ enum JPEGOrientation {
         return out
     }
 }
+
+extension ImageOrientation {
+    /// `buffer` turned upright: the stored pixels transformed as this orientation says (width and height swap
+    /// for orientations 5–8). Returns `buffer` itself for `.up`.
+    ///
+    /// ```swift
+    /// let upright = try image.orientation.upright(image.firstFrame.buffer)
+    /// ```
+    /// - Important: Thread-safe; O(pixels), allocates one buffer.
+    public func upright(_ buffer: PixelBuffer) throws -> PixelBuffer {
+        try JPEGOrientation.apply(self, to: buffer)
+    }
+}

@@ -49,12 +49,31 @@ final class PNGDecodeSession {
         }
     }
 
+    /// Starts row-by-row reading with the RGBA8 transforms; returns the pass count (7 for Adam7, else 1).
+    /// Rows come out straight (not premultiplied). For the downsampled decoder (no full-size buffer).
+    func startRows() throws -> Int {
+        var passes: Int32 = 0
+        try check { wi_png_decoder_start_rows(decoder, &passes, $0) }
+        return Int(passes)
+    }
+
+    /// Reads the next row (`width * 4` bytes); for Adam7, `row` must hold that row's earlier passes.
+    func readRow(into row: UnsafeMutableRawPointer) throws {
+        try check { wi_png_decoder_read_row(decoder, row.assumingMemoryBound(to: UInt8.self), $0) }
+    }
+
+    /// Reads to IEND after the last row.
+    func finishRows() throws {
+        try check { wi_png_decoder_finish(decoder, $0) }
+    }
+
     private func check(_ call: (UnsafeMutablePointer<CChar>) -> wi_status) throws {
         var message = [CChar](repeating: 0, count: Int(WI_MESSAGE_MAX))
         let status = message.withUnsafeMutableBufferPointer { call($0.baseAddress!) }
         guard status == WI_OK else {
             if status == WI_NO_MEMORY { throw ImageCodecError.allocationFailed(byteCount: 0) }
             let text = ShimMessage.string(message)
+            if text.hasPrefix("Read Error: the data ends early") { throw ImageCodecError.truncated(format: format) }
             throw ImageCodecError.corruptData(format: format, message: text.isEmpty ? "libpng error" : text)
         }
     }

@@ -8,4 +8,15 @@
 /// Monotonic clock in nanoseconds.
 uint64_t bench_now_ns(void);
 
+// MARK: codec-jpeg-png (harness_jpeg_png.c)
+
+/// Decodes a JPEG with libjpeg-turbo straight into one malloc'd RGBA8 buffer (JCS_EXT_RGBA, rows written in
+/// place, setjmp error exit). `*pixels` is freed by the caller with `free`. Returns 0 on success.
+int bench_jpeg_decode_rgba(const uint8_t *data, size_t size, uint8_t **pixels, uint32_t *width, uint32_t *height);
+
+/// Decodes a PNG with libpng into one malloc'd RGBA8 buffer (palette/gray/tRNS expanded, 16→8 bit, Adam7),
+/// premultiplying colour by alpha when `premultiply` != 0. Returns 0 on success.
+int bench_png_decode_rgba(const uint8_t *data, size_t size, int premultiply, uint8_t **pixels, uint32_t *width,
+                          uint32_t *height);
+
 #endif

@@ -1,0 +1,109 @@
+import ArgumentParser
+import Foundation
+import WebImage
+
+/// `webimage convert IN OUT`: re-encodes an image, keeping every frame, duration and the loop count when both
+/// sides are animated formats.
+struct ConvertCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Convert an image to PNG, APNG, JPEG, WebP or GIF.",
+        discussion: """
+        The output format comes from OUT's extension (png, apng, jpg/jpeg, webp, gif) unless --format is given.
+        An animated input written as GIF, WebP or APNG (also to a .png name) keeps every frame, duration and
+        the loop count; a still format gets the first frame, or frame N with --frame. EXIF orientation is
+        applied to still output. A file that cannot be read or decoded is reported on stderr with exit status 1.
+
+        Examples:
+          webimage convert photo.jpg photo.webp --quality 80
+          webimage convert anim.gif anim.png
+          webimage convert anim.webp frame3.png --frame 3
+        """
+    )
+
+    @Argument(help: "The image to read.")
+    var input: String
+
+    @Argument(help: "The file to write.")
+    var output: String
+
+    @Option(help: "Output format: png, apng, jpeg, webp or gif (default: from OUT's extension).")
+    var format: String?
+
+    @Option(help: "Quality for JPEG and lossy WebP, 0…100.")
+    var quality: Double = 90
+
+    @Option(help: "Write only frame N (0-based) as a still image.")
+    var frame: Int?
+
+    func validate() throws {
+        guard (0...100).contains(quality) else { throw ValidationError("--quality must be between 0 and 100") }
+        if let frame, frame < 0 { throw ValidationError("--frame must be 0 or more") }
+    }
+
+    func run() throws {
+        do {
+            try convert()
+        } catch let error as ValidationError {
+            throw error
+        } catch {
+            FileHandle.standardError.write(Data("webimage convert: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    private func convert() throws {
+        let data: Data
+        do { data = try Data(contentsOf: URL(fileURLWithPath: input)) } catch {
+            throw ConvertError("\(input): cannot read: \(error.localizedDescription)")
+        }
+        let image: Image
+        do { image = try ImageDecoder.decode(data) } catch { throw ConvertError("\(input): cannot decode: \(error)") }
+        let name = format ?? URL(fileURLWithPath: output).pathExtension
+        guard var target = Self.format(named: name) else {
+            throw ValidationError("unknown output format '\(name)'; use --format png|apng|jpeg|webp|gif")
+        }
+        let options = EncodeOptions(quality: quality / 100)
+        let encoded: Data
+        if let frame {
+            guard frame < image.frameCount else {
+                throw ConvertError("\(input): --frame \(frame) but the image has \(image.frameCount) frame(s)")
+            }
+            let buffer = try image.frame(at: frame).buffer
+            var encoder = ImageEncoder(format: target == .apng ? .png : target, loopCount: 1, options: options)
+            encoder.addFrame(buffer)
+            encoded = try encoder.encode()
+        } else if image.isAnimated, [.gif, .webp, .apng, .png].contains(target) {
+            if target == .png { target = .apng }
+            var encoder = ImageEncoder(format: target, loopCount: image.loopCount, options: options)
+            for frame in try image.allFrames() { encoder.addFrame(frame.buffer, duration: frame.duration) }
+            encoded = try encoder.encode()
+        } else {
+            let upright = try image.orientation.upright(image.firstFrame.buffer)
+            var encoder = ImageEncoder(format: target, loopCount: image.loopCount, options: options)
+            encoder.addFrame(upright, duration: image.duration(at: 0))
+            encoded = try encoder.encode()
+        }
+        do { try encoded.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
+            throw ConvertError("\(output): cannot write: \(error.localizedDescription)")
+        }
+    }
+
+    /// The format for an extension or `--format` value.
+    static func format(named name: String) -> ImageFormat? {
+        switch name.lowercased() {
+        case "png": return .png
+        case "apng": return .apng
+        case "jpg", "jpeg": return .jpeg
+        case "webp": return .webp
+        case "gif": return .gif
+        default: return nil
+        }
+    }
+}
+
+/// A convert failure with its message (printed as is).
+struct ConvertError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

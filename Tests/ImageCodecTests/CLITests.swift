@@ -1,0 +1,119 @@
+import Foundation
+import ImageCodec
+import TestSupport
+import XCTest
+
+/// Runs the built `webimage` binary (`.build/debug/webimage`) on corpus files and temporary files.
+final class CLITests: XCTestCase {
+    struct Run {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    private func webimage(_ arguments: [String]) throws -> Run {
+        let binary = Corpus.packageRoot.appendingPathComponent(".build/debug/webimage")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw XCTSkip("\(binary.path) not built; run `swift build` first")
+        }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                   stderr: String(decoding: errData, as: UTF8.self))
+    }
+
+    private func corpusFile(_ suffix: String) throws -> URL {
+        do {
+            guard let entry = try Corpus.entries().first(where: { $0.path.hasSuffix(suffix) }) else {
+                throw XCTSkip("\(suffix) not in the corpus")
+            }
+            return entry.url
+        } catch let missing as Corpus.Missing {
+            throw XCTSkip(missing.description)
+        }
+    }
+
+    private func temporaryURL(_ name: String) -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("webimage-cli-\(UUID().uuidString)-\(name)")
+    }
+
+    func testInfoPrintsOneJSONObjectPerFileAndFailsForUnreadableOnes() throws {
+        let jpeg = try corpusFile("exif_Landscape_6.jpg")
+        let apng = try corpusFile("danbooru_apng_normal.png")
+        let run = try webimage(["info", jpeg.path, "/nonexistent/file.png", apng.path])
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.stderr.contains("/nonexistent/file.png"), run.stderr)
+        let lines = run.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2)
+        let first = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        XCTAssertEqual(first["format"] as? String, "jpeg")
+        XCTAssertEqual(first["width"] as? Int, 1200)
+        XCTAssertEqual(first["exif_orientation"] as? Int, 6)
+        XCTAssertTrue(first["loop_count"] is NSNull)
+        let second = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
+        XCTAssertEqual(second["format"] as? String, "apng")
+        XCTAssertEqual(second["frames"] as? Int, 3)
+        XCTAssertEqual(second["loop_count"] as? Int, 0)
+        XCTAssertEqual(second["has_alpha"] as? Bool, true)
+        XCTAssertEqual((second["durations"] as? [Double])?.count, 3)
+    }
+
+    func testConvertKeepsAnimationAndAppliesOrientationToStills() throws {
+        let apng = try corpusFile("danbooru_apng_normal.png")
+        let out = temporaryURL("anim.png")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let run = try webimage(["convert", apng.path, out.path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let converted = try ImageDecoder.decode(try Data(contentsOf: out))
+        let original = try ImageDecoder.decode(try Data(contentsOf: apng))
+        XCTAssertEqual(converted.format, .apng)
+        XCTAssertEqual(converted.frameCount, original.frameCount)
+        XCTAssertEqual(converted.loopCount, original.loopCount)
+        for i in 0..<original.frameCount {
+            XCTAssertEqual(converted.duration(at: i), original.duration(at: i), accuracy: 0.001)
+            XCTAssertEqual(try converted.frame(at: i).buffer, try original.frame(at: i).buffer)
+        }
+
+        let rotated = try corpusFile("exif_Landscape_6.jpg")
+        let still = temporaryURL("upright.jpg")
+        defer { try? FileManager.default.removeItem(at: still) }
+        let run2 = try webimage(["convert", rotated.path, still.path, "--quality", "80"])
+        XCTAssertEqual(run2.status, 0, run2.stderr)
+        let upright = try ImageDecoder.decode(try Data(contentsOf: still))
+        XCTAssertEqual(upright.width, 1800)
+        XCTAssertEqual(upright.height, 1200)
+
+        let frame = temporaryURL("frame.png")
+        defer { try? FileManager.default.removeItem(at: frame) }
+        let run3 = try webimage(["convert", apng.path, frame.path, "--frame", "2"])
+        XCTAssertEqual(run3.status, 0, run3.stderr)
+        let frameImage = try ImageDecoder.decode(try Data(contentsOf: frame))
+        XCTAssertEqual(frameImage.frameCount, 1)
+        XCTAssertEqual(frameImage.firstFrame.buffer, try original.frame(at: 2).buffer)
+    }
+
+    func testConvertFailsClearlyForUndecodableInput() throws {
+        let bad = try corpusFile("pillow_apng_sequence_gap.png")
+        let out = temporaryURL("never.png")
+        let run = try webimage(["convert", bad.path, out.path])
+        XCTAssertEqual(run.status, 1)
+        XCTAssertTrue(run.stderr.contains("cannot decode"), run.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out.path))
+    }
+
+    func testEveryCommandsHelpShowsAnExample() throws {
+        for command in [["--help"], ["info", "--help"], ["convert", "--help"]] {
+            let run = try webimage(command)
+            XCTAssertEqual(run.status, 0)
+            XCTAssertTrue(run.stdout.contains("Example"), "\(command): \(run.stdout)")
+        }
+    }
+}
