@@ -42,3 +42,94 @@ final class KVCacheStressTests: XCTestCase {
         XCTAssertNil(cache._checkInvariants())
     }
 }
+
+extension KVCacheStressTests {
+    private func makeDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("kvstress-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: path) }
+        return path
+    }
+
+    /// A value that says which key and version it is, so a reader can tell a torn or mixed-up value.
+    private static func value(key: Int, version: Int, size: Int) -> Data {
+        var bytes = [UInt8](repeating: UInt8(truncatingIfNeeded: key &+ version), count: size)
+        bytes[0] = UInt8(truncatingIfNeeded: key)
+        return Data(bytes)
+    }
+
+    private static func isValid(_ data: Data, key: Int) -> Bool {
+        guard let first = data.first, first == UInt8(truncatingIfNeeded: key), data.count > 1 else { return false }
+        let fill = data[data.startIndex + 1]
+        return data.dropFirst().allSatisfy { $0 == fill }
+    }
+
+    func testDiskCacheRandomOperationsFromManyThreads() throws {
+        let path = try makeDirectory()
+        let cache = try DiskCache(path: path, inlineThreshold: 2_000)
+        cache.countLimit = 150
+        cache.autoTrimInterval = 0.05
+        let problems = Atomic(0)
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var rng = SystemRandomNumberGenerator()
+            for op in 0..<400 {
+                let key = Int.random(in: 0..<200, using: &rng)
+                do {
+                    switch Int.random(in: 0..<100, using: &rng) {
+                    case 0..<40:
+                        if let data = try cache.object(forKey: "k\(key)"), !Self.isValid(data, key: key) {
+                            problems.add(1, ordering: .relaxed)
+                        }
+                    case 40..<80:
+                        let size = Bool.random(using: &rng) ? Int.random(in: 2..<2_000, using: &rng) : Int.random(in: 2_001..<20_000, using: &rng)
+                        try cache.setObject(Self.value(key: key, version: op * 10 + thread, size: size), forKey: "k\(key)",
+                                            extendedData: Data([UInt8(thread)]))
+                    case 80..<88: try cache.removeObject(forKey: "k\(key)")
+                    case 88..<94: _ = try cache.containsObject(forKey: "k\(key)")
+                    case 94..<97: _ = try cache.extendedData(forKey: "k\(key)")
+                    case 97: try cache.trim(toCount: 100)
+                    case 98: _ = try cache.totalCost()
+                    default: try cache.trimToLimits()
+                    }
+                } catch {
+                    problems.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        XCTAssertEqual(problems.load(ordering: .relaxed), 0)
+        try cache.core.withStorage { (storage) throws(KVCacheError) in
+            XCTAssertEqual(try storage._checkInvariants(), [])
+        }
+    }
+
+    func testCacheRandomOperationsFromManyThreads() throws {
+        let path = try makeDirectory()
+        let cache = try Cache<Data>(path: path, inlineThreshold: 1_000)
+        cache.memoryCache.countLimit = 40
+        let problems = Atomic(0)
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var rng = SystemRandomNumberGenerator()
+            for op in 0..<400 {
+                let key = Int.random(in: 0..<100, using: &rng)
+                do {
+                    switch Int.random(in: 0..<100, using: &rng) {
+                    case 0..<50:
+                        if let data = try cache.object(forKey: "k\(key)"), !Self.isValid(data, key: key) {
+                            problems.add(1, ordering: .relaxed)
+                        }
+                    case 50..<85:
+                        let size = Int.random(in: 2..<3_000, using: &rng)
+                        try cache.setObject(Self.value(key: key, version: op * 10 + thread, size: size), forKey: "k\(key)", cost: size)
+                    case 85..<95: try cache.removeObject(forKey: "k\(key)")
+                    case 95..<99: _ = try cache.containsObject(forKey: "k\(key)")
+                    default: cache.memoryCache.removeAllObjects()
+                    }
+                } catch {
+                    problems.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        XCTAssertEqual(problems.load(ordering: .relaxed), 0)
+        XCTAssertNil(cache.memoryCache._checkInvariants())
+    }
+}

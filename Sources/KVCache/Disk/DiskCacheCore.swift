@@ -22,7 +22,7 @@ final class DiskCacheCore: Sendable {
     let limits = Mutex(Limits())
     /// Runs the completion-handler and async APIs (concurrent; the storage lock serialises them).
     let queue: DispatchQueue
-    private let trashQueue: DispatchQueue
+    let trashQueue: DispatchQueue
     private let trashScheduled = Atomic(false)
 
     init(path: String, inlineThreshold: Int) throws(KVCacheError) {
@@ -100,4 +100,9 @@ final class DiskCacheCore: Sendable {
         }
         scheduleEmptyTrash()
     }
+}
+
+extension DiskCacheCore {
+    /// Blocks until every trash sweep queued so far has run (tests).
+    func waitForTrashSweep() { trashQueue.sync {} }
 }

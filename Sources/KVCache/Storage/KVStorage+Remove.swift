@@ -41,7 +41,7 @@ extension KVStorage {
         flushAccessTimes()
         var total = try itemsSize()
         while total > maxSize {
-            let removed = try removeOldest(limit: 32)
+            let removed = try removeOldest(limit: 32) { _, size in total - size > maxSize }
             if removed.count == 0 { break }
             total -= removed.size
         }
@@ -52,7 +52,7 @@ extension KVStorage {
         flushAccessTimes()
         var count = try itemsCount()
         while count > max(0, maxCount) {
-            let removed = try removeOldest(limit: min(32, count - max(0, maxCount)))
+            let removed = try removeOldest(limit: 32) { removed, _ in count - removed > max(0, maxCount) }
             if removed.count == 0 { break }
             count -= removed.count
         }
@@ -72,24 +72,33 @@ extension KVStorage {
         }
     }
 
-    /// Removes up to `limit` least recently used entries in one transaction; returns how many and their size.
-    func removeOldest(limit: Int) throws(KVCacheError) -> (count: Int, size: Int64) {
+    /// Removes up to `limit` least recently used entries in one transaction, one at a time while
+    /// `shouldContinue(removedCount, removedSize)` holds (it is asked before each). Returns how many went and
+    /// their total size.
+    func removeOldest(
+        limit: Int, while shouldContinue: (Int, Int64) -> Bool = { _, _ in true }
+    ) throws(KVCacheError) -> (count: Int, size: Int64) {
         let (count, size, files) = try guarded { () throws(KVCacheError) -> (Int, Int64, [String]) in
             try inWriteTransaction { () throws(KVCacheError) -> (Int, Int64, [String]) in
-                let delete = try database.prepare("""
-                    DELETE FROM manifest WHERE key IN
-                        (SELECT key FROM manifest ORDER BY last_access_time ASC LIMIT ?1)
-                    RETURNING filename, size
-                    """)
-                defer { delete.reset() }
-                delete.bind(Int64(limit), at: 1)
+                let select = try database.prepare(
+                    "SELECT key, filename, size FROM manifest ORDER BY last_access_time ASC LIMIT ?1")
+                var rows: [(key: String, filename: String?, size: Int64)] = []
+                do {
+                    defer { select.reset() }
+                    select.bind(Int64(limit), at: 1)
+                    while try select.step() { rows.append((select.text(0) ?? "", select.text(1), select.int64(2))) }
+                }
+                let delete = try database.prepare("DELETE FROM manifest WHERE key = ?1")
                 var count = 0
                 var size: Int64 = 0
                 var files: [String] = []
-                while try delete.step() {
+                for row in rows where shouldContinue(count, size) {
+                    defer { delete.reset() }
+                    delete.bind(row.key, at: 1)
+                    try delete.run()
                     count += 1
-                    size = size.addingReportingOverflow(delete.int64(1)).partialValue
-                    if let name = delete.text(0) { files.append(name) }
+                    size = size.addingReportingOverflow(row.size).partialValue
+                    if let name = row.filename { files.append(name) }
                 }
                 return (count, size, files)
             }

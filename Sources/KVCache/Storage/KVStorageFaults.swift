@@ -40,6 +40,9 @@ final class KVStorageFaults: Sendable {
         }
     }
 
+    /// Cancels every planned failure that has not fired (counts are kept).
+    func disarm() { plan.withLock { $0.failures.removeAll() } }
+
     /// How many operations of `kind` ran since the last `fail(_:onCall:errno:)` of that kind (or since creation).
     func count(of kind: Operation) -> Int { plan.withLock { $0.calls[kind] ?? 0 } }
 
