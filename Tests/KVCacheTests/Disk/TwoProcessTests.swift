@@ -1,4 +1,5 @@
 @testable import KVCache
+import TestSupport
 import Foundation
 import XCTest
 

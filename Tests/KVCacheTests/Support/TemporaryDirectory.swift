@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 
 /// A fresh folder under the system temporary directory, removed by `remove()`.
