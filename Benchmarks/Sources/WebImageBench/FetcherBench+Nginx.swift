@@ -1,14 +1,14 @@
 import Foundation
 
 /// nginx on 127.0.0.1 for suite "fetcher": a generated config in the work folder, one worker, keep-alive,
-/// sendfile, no access log; started as a child process (`daemon off`) and stopped with SIGTERM.
+/// sendfile, no access log (unless asked for, to count requests); started as a child process (`daemon off`) and stopped with SIGTERM.
 struct NginxServer {
     let port: Int
     private let process: Process
 
     func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
 
-    static func start(root: URL, www: URL) throws -> NginxServer {
+    static func start(root: URL, www: URL, accessLog: URL? = nil) throws -> NginxServer {
         guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"]
             .first(where: FileManager.default.isExecutableFile) else {
             throw BenchFailure("nginx not found (make bench installs it)")
@@ -23,7 +23,7 @@ struct NginxServer {
         error_log \(root.path)/nginx-error.log warn;
         events { worker_connections 1024; }
         http {
-            access_log off;
+            \(accessLog.map { "access_log \($0.path);" } ?? "access_log off;")
             sendfile on;
             tcp_nopush on;
             keepalive_timeout 60;

@@ -13,7 +13,7 @@ while let argument = arguments.popFirst() {
 }
 
 /// Every suite, in the order they run. Each layer adds its own.
-let suites: [any BenchSuite.Type] = [CodecJPEGPNGBench.self, ProcessingBench.self, FetcherBench.self]
+let suites: [any BenchSuite.Type] = [CodecJPEGPNGBench.self, ProcessingBench.self, FetcherBench.self, ManagerBench.self]
     FetcherBench.self,
 ]
 
