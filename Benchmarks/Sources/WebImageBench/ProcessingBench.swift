@@ -56,20 +56,20 @@ enum ProcessingBench: BenchSuite {
     static func syntheticPhoto(width: Int, height: Int) throws -> PixelBuffer {
         var buffer = try PixelBuffer(width: width, height: height)
         let stride = buffer.bytesPerRow
-        buffer.withUnsafeMutableBytes { bytes in
+        buffer.withUnsafeMutableBytes { (bytes: UnsafeMutableRawBufferPointer) -> Void in
             var state: UInt32 = 12345
             for y in 0..<height {
                 for x in 0..<width {
                     state = state &* 1664525 &+ 1013904223
-                    let o = y * stride + x * 4
-                    let a = x < width / 8 ? UInt8(truncatingIfNeeded: 128 + (y & 127)) : 255
-                    let r = UInt8(truncatingIfNeeded: (x * 255 / width) ^ Int(state >> 28))
-                    let g = UInt8(truncatingIfNeeded: (y * 255 / height) &+ UInt8(truncatingIfNeeded: state >> 29))
-                    let b = UInt8(truncatingIfNeeded: ((x + y) & 255))
-                    bytes[o] = UInt8(UInt16(r) * UInt16(a) / 255)
-                    bytes[o + 1] = UInt8(UInt16(g) * UInt16(a) / 255)
-                    bytes[o + 2] = UInt8(UInt16(b) * UInt16(a) / 255)
-                    bytes[o + 3] = a
+                    let o: Int = y * stride + x * 4
+                    let a: Int = x < width / 8 ? 128 + (y & 127) : 255
+                    let r: Int = (x * 255 / width) ^ Int(state >> 28)
+                    let g: Int = min(255, y * 255 / height + Int(state >> 29))
+                    let b: Int = (x + y) & 255
+                    bytes[o] = UInt8(r * a / 255)
+                    bytes[o + 1] = UInt8(g * a / 255)
+                    bytes[o + 2] = UInt8(b * a / 255)
+                    bytes[o + 3] = UInt8(a)
                 }
             }
         }
