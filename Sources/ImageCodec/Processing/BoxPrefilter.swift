@@ -58,16 +58,17 @@ final class BoxPrefilter {
     /// row completes a block of rows (valid until the next call), else `nil`.
     func add(row: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
         let fx = factorX
+        let pixels = UnsafeRawPointer(row)
+        let blockSums = UnsafeMutableRawPointer(sums)
         for block in 0..<width {
             let first = block * fx
             let count = min(fx, sourceWidth - first)
-            var p = row + first * 4
-            var r = sums[block * 4], g = sums[block * 4 + 1], b = sums[block * 4 + 2], a = sums[block * 4 + 3]
-            for _ in 0..<count {
-                r &+= UInt32(p[0]); g &+= UInt32(p[1]); b &+= UInt32(p[2]); a &+= UInt32(p[3])
-                p += 4
+            // One pixel's four channels as one vector.
+            var sum = blockSums.load(fromByteOffset: block * 16, as: SIMD4<UInt32>.self)
+            for i in first..<(first + count) {
+                sum &+= SIMD4<UInt32>(truncatingIfNeeded: pixels.loadUnaligned(fromByteOffset: i * 4, as: SIMD4<UInt8>.self))
             }
-            sums[block * 4] = r; sums[block * 4 + 1] = g; sums[block * 4 + 2] = b; sums[block * 4 + 3] = a
+            blockSums.storeBytes(of: sum, toByteOffset: block * 16, as: SIMD4<UInt32>.self)
         }
         rowsInBlock += 1
         rowsSeen += 1
