@@ -205,4 +205,22 @@ final class ProcessingRowResamplerTests: XCTestCase {
         }
         XCTAssertThrowsError(try RowResampler(sourceWidth: 5, sourceHeight: 5, destinationWidth: 1 << 20, destinationHeight: 1 << 20))
     }
+
+    func testBatchesOfPaddedRowsEqualOneRowAtATime() throws {
+        var padded = try PixelBuffer(width: 30, height: 20, bytesPerRow: 30 * 4 + 12)
+        let source = try noise(width: 30, height: 20, seed: 4)
+        for y in 0..<20 { for x in 0..<30 { padded.setPixel(x: x, y: y, to: source.pixel(x: x, y: y)) } }
+        let resampler = try RowResampler(sourceWidth: 30, sourceHeight: 20, destinationWidth: 7, destinationHeight: 4)
+        try padded.withUnsafeBytes { bytes in
+            let stride = padded.bytesPerRow
+            try resampler.consume(rows: UnsafeRawBufferPointer(rebasing: bytes[0 ..< 8 * stride]), bytesPerRow: stride, count: 8)
+            XCTAssertThrowsError(try resampler.consume(rows: UnsafeRawBufferPointer(rebasing: bytes[8 * stride ..< 10 * stride]),
+                                                       bytesPerRow: stride, count: 3)) { error in
+                XCTAssertEqual(error as? ImageProcessingError, .rowTooShort(byteCount: 2 * stride, expected: 2 * stride + 120))
+            }
+            XCTAssertEqual(resampler.rowsConsumed, 8)
+            try resampler.consume(rows: UnsafeRawBufferPointer(rebasing: bytes[8 * stride ..< bytes.count]), bytesPerRow: stride, count: 12)
+        }
+        XCTAssertEqual(try resampler.finish(), try source.resized(width: 7, height: 4))
+    }
 }

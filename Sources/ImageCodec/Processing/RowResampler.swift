@@ -182,6 +182,24 @@ public final class RowResampler {
         }
     }
 
+    /// Gives `count` consecutive source rows stored `bytesPerRow` apart in `rows` (e.g. a batch of scanlines
+    /// from libjpeg or a decoded strip). Same as calling `consume(row:)` for each.
+    ///
+    /// - Throws: `ImageProcessingError.rowTooShort` when `rows` is too small for `count` rows (nothing is
+    ///   consumed then), `.tooManyRows` when `count` rows would pass `sourceHeight` (the rows before are kept).
+    public func consume(rows: UnsafeRawBufferPointer, bytesPerRow: Int, count: Int) throws {
+        guard count > 0 else { return }
+        let (span, o1) = bytesPerRow.multipliedReportingOverflow(by: count - 1)
+        let (needed, o2) = span.addingReportingOverflow(sourceElements)
+        guard bytesPerRow >= sourceElements, !o1, !o2, rows.count >= needed else {
+            throw ImageProcessingError.rowTooShort(byteCount: rows.count, expected: o1 || o2 ? .max : needed)
+        }
+        for k in 0..<count {
+            let start = k * bytesPerRow
+            try consume(row: UnsafeRawBufferPointer(rebasing: rows[start ..< start + sourceElements]))
+        }
+    }
+
     /// The result, once every source row has been given. May be called again; each call returns the result.
     ///
     /// - Throws: `ImageProcessingError.incompleteSource` when rows are missing.
