@@ -40,6 +40,17 @@ enum ProcessingBench: BenchSuite {
             suite: name, name: "RowResampler 3000 rows → 400×300 (lanczos3, 7 rows held)", unit: "ms", ours: streamed * 1000,
             peer: naive * 1000, peerName: "naive 2-D area average (Double)", higherIsBetter: false, goal: nil, goalMet: nil))
 
+        // EXIF orientation 6 (rotate 90° clockwise) of the 12-megapixel photo: ours (tiled) against a plain loop.
+        var naiveRotated: PixelBuffer?
+        let naiveRotate = try Clock.median(iterations: settings.quick ? 1 : 3) { naiveRotated = try NaiveProcessing.rotateClockwise(photo) }
+        var rotated: PixelBuffer?
+        let rotate = try Clock.median(iterations: iterations) { rotated = try photo.applyingOrientation(.right) }
+        if rotated != naiveRotated { print("  orientation: ours differs from the naive rotation!") }
+        BenchReport.shared.add(BenchResult(
+            suite: name, name: "apply EXIF orientation 6 to 4000×3000", unit: "ms", ours: rotate * 1000,
+            peer: naiveRotate * 1000, peerName: "naive per-pixel rotation (Swift arrays)", higherIsBetter: false,
+            goal: "≤ 0.5× naive", goalMet: rotate <= naiveRotate * 0.5))
+
         // Blur: ours against a straightforward separable Gaussian (kernel ±3σ, Double).
         let frame = try syntheticPhoto(width: 1920, height: 1080)
         let naiveBlur = try Clock.median(iterations: 1, warmup: 0) { _ = try NaiveProcessing.gaussianBlur(frame, sigma: 20) }
@@ -110,6 +121,20 @@ enum NaiveProcessing {
             }
         }
         return try PixelBuffer(width: width, height: height, pixelFormat: source.pixelFormat, bytes: out)
+    }
+
+    /// Rotation by 90° clockwise pixel by pixel in row order of the result, through Swift arrays.
+    static func rotateClockwise(_ source: PixelBuffer) throws -> PixelBuffer {
+        let src = source.packedBytes
+        let (w, h) = (source.width, source.height)
+        var out = [UInt8](repeating: 0, count: src.count)
+        for y in 0..<w {
+            for x in 0..<h {
+                let from = ((h - 1 - x) * w + y) * 4, to = (y * h + x) * 4
+                for c in 0..<4 { out[to + c] = src[from + c] }
+            }
+        }
+        return try PixelBuffer(width: h, height: w, pixelFormat: source.pixelFormat, bytes: out)
     }
 
     /// A separable Gaussian with a sampled kernel of ±3σ, clamped edges, in Double.
