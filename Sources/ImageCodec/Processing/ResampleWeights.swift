@@ -11,8 +11,10 @@ import Foundation
 ///
 /// - Important: Immutable after init; not shared across threads (owned by one resampler).
 final class ResampleWeights {
-    /// Weights are scaled by `2^fractionBits`.
-    static let fractionBits = 14
+    /// Weights are scaled by `2^fractionBits`. 20 bits keep a shrink by thousands (area averaging has no
+    /// prefilter) accurate, while the vertical sums stay in Int32: 255 × 2^20 × (sum of |weights| < 2)
+    /// < 2^31; the horizontal pass sums in Int64.
+    static let fractionBits = 20
 
     let destinationCount: Int
     /// Distance between the weight lists of consecutive destination samples.
@@ -82,17 +84,17 @@ final class ResampleWeights {
                 first = min(samples - 1, max(0, Int(center) / f))
                 scratch[0] = 1; sum = 1; count = 1
             }
-            // Quantise, then give the rounding remainder to the largest weight so the sum is exact.
+            // Quantise the running sum, not each weight: every weight is off by less than one unit, the errors
+            // do not pile up on one sample, and the weights sum to exactly 2^fractionBits.
             let row = weights + i * taps
-            var fixedSum: Int32 = 0
-            var largest = 0
+            var cumulative = 0.0
+            var previous = 0
             for k in 0..<count {
-                let q = Int32((scratch[k] / sum * one).rounded())
-                row[k] = q
-                fixedSum += q
-                if abs(scratch[k]) > abs(scratch[largest]) { largest = k }
+                cumulative += scratch[k] / sum
+                let q = k == count - 1 ? 1 << Self.fractionBits : Int((cumulative * one).rounded())
+                row[k] = Int32(truncatingIfNeeded: q - previous)
+                previous = q
             }
-            row[largest] += Int32(1 << Self.fractionBits) - fixedSum
             start[i] = first
             length[i] = count
         }
