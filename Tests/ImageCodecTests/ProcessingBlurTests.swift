@@ -141,4 +141,16 @@ final class ProcessingBlurTests: XCTestCase {
             last = r
         }
     }
+
+    /// Wide images are blurred in column strips; the strips must join seamlessly and both axes must agree.
+    func testStripsJoinSeamlesslyAndAxesAgree() throws {
+        let image = try noise(width: 150, height: 37, seed: 8)
+        for radius in [2.0, 9, 150] { // 150: windows wider than 257 take the 64-bit path
+            let out = try image.blurred(radius: radius)
+            XCTAssertEqual(try image.flippedHorizontally().blurred(radius: radius), try out.flippedHorizontally(), "radius \(radius)")
+            let viaTranspose = try image.applyingOrientation(.leftMirrored).blurred(radius: radius).applyingOrientation(.leftMirrored)
+            let worst = zip(out.packedBytes, viaTranspose.packedBytes).map { abs(Int($0) - Int($1)) }.max() ?? 0
+            XCTAssertLessThanOrEqual(worst, 1, "radius \(radius)")
+        }
+    }
 }

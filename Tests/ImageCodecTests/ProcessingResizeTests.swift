@@ -156,4 +156,29 @@ final class ProcessingResizeTests: XCTestCase {
             XCTAssertEqual(error as? ImageProcessingError, .invalidMaxPixelSize(0))
         }
     }
+
+    /// Shrinking by thousands: every source pixel still counts with its share (no weight rounds to nothing).
+    func testExtremeShrinkStillAveragesEveryPixel() throws {
+        var state: UInt32 = 99
+        let source = try Patterns.make(width: 24_000, height: 2) { _, _ in
+            state = state &* 1664525 &+ 1013904223
+            let v = UInt8(truncatingIfNeeded: state >> 24)
+            return RGBA(r: v, g: v / 2, b: 255 - v)
+        }
+        let bytes = source.packedBytes
+        for filter in ResamplingFilter.allCases {
+            let out = try source.resized(width: 3, height: 1, filter: filter)
+            if filter == .area {
+                // Exact area averaging: each output pixel is the mean of its 8000 × 2 pixels.
+                for x in 0..<3 {
+                    var sum = 0
+                    for y in 0..<2 { for i in (x * 8000) ..< ((x + 1) * 8000) { sum += Int(bytes[(y * 24_000 + i) * 4]) } }
+                    XCTAssertEqual(Double(out.pixel(x: x, y: 0).r), Double(sum) / 16_000, accuracy: 1, "pixel \(x)")
+                }
+            }
+            XCTAssertEqual(Patterns.mean(out, channel: 0), Patterns.mean(source, channel: 0), accuracy: 2, "\(filter)")
+            let single = try source.resized(width: 1, height: 1, filter: .area)
+            XCTAssertEqual(Double(single.pixel(x: 0, y: 0).r), Patterns.mean(source, channel: 0), accuracy: 1)
+        }
+    }
 }

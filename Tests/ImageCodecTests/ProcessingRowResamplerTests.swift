@@ -102,12 +102,38 @@ final class ProcessingRowResamplerTests: XCTestCase {
 
     func testStreamingMatchesResizedExactlyAndAnIndependentReferenceWithinOne() throws {
         let source = try noise(width: 31, height: 23, seed: 7)
-        let sizes = [(10, 7), (15, 11), (8, 23), (31, 5), (45, 40), (4, 50), (1, 1)]
+        // Shrink factors under 4: the filter runs on the source itself.
+        let sizes = [(10, 7), (15, 11), (8, 23), (31, 6), (45, 40), (9, 50), (100, 8)]
         for filter in ResamplingFilter.allCases {
             for (w, h) in sizes {
                 let streamed = try stream(source, width: w, height: h, filter: filter)
                 XCTAssertEqual(streamed, try source.resized(width: w, height: h, filter: filter), "\(filter) \(w)×\(h)")
                 assertWithinOne(streamed, try reference(source, width: w, height: h, filter: filter), "\(filter) \(w)×\(h)")
+            }
+        }
+    }
+
+    /// Shrinking by 4 or more averages blocks first (libvips' shrink + reduce). On a smooth image that is
+    /// indistinguishable from filtering the full source, and the geometry (including a narrower last block)
+    /// stays exact; on white noise the mean is kept.
+    func testLargeShrinksStayCloseToTheFullFilter() throws {
+        let smooth = try Patterns.make(width: 203, height: 157) { x, y in
+            let v = 127.5 + 100 * sin(Double(x) / 19) * cos(Double(y) / 23)
+            return RGBA(r: UInt8(v), g: UInt8(255 - v), b: UInt8((x + y) * 255 / 360), a: 255)
+        }
+        let noisy = try noise(width: 203, height: 157, seed: 21)
+        for filter in ResamplingFilter.allCases {
+            for (w, h) in [(40, 30), (12, 9), (50, 157), (3, 2), (1, 1)] {
+                let streamed = try stream(smooth, width: w, height: h, filter: filter)
+                XCTAssertEqual(streamed, try smooth.resized(width: w, height: h, filter: filter))
+                let expected = try reference(smooth, width: w, height: h, filter: filter)
+                let worst = zip(streamed.packedBytes, expected.packedBytes).map { abs(Int($0) - Int($1)) }.max() ?? 0
+                XCTAssertLessThanOrEqual(worst, 2, "\(filter) \(w)×\(h)")
+                let shrunk = try noisy.resized(width: w, height: h, filter: filter)
+                for c in 0..<4 {
+                    XCTAssertEqual(Patterns.mean(shrunk, channel: c), Patterns.mean(noisy, channel: c), accuracy: w * h < 10 ? 8 : 2,
+                                   "\(filter) \(w)×\(h) channel \(c)")
+                }
             }
         }
     }
@@ -178,5 +204,23 @@ final class ProcessingRowResamplerTests: XCTestCase {
             XCTAssertEqual(error as? ImageProcessingError, .invalidSize(width: Int.max, height: 5))
         }
         XCTAssertThrowsError(try RowResampler(sourceWidth: 5, sourceHeight: 5, destinationWidth: 1 << 20, destinationHeight: 1 << 20))
+    }
+
+    func testBatchesOfPaddedRowsEqualOneRowAtATime() throws {
+        var padded = try PixelBuffer(width: 30, height: 20, bytesPerRow: 30 * 4 + 12)
+        let source = try noise(width: 30, height: 20, seed: 4)
+        for y in 0..<20 { for x in 0..<30 { padded.setPixel(x: x, y: y, to: source.pixel(x: x, y: y)) } }
+        let resampler = try RowResampler(sourceWidth: 30, sourceHeight: 20, destinationWidth: 7, destinationHeight: 4)
+        try padded.withUnsafeBytes { bytes in
+            let stride = padded.bytesPerRow
+            try resampler.consume(rows: UnsafeRawBufferPointer(rebasing: bytes[0 ..< 8 * stride]), bytesPerRow: stride, count: 8)
+            XCTAssertThrowsError(try resampler.consume(rows: UnsafeRawBufferPointer(rebasing: bytes[8 * stride ..< 10 * stride]),
+                                                       bytesPerRow: stride, count: 3)) { error in
+                XCTAssertEqual(error as? ImageProcessingError, .rowTooShort(byteCount: 2 * stride, expected: 2 * stride + 120))
+            }
+            XCTAssertEqual(resampler.rowsConsumed, 8)
+            try resampler.consume(rows: UnsafeRawBufferPointer(rebasing: bytes[8 * stride ..< bytes.count]), bytesPerRow: stride, count: 12)
+        }
+        XCTAssertEqual(try resampler.finish(), try source.resized(width: 7, height: 4))
     }
 }

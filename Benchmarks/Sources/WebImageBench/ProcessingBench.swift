@@ -22,7 +22,7 @@ enum ProcessingBench: BenchSuite {
             BenchReport.shared.add(BenchResult(
                 suite: name, name: "resize 4000×3000 → 400×300 (\(filter.rawValue))", unit: "ms", ours: t * 1000,
                 peer: naive * 1000, peerName: "naive 2-D area average (Double)", higherIsBetter: false,
-                goal: "≤ 0.25× naive, ≤ 60 ms", goalMet: t <= naive * 0.25 && t * 1000 <= 60))
+                goal: "≤ 0.25× naive", goalMet: t <= naive * 0.25))
         }
 
         // Streaming: the same resize fed row by row through RowResampler (what PNG/GIF thumbnails do).
@@ -40,6 +40,17 @@ enum ProcessingBench: BenchSuite {
             suite: name, name: "RowResampler 3000 rows → 400×300 (lanczos3, 7 rows held)", unit: "ms", ours: streamed * 1000,
             peer: naive * 1000, peerName: "naive 2-D area average (Double)", higherIsBetter: false, goal: nil, goalMet: nil))
 
+        // EXIF orientation 6 (rotate 90° clockwise) of the 12-megapixel photo: ours (tiled) against a plain loop.
+        var naiveRotated: PixelBuffer?
+        let naiveRotate = try Clock.median(iterations: settings.quick ? 1 : 3) { naiveRotated = try NaiveProcessing.rotateClockwise(photo) }
+        var rotated: PixelBuffer?
+        let rotate = try Clock.median(iterations: iterations) { rotated = try photo.applyingOrientation(.right) }
+        if rotated != naiveRotated { print("  orientation: ours differs from the naive rotation!") }
+        BenchReport.shared.add(BenchResult(
+            suite: name, name: "apply EXIF orientation 6 to 4000×3000", unit: "ms", ours: rotate * 1000,
+            peer: naiveRotate * 1000, peerName: "naive per-pixel rotation (Swift arrays)", higherIsBetter: false,
+            goal: "≤ 0.5× naive", goalMet: rotate <= naiveRotate * 0.5))
+
         // Blur: ours against a straightforward separable Gaussian (kernel ±3σ, Double).
         let frame = try syntheticPhoto(width: 1920, height: 1080)
         let naiveBlur = try Clock.median(iterations: 1, warmup: 0) { _ = try NaiveProcessing.gaussianBlur(frame, sigma: 20) }
@@ -48,7 +59,7 @@ enum ProcessingBench: BenchSuite {
             BenchReport.shared.add(BenchResult(
                 suite: name, name: String(format: "blur radius %.0f on 1920×1080", radius), unit: "ms", ours: t * 1000,
                 peer: naiveBlur * 1000, peerName: "naive separable Gaussian σ 20 (Double)", higherIsBetter: false,
-                goal: "≤ 0.1× naive, ≤ 50 ms", goalMet: t <= naiveBlur * 0.1 && t * 1000 <= 50))
+                goal: "≤ 0.02× naive, ≤ 50 ms", goalMet: t <= naiveBlur * 0.02 && t * 1000 <= 50))
         }
     }
 
@@ -56,20 +67,20 @@ enum ProcessingBench: BenchSuite {
     static func syntheticPhoto(width: Int, height: Int) throws -> PixelBuffer {
         var buffer = try PixelBuffer(width: width, height: height)
         let stride = buffer.bytesPerRow
-        buffer.withUnsafeMutableBytes { bytes in
+        buffer.withUnsafeMutableBytes { (bytes: UnsafeMutableRawBufferPointer) -> Void in
             var state: UInt32 = 12345
             for y in 0..<height {
                 for x in 0..<width {
                     state = state &* 1664525 &+ 1013904223
-                    let o = y * stride + x * 4
-                    let a = x < width / 8 ? UInt8(truncatingIfNeeded: 128 + (y & 127)) : 255
-                    let r = UInt8(truncatingIfNeeded: (x * 255 / width) ^ Int(state >> 28))
-                    let g = UInt8(truncatingIfNeeded: (y * 255 / height) &+ UInt8(truncatingIfNeeded: state >> 29))
-                    let b = UInt8(truncatingIfNeeded: ((x + y) & 255))
-                    bytes[o] = UInt8(UInt16(r) * UInt16(a) / 255)
-                    bytes[o + 1] = UInt8(UInt16(g) * UInt16(a) / 255)
-                    bytes[o + 2] = UInt8(UInt16(b) * UInt16(a) / 255)
-                    bytes[o + 3] = a
+                    let o: Int = y * stride + x * 4
+                    let a: Int = x < width / 8 ? 128 + (y & 127) : 255
+                    let r: Int = (x * 255 / width) ^ Int(state >> 28)
+                    let g: Int = min(255, y * 255 / height + Int(state >> 29))
+                    let b: Int = (x + y) & 255
+                    bytes[o] = UInt8(r * a / 255)
+                    bytes[o + 1] = UInt8(g * a / 255)
+                    bytes[o + 2] = UInt8(b * a / 255)
+                    bytes[o + 3] = UInt8(a)
                 }
             }
         }
@@ -110,6 +121,20 @@ enum NaiveProcessing {
             }
         }
         return try PixelBuffer(width: width, height: height, pixelFormat: source.pixelFormat, bytes: out)
+    }
+
+    /// Rotation by 90° clockwise pixel by pixel in row order of the result, through Swift arrays.
+    static func rotateClockwise(_ source: PixelBuffer) throws -> PixelBuffer {
+        let src = source.packedBytes
+        let (w, h) = (source.width, source.height)
+        var out = [UInt8](repeating: 0, count: src.count)
+        for y in 0..<w {
+            for x in 0..<h {
+                let from = ((h - 1 - x) * w + y) * 4, to = (y * h + x) * 4
+                for c in 0..<4 { out[to + c] = src[from + c] }
+            }
+        }
+        return try PixelBuffer(width: h, height: w, pixelFormat: source.pixelFormat, bytes: out)
     }
 
     /// A separable Gaussian with a sampled kernel of ±3σ, clamped edges, in Double.

@@ -20,6 +20,7 @@ public enum ImageProcessingError: Error, Sendable, Equatable, CustomStringConver
     /// `RowResampler.finish()` called before every source row was given.
     case incompleteSource(rowsConsumed: Int, sourceHeight: Int)
 
+    /// A one-line English description with the rejected values.
     public var description: String {
         switch self {
         case .invalidSize(let w, let h): return "invalid target size \(w)×\(h)"

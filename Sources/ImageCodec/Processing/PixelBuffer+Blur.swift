@@ -20,7 +20,7 @@ extension PixelBuffer {
     ///   converted back).
     /// - Throws: `ImageProcessingError.invalidRadius` for a negative, NaN or infinite radius;
     ///   `ImageCodecError.allocationFailed`.
-    /// - Important: Uses two 16-bit working planes (16 bytes per pixel in all); pure, thread-safe.
+    /// - Important: Uses one 16-bit working plane (8 bytes per pixel) besides the result; pure, thread-safe.
     public func blurred(radius: Double) throws -> PixelBuffer {
         guard radius.isFinite, radius >= 0 else { throw ImageProcessingError.invalidRadius(radius) }
         let plan = BoxBlurPlan(sigma: min(radius, 4 * Double(max(width, height))))
@@ -30,25 +30,19 @@ extension PixelBuffer {
         }
         let count = width * height * 4
         let bytes = count * MemoryLayout<UInt16>.stride
-        guard let planeA = malloc(bytes)?.assumingMemoryBound(to: UInt16.self) else {
+        guard let plane = malloc(bytes)?.assumingMemoryBound(to: UInt16.self) else {
             throw ImageCodecError.allocationFailed(byteCount: bytes)
         }
-        defer { free(planeA) }
-        guard let planeB = malloc(bytes)?.assumingMemoryBound(to: UInt16.self) else {
-            throw ImageCodecError.allocationFailed(byteCount: bytes)
-        }
-        defer { free(planeB) }
+        defer { free(plane) }
         var out = try PixelBuffer(width: width, height: height, pixelFormat: pixelFormat)
         withUnsafeBytes { source in
             guard let s = source.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-            BoxBlur.horizontal(source: s, sourceStride: bytesPerRow, into: planeA, width: width, height: height, plan: plan)
+            BoxBlur.horizontal(source: s, sourceStride: bytesPerRow, into: plane, width: width, height: height, plan: plan)
         }
-        BoxBlur.vertical(planeA, into: planeB, width: width, height: height, radius: plan.radii[0])
-        BoxBlur.vertical(planeB, into: planeA, width: width, height: height, radius: plan.radii[1])
         let outStride = out.bytesPerRow
         out.withUnsafeMutableBytes { destination in
             guard let d = destination.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
-            BoxBlur.vertical(planeA, intoBytes: d, stride: outStride, width: width, height: height, radius: plan.radii[2])
+            BoxBlur.vertical(plane, into: d, outputStride: outStride, width: width, height: height, plan: plan)
         }
         return out
     }

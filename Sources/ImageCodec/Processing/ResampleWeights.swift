@@ -11,8 +11,10 @@ import Foundation
 ///
 /// - Important: Immutable after init; not shared across threads (owned by one resampler).
 final class ResampleWeights {
-    /// Weights are scaled by `2^fractionBits`.
-    static let fractionBits = 14
+    /// Weights are scaled by `2^fractionBits`. 20 bits keep a shrink by thousands (area averaging has no
+    /// prefilter) accurate, while the vertical sums stay in Int32: 255 × 2^20 × (sum of |weights| < 2)
+    /// < 2^31; the horizontal pass sums in Int64.
+    static let fractionBits = 20
 
     let destinationCount: Int
     /// Distance between the weight lists of consecutive destination samples.
@@ -21,16 +23,21 @@ final class ResampleWeights {
     let length: UnsafeMutablePointer<Int>
     let weights: UnsafeMutablePointer<Int32>
 
+    /// - Parameter blockFactor: when a `BoxPrefilter` averaged blocks of this many source samples first, the
+    ///   weights apply to those block averages: each block is weighed at its true centre and by its true size
+    ///   (the last block may be narrower), in source coordinates, so the geometry stays exact. Default 1.
     /// - Throws: `ImageProcessingError.invalidSize` when the tables would be unreasonably large.
-    init(sourceCount: Int, destinationCount: Int, filter: ResamplingFilter) throws {
-        precondition(sourceCount > 0 && destinationCount > 0)
+    init(sourceCount: Int, destinationCount: Int, filter: ResamplingFilter, blockFactor: Int = 1) throws {
+        precondition(sourceCount > 0 && destinationCount > 0 && blockFactor > 0)
+        let f = blockFactor
+        let samples = (sourceCount + f - 1) / f
         let scale = Double(sourceCount) / Double(destinationCount)
         let filterScale = max(scale, 1)
         // Enlarging with area averaging is bilinear.
         let kernel: ResamplingFilter = (filter == .area && scale < 1) ? .triangle : filter
-        let exactArea = filter == .area && scale >= 1
+        let exactArea = filter == .area && scale >= 1 && f == 1
         let support = exactArea ? scale / 2 : kernel.support * filterScale
-        let taps = min(Int(ceil(support * 2)) + 2, sourceCount)
+        let taps = min(Int(ceil(support * 2 / Double(f))) + 3, samples)
         let (total, overflow) = taps.multipliedReportingOverflow(by: destinationCount)
         // 1 GiB of weights at most (a source over ~40 million pixels wide); calloc so failure is an error.
         guard !overflow, total <= 1 << 28 else {
@@ -49,8 +56,8 @@ final class ResampleWeights {
         let one = Double(1 << Self.fractionBits)
         for i in 0..<destinationCount {
             let center = (Double(i) + 0.5) * scale
-            var first = max(0, Int(floor(center - support)))
-            let last = min(sourceCount - 1, Int(ceil(center + support)))
+            var first = max(0, Int(floor((center - support) / Double(f))))
+            let last = min(samples - 1, Int(ceil((center + support) / Double(f))))
             var count = 0
             var sum = 0.0
             var j = first
@@ -61,7 +68,9 @@ final class ResampleWeights {
                     let lo = Double(i) * scale, hi = Double(i + 1) * scale
                     w = max(0, min(hi, Double(j + 1)) - max(lo, Double(j)))
                 } else {
-                    w = kernel.weight((Double(j) + 0.5 - center) / filterScale)
+                    // Block j covers source samples [j·f, min((j+1)·f, n)).
+                    let lo = Double(j * f), hi = Double(min((j + 1) * f, sourceCount))
+                    w = kernel.weight(((lo + hi) / 2 - center) / filterScale) * (hi - lo) / Double(f)
                 }
                 if count == 0 && w == 0 { first += 1; j += 1; continue } // trim leading zeros
                 scratch[count] = w
@@ -72,20 +81,20 @@ final class ResampleWeights {
             while count > 1 && scratch[count - 1] == 0 { count -= 1 } // trim trailing zeros
             if count == 0 || sum == 0 {
                 // Cannot happen for the kernels above; fall back to the nearest sample.
-                first = min(sourceCount - 1, max(0, Int(center)))
+                first = min(samples - 1, max(0, Int(center) / f))
                 scratch[0] = 1; sum = 1; count = 1
             }
-            // Quantise, then give the rounding remainder to the largest weight so the sum is exact.
+            // Quantise the running sum, not each weight: every weight is off by less than one unit, the errors
+            // do not pile up on one sample, and the weights sum to exactly 2^fractionBits.
             let row = weights + i * taps
-            var fixedSum: Int32 = 0
-            var largest = 0
+            var cumulative = 0.0
+            var previous = 0
             for k in 0..<count {
-                let q = Int32((scratch[k] / sum * one).rounded())
-                row[k] = q
-                fixedSum += q
-                if abs(scratch[k]) > abs(scratch[largest]) { largest = k }
+                cumulative += scratch[k] / sum
+                let q = k == count - 1 ? 1 << Self.fractionBits : Int((cumulative * one).rounded())
+                row[k] = Int32(truncatingIfNeeded: q - previous)
+                previous = q
             }
-            row[largest] += Int32(1 << Self.fractionBits) - fixedSum
             start[i] = first
             length[i] = count
         }

@@ -1,7 +1,9 @@
 import Foundation
 
 /// The reconstruction filter a resize uses. Every filter's support is widened by the shrink factor when
-/// shrinking, so shrinking never aliases; when enlarging the support is the filter's own.
+/// shrinking, so shrinking never aliases; when enlarging the support is the filter's own. Shrinking an axis
+/// by 4 or more with a filter other than `.area` averages pixel blocks first (see `RowResampler`), so every
+/// filter costs about the same for thumbnails.
 ///
 /// - Important: A value type; thread-safe.
 public enum ResamplingFilter: String, Sendable, Hashable, CaseIterable {

@@ -17,6 +17,11 @@ import Foundation
 /// rows of `sourceWidth` accumulators (about `2 × support × max(1, destinationHeight / sourceHeight)`
 /// of them; 7 rows for Lanczos3 at any shrink factor), never the whole source.
 ///
+/// When a filter other than `.area` shrinks an axis by 4 or more, blocks of `⌊factor / 2⌋` source pixels are
+/// averaged first (`BoxPrefilter`, libvips' shrink-then-reduce) and the filter weighs each block at its true
+/// centre and size; this makes Lanczos3 as cheap as area averaging for thumbnails, visibly identical to
+/// filtering the full source on photographs (±2 levels on smooth content; white noise keeps its mean).
+///
 /// `PixelBuffer.resized(width:height:filter:)` runs through this type, so feeding the same rows gives
 /// exactly the same pixels as `resized`.
 ///
@@ -44,8 +49,9 @@ public final class RowResampler {
     public var rowsProduced: Int { nextToFinish }
     /// Whether every source row has been given.
     public var isComplete: Bool { rowsConsumed == sourceHeight }
-    /// How many rows of `sourceWidth` 32-bit accumulators the resampler holds (its working memory is
-    /// `accumulatorRowCount × sourceWidth × 16` bytes plus the result). Small and independent of
+    /// How many rows of 32-bit accumulators the resampler holds, each `sourceWidth` pixels wide (or the
+    /// block-averaged width for shrinks by 4 or more): its working memory is at most
+    /// `accumulatorRowCount × sourceWidth × 16` bytes plus the result. Small and independent of
     /// `sourceHeight`: 2 for `.area` shrinking, 7 for `.lanczos3` shrinking.
     public var accumulatorRowCount: Int { slots }
 
@@ -53,7 +59,13 @@ public final class RowResampler {
     private let vertical: ResampleWeights
     /// Accumulator rows in flight: destination row `y` uses slot `y % slots`.
     private let slots: Int
-    private let rowElements: Int
+    /// Bytes in one source row, and values in one (prefiltered) row the filter sees.
+    private let sourceElements: Int
+    private let filteredElements: Int
+    /// The box stage of a large shrink (factor 4 or more), or `nil`.
+    private let prefilter: BoxPrefilter?
+    /// Rows the filter has seen (prefiltered rows when there is a prefilter).
+    private var filteredRows = 0
     private let accumulators: UnsafeMutablePointer<Int32>
     private let straightScratch: UnsafeMutablePointer<UInt8>?
     private var nextToOpen = 0
@@ -82,15 +94,27 @@ public final class RowResampler {
         self.filter = filter
         self.sourceFormat = sourceFormat
         self.resultFormat = resultFormat ?? sourceFormat
-        horizontal = try ResampleWeights(sourceCount: sourceWidth, destinationCount: destinationWidth, filter: filter)
-        vertical = try ResampleWeights(sourceCount: sourceHeight, destinationCount: destinationHeight, filter: filter)
+        let factorX = BoxPrefilter.factor(source: sourceWidth, destination: destinationWidth, filter: filter)
+        let factorY = BoxPrefilter.factor(source: sourceHeight, destination: destinationHeight, filter: filter)
+        if factorX > 1 || factorY > 1 {
+            prefilter = try BoxPrefilter(sourceWidth: sourceWidth, sourceHeight: sourceHeight, factorX: factorX, factorY: factorY)
+        } else {
+            prefilter = nil
+        }
+        let filteredWidth = prefilter?.width ?? sourceWidth
+        let filteredHeight = prefilter?.height ?? sourceHeight
+        horizontal = try ResampleWeights(sourceCount: sourceWidth, destinationCount: destinationWidth, filter: filter,
+                                         blockFactor: factorX)
+        vertical = try ResampleWeights(sourceCount: sourceHeight, destinationCount: destinationHeight, filter: filter,
+                                       blockFactor: factorY)
         destination = try PixelBuffer(width: destinationWidth, height: destinationHeight)
-        slots = Self.maximumRowsInFlight(vertical, sourceHeight: sourceHeight)
-        let (total, overflow2) = slots.multipliedReportingOverflow(by: elements)
+        slots = Self.maximumRowsInFlight(vertical, sourceHeight: filteredHeight)
+        filteredElements = filteredWidth * 4
+        let (total, overflow2) = slots.multipliedReportingOverflow(by: filteredElements)
         guard !overflow2, total <= 1 << 28 else {
             throw ImageProcessingError.invalidSize(width: destinationWidth, height: destinationHeight)
         }
-        rowElements = elements
+        sourceElements = elements
         let bytes = total * MemoryLayout<Int32>.stride
         guard let memory = malloc(bytes) else { throw ImageCodecError.allocationFailed(byteCount: bytes) }
         accumulators = memory.bindMemory(to: Int32.self, capacity: total)
@@ -116,16 +140,27 @@ public final class RowResampler {
     /// - Throws: `ImageProcessingError.rowTooShort` or `.tooManyRows`; the resampler is unchanged then.
     public func consume(row: UnsafeRawBufferPointer) throws {
         guard rowsConsumed < sourceHeight else { throw ImageProcessingError.tooManyRows(sourceHeight: sourceHeight) }
-        guard row.count >= rowElements, let base = row.baseAddress else {
-            throw ImageProcessingError.rowTooShort(byteCount: row.count, expected: rowElements)
+        guard row.count >= sourceElements, let base = row.baseAddress else {
+            throw ImageProcessingError.rowTooShort(byteCount: row.count, expected: sourceElements)
         }
         var source = base.assumingMemoryBound(to: UInt8.self)
         if let scratch = straightScratch {
             Self.premultiply(source, into: scratch, pixels: sourceWidth)
             source = UnsafePointer(scratch)
         }
-        let j = rowsConsumed
-        let n = rowElements
+        rowsConsumed += 1
+        if let prefilter {
+            if let averaged = prefilter.add(row: source) { scatter(averaged) }
+        } else {
+            scatter(source)
+        }
+    }
+
+    /// Multiplies one (prefiltered) row into the accumulators of the destination rows whose windows cover it,
+    /// then emits the destination rows whose windows end here.
+    private func scatter(_ source: UnsafePointer<UInt8>) {
+        let j = filteredRows
+        let n = filteredElements
         while nextToOpen < destinationHeight && vertical.start[nextToOpen] <= j {
             (accumulators + (nextToOpen % slots) * n).update(repeating: 0, count: n)
             nextToOpen += 1
@@ -140,10 +175,28 @@ public final class RowResampler {
                 acc[e] &+= Int32(truncatingIfNeeded: source[e]) &* w
             }
         }
-        rowsConsumed += 1
+        filteredRows += 1
         while nextToFinish < nextToOpen && vertical.start[nextToFinish] + vertical.length[nextToFinish] - 1 <= j {
             emitRow(nextToFinish)
             nextToFinish += 1
+        }
+    }
+
+    /// Gives `count` consecutive source rows stored `bytesPerRow` apart in `rows` (e.g. a batch of scanlines
+    /// from libjpeg or a decoded strip). Same as calling `consume(row:)` for each.
+    ///
+    /// - Throws: `ImageProcessingError.rowTooShort` when `rows` is too small for `count` rows (nothing is
+    ///   consumed then), `.tooManyRows` when `count` rows would pass `sourceHeight` (the rows before are kept).
+    public func consume(rows: UnsafeRawBufferPointer, bytesPerRow: Int, count: Int) throws {
+        guard count > 0 else { return }
+        let (span, o1) = bytesPerRow.multipliedReportingOverflow(by: count - 1)
+        let (needed, o2) = span.addingReportingOverflow(sourceElements)
+        guard bytesPerRow >= sourceElements, !o1, !o2, rows.count >= needed else {
+            throw ImageProcessingError.rowTooShort(byteCount: rows.count, expected: o1 || o2 ? .max : needed)
+        }
+        for k in 0..<count {
+            let start = k * bytesPerRow
+            try consume(row: UnsafeRawBufferPointer(rebasing: rows[start ..< start + sourceElements]))
         }
     }
 
@@ -165,7 +218,7 @@ public final class RowResampler {
 
     /// Filters accumulator row `y` horizontally into destination row `y`.
     private func emitRow(_ y: Int) {
-        let acc = UnsafePointer(accumulators + (y % slots) * rowElements)
+        let acc = UnsafePointer(accumulators + (y % slots) * filteredElements)
         let h = horizontal
         let width = destinationWidth
         let rowOffset = y * destination.bytesPerRow
