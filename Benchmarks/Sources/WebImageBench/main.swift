@@ -14,8 +14,6 @@ while let argument = arguments.popFirst() {
 
 /// Every suite, in the order they run. Each layer adds its own.
 let suites: [any BenchSuite.Type] = [CodecJPEGPNGBench.self, ProcessingBench.self, FetcherBench.self, ManagerBench.self]
-    FetcherBench.self,
-]
 
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-bench-\(getpid())")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
