@@ -204,6 +204,10 @@ wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels,
         }
         *rows_decoded = cinfo->output_scanline;
     }
+    // The caller's buffer may be uninitialized: never leave rows unwritten.
+    for (JDIMENSION y = cinfo->output_scanline; y < cinfo->output_height; y++) {
+        memset(pixels + (size_t)y * stride, 0, (size_t)cinfo->output_width * 4);
+    }
     jpeg_finish_decompress(cinfo);
     *warnings = decoder->err.warnings;
     *premature_end = decoder->err.premature_end;

@@ -90,6 +90,50 @@ final class APNGConformanceTests: XCTestCase {
         XCTAssertEqual(try ImageDecoder.decode(data).frameCount, 3)
     }
 
+    /// Rewrites the dispose and blend ops of the fcTL with sequence number `sequence` (CRC recomputed).
+    private func patchFrameControl(_ data: Data, sequence: UInt32, dispose: UInt8, blend: UInt8) -> Data {
+        var bytes = [UInt8](data)
+        var offset = 8
+        while offset + 12 <= bytes.count {
+            let length = Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            let type = String(decoding: bytes[(offset + 4)..<(offset + 8)], as: UTF8.self)
+            let body = offset + 8
+            if type == "fcTL", length == 26,
+               UInt32(bytes[body]) << 24 | UInt32(bytes[body + 1]) << 16 | UInt32(bytes[body + 2]) << 8 | UInt32(bytes[body + 3]) == sequence {
+                bytes[body + 24] = dispose
+                bytes[body + 25] = blend
+                let crc = CRC32.checksum(bytes[(offset + 4)..<(body + length)])
+                for i in 0..<4 { bytes[body + length + i] = UInt8(truncatingIfNeeded: crc >> (24 - 8 * UInt32(i))) }
+            }
+            offset = body + length + 4
+        }
+        return Data(bytes)
+    }
+
+    /// Random access around a full-canvas frame whose dispose op is "previous": it must not be used as a
+    /// keyframe, or the canvas after it would be wrong.
+    func testRandomAccessAroundDisposePreviousMatchesSequentialDecoding() throws {
+        var encoder = ImageEncoder(format: .apng, loopCount: 0)
+        encoder.addFrame(try PixelBuffer(width: 4, height: 2, pixelFormat: .rgba8,
+                                         bytes: [UInt8](repeating: 200, count: 32)), duration: 0.1)
+        encoder.addFrame(try PixelBuffer(width: 4, height: 2, pixelFormat: .rgba8,
+                                         bytes: (0..<32).map { $0 % 4 == 3 ? 255 : 10 }), duration: 0.1)
+        encoder.addFrame(try PixelBuffer(width: 4, height: 2, pixelFormat: .rgba8,
+                                         bytes: (0..<32).map { $0 % 4 == 3 ? 100 : 50 }), duration: 0.1)
+        var data = try encoder.encode()
+        // fcTL sequence numbers: frame 0 → 0, frame 1 → 1 (then its fdAT 2), frame 2 → 3.
+        data = patchFrameControl(data, sequence: 1, dispose: 2, blend: 0)
+        data = patchFrameControl(data, sequence: 3, dispose: 0, blend: 1)
+        let preloaded = try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true))
+        // Frame 2 is drawn "over" frame 0's canvas (frame 1 was disposed to previous): not over frame 1.
+        XCTAssertNotEqual(try preloaded.frame(at: 2).buffer, try preloaded.frame(at: 1).buffer)
+        XCTAssertGreaterThan(try preloaded.frame(at: 2).buffer.pixel(x: 0, y: 0).r, 100)
+        let lazy = try ImageDecoder.decode(data)
+        for index in [2, 1, 2, 0, 2] {
+            XCTAssertEqual(try lazy.frame(at: index).buffer, try preloaded.frame(at: index).buffer, "frame \(index)")
+        }
+    }
+
     func testConcurrentFrameAccessIsConsistent() throws {
         var encoder = ImageEncoder(format: .apng, loopCount: 0)
         var expected: [PixelBuffer] = []

@@ -5,7 +5,8 @@ import Synchronization
 ///
 /// Frame *i* is composited from the nearest known canvas: the canvas kept after the last frame produced (the
 /// usual case for a player asking frames in order, one frame decode each), or else the last keyframe at or
-/// before *i* (frame 0, or a frame covering the canvas with blend op source).
+/// before *i* (frame 0, or a frame covering the canvas with blend op source and a dispose op other than
+/// previous).
 ///
 /// - Important: Thread-safe: the canvas state sits in a `Mutex`, and frames are produced under it.
 final class APNGFrameSource: ImageFrameSource {
@@ -47,7 +48,11 @@ final class APNGFrameSource: ImageFrameSource {
         var start = 0
         for k in stride(from: index, through: 1, by: -1) {
             let control = container.frames[k].control
-            if control.blend == .source, control.coversCanvas(width: width, height: height) { start = k; break }
+            // A keyframe's output ignores the canvas before it; its disposal must too (not "previous").
+            if control.blend == .source, control.dispose != .previous, control.coversCanvas(width: width, height: height) {
+                start = k
+                break
+            }
         }
         var canvas: PixelBuffer
         if let kept = state.canvas, state.nextIndex <= index, state.nextIndex >= start {

@@ -60,6 +60,9 @@ final class JPEGDecodeSession {
     /// Chooses DCT-domain scaling `numerator/denominator` and returns the output size
     /// (`jpeg_calc_output_dimensions`). Default 1/1 when never called.
     func setScale(_ numerator: Int, _ denominator: Int) throws -> (width: Int, height: Int) {
+        guard (1...16).contains(numerator), (1...16).contains(denominator) else {
+            throw ImageCodecError.corruptData(format: .jpeg, message: "scale \(numerator)/\(denominator) out of range")
+        }
         var width: UInt32 = 0
         var height: UInt32 = 0
         try Self.check { wi_jpeg_decoder_set_scale(decoder, UInt32(numerator), UInt32(denominator), &width, &height, $0) }

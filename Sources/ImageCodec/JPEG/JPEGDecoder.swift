@@ -20,7 +20,9 @@ public enum JPEGDecoder {
             let stored = session.exifPayload().flatMap(JPEGEXIF.storedOrientation(in:))
             try options.limits.check(width: header.width, height: header.height)
             let size = try session.setScale(1, 1)
-            var buffer = try PixelBuffer(width: size.width, height: size.height, pixelFormat: options.pixelFormat)
+            // Not zeroed: libjpeg writes every row (the shim clears any row it could not produce).
+            var buffer = try PixelBuffer(width: size.width, height: size.height, pixelFormat: options.pixelFormat,
+                                         zeroed: false)
             let stride = buffer.bytesPerRow
             let outcome = try buffer.withUnsafeMutableBytes { try session.decode(into: $0.baseAddress!, bytesPerRow: stride) }
             return (buffer, header, stored.flatMap(ImageOrientation.init(rawValue:)), outcome.isPrematureEnd)

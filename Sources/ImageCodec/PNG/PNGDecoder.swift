@@ -32,7 +32,9 @@ public enum PNGDecoder {
         let session = try PNGDecodeSession(bytes: bytes, format: format)
         let header = try session.readInfo()
         try options.limits.check(width: header.width, height: header.height)
-        var buffer = try PixelBuffer(width: header.width, height: header.height, pixelFormat: options.pixelFormat)
+        // Not zeroed: libpng writes every pixel (all rows; Adam7's seven passes cover every pixel once).
+        var buffer = try PixelBuffer(width: header.width, height: header.height, pixelFormat: options.pixelFormat,
+                                     zeroed: false)
         let stride = buffer.bytesPerRow
         try buffer.withUnsafeMutableBytes {
             try session.decode(into: $0.baseAddress!, bytesPerRow: stride,

@@ -10,6 +10,10 @@ uint64_t bench_now_ns(void);
 
 // MARK: codec-jpeg-png (harness_jpeg_png.c)
 
+/// CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID): robust to other processes
+/// competing for the cores, unlike wall time.
+uint64_t bench_thread_cpu_ns(void);
+
 /// Decodes a JPEG with libjpeg-turbo straight into one malloc'd RGBA8 buffer (JCS_EXT_RGBA, rows written in
 /// place, setjmp error exit). `*pixels` is freed by the caller with `free`. Returns 0 on success.
 int bench_jpeg_decode_rgba(const uint8_t *data, size_t size, uint8_t **pixels, uint32_t *width, uint32_t *height);
