@@ -13,7 +13,9 @@ while let argument = arguments.popFirst() {
 }
 
 /// Every suite, in the order they run. Each layer adds its own.
-let suites: [any BenchSuite.Type] = []
+let suites: [any BenchSuite.Type] = [
+    CodecGIFWebPBench.self,
+]
 
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-bench-\(getpid())")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)

@@ -24,16 +24,17 @@ struct GIFCanvas {
     /// One decoded row of colour indices, reused for every row.
     private var line: [GifPixelType] = []
 
-    /// A transparent canvas. The caller has checked the size against the limits.
-    init(width: Int, height: Int) throws {
+    /// A transparent canvas labelled `format`. The caller has checked the size against the limits.
+    init(width: Int, height: Int, format: PixelBuffer.PixelFormat) throws {
         self.width = width
         self.height = height
-        self.pixels = try PixelBuffer(width: width, height: height)
+        self.pixels = try PixelBuffer(width: width, height: height, pixelFormat: format)
     }
 
-    /// Clears the whole canvas to transparent (restarting from a keyframe).
-    mutating func clear() {
-        pixels.withUnsafeMutableBytes { raw in _ = raw.initializeMemory(as: UInt8.self, repeating: 0) }
+    /// Clears the whole canvas to transparent (restarting from a keyframe): a fresh zeroed buffer, since the
+    /// old one is usually shared with a frame handed out.
+    mutating func clear() throws {
+        pixels = try PixelBuffer(width: width, height: height, pixelFormat: pixels.pixelFormat)
         saved.removeAll(keepingCapacity: true)
     }
 
@@ -131,9 +132,11 @@ struct GIFCanvas {
         }
     }
 
-    /// A copy of the canvas as a new buffer in `format` (one allocation). Every pixel is opaque or zero, so
-    /// the bytes are the same in both formats.
+    /// The canvas as a frame in `format`. In the canvas's own format this shares the pixels (copy-on-write:
+    /// the canvas copies them when it next changes, so each frame costs one allocation at most). Every pixel
+    /// is opaque or zero, so the bytes are the same in both formats.
     func snapshot(_ format: PixelBuffer.PixelFormat) throws -> PixelBuffer {
+        if format == pixels.pixelFormat { return pixels }
         var out = try PixelBuffer(width: width, height: height, pixelFormat: format)
         pixels.withUnsafeBytes { source in
             out.withUnsafeMutableBytes { $0.copyMemory(from: source) }

@@ -25,7 +25,7 @@ public enum GIFDecoder {
             try GIFReader.withHandle(bytes) { gif, input in
                 let width = Int(gif.pointee.SWidth), height = Int(gif.pointee.SHeight)
                 try options.limits.check(width: width, height: height)
-                var canvas = try GIFCanvas(width: width, height: height)
+                var canvas = try GIFCanvas(width: width, height: height, format: options.pixelFormat)
                 var decoded: [ImageFrame] = []
                 let eager = options.preloadAllFrames && !options.firstFrameOnly
                 let scan = try GIFReader.walk(gif, input: input, limits: options.limits,

@@ -52,7 +52,7 @@ final class GIFFrameSource: ImageFrameSource {
         return try state.withLock { state in
             let keyframe = keyframes.last { $0 <= index } ?? 0
             if index < state.next || keyframe > state.next {
-                state.canvas.clear()
+                try state.canvas.clear()
                 state.next = keyframe
             }
             do {
@@ -75,9 +75,8 @@ final class GIFFrameSource: ImageFrameSource {
                     }
                 }
             } catch {
-                // A half-drawn canvas must not be continued from.
-                state.canvas.clear()
-                state.next = 0
+                // A half-drawn canvas must not be continued from: the next call restarts from frame 0.
+                state.next = Int.max
                 throw error
             }
         }
