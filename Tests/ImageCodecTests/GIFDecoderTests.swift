@@ -114,6 +114,21 @@ final class GIFDecoderTests: XCTestCase {
         }
     }
 
+    func testBrokenLaterFrameThrowsOnDemandAndOnPreload() throws {
+        var data = GIFBytes.make(width: 1, height: 1, frames: 3)
+        // Frame 2's LZW data becomes "end of information" at once: giflib reports the image ended early.
+        let frameData: [UInt8] = [2, 2, 0x44, 0x01, 0]
+        let starts = (0..<data.count - frameData.count).filter { data[$0..<$0 + frameData.count].elementsEqual(frameData) }
+        XCTAssertEqual(starts.count, 3)
+        data.replaceSubrange(starts[2]..<starts[2] + frameData.count, with: [2, 2, 0x05, 0x00, 0])
+        let lazy = try ImageDecoder.decode(data)
+        XCTAssertEqual(lazy.frameCount, 3)
+        XCTAssertNoThrow(try lazy.frame(at: 1))
+        XCTAssertThrowsError(try lazy.frame(at: 2)) { XCTAssertTrue($0 is ImageCodecError, "\($0)") }
+        XCTAssertNoThrow(try lazy.frame(at: 1), "the source recovers after a failed frame")
+        XCTAssertThrowsError(try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true)))
+    }
+
     func testDurationsFollowTheBrowserRule() throws {
         let data = GIFBytes.make(width: 1, height: 1, frames: 3, delays: [0, 1, 25])
         let image = try ImageDecoder.decode(data)

@@ -60,7 +60,7 @@ struct GIFCanvas {
         if frame.transparentIndex >= 0, frame.transparentIndex < 256 { palette[frame.transparentIndex] = 0 }
         if line.count < frame.width { line = [GifPixelType](repeating: 0, count: frame.width) }
         let visible = clip(frame)
-        let (canvasWidth, frameWidth) = (width, frame.width)
+        let (canvasWidth, frameWidth, left, top) = (width, frame.width, frame.left, frame.top)
         try palette.withUnsafeBufferPointer { table in
             try line.withUnsafeMutableBufferPointer { row in
                 try pixels.withUnsafeMutableBytes { raw in
@@ -70,26 +70,17 @@ struct GIFCanvas {
                             throw GIFReader.error(gif)
                         }
                         guard let v = visible else { continue }
-                        let y = frame.top + sourceRow
+                        let y = top + sourceRow
                         guard y < v.y1 else { continue }
-                        let out = canvas + y * canvasWidth
-                        for x in v.x0..<v.x1 {
-                            let color = table[Int(row[x - frame.left])]
+                        let out = canvas + y * canvasWidth + v.x0
+                        let indices = row.baseAddress! + (v.x0 - left)
+                        let colors = table.baseAddress!
+                        for x in 0..<(v.x1 - v.x0) {
+                            let color = colors[Int(indices[x])]
                             if color != 0 { out[x] = color }
                         }
                     }
                 }
-            }
-        }
-    }
-
-    /// Decodes the current image of `gif` without drawing it (to validate a frame, as `DGifSlurp` would).
-    mutating func discard(_ frame: GIFFrameInfo, from gif: UnsafeMutablePointer<GifFileType>) throws {
-        if line.count < frame.width { line = [GifPixelType](repeating: 0, count: frame.width) }
-        let frameWidth = Int32(frame.width)
-        try line.withUnsafeMutableBufferPointer { row in
-            for _ in 0..<frame.height {
-                guard DGifGetLine(gif, row.baseAddress, frameWidth) != GIF_ERROR else { throw GIFReader.error(gif) }
             }
         }
     }

@@ -3,9 +3,12 @@ import Foundation
 
 /// Decodes GIF 87a/89a, still or animated, through giflib (record by record, as `DGifSlurp` walks them).
 ///
-/// - Every image block is decoded once up front (so a file giflib's `DGifSlurp` rejects is rejected here),
-///   but only the first frame is composited; the others are composited on demand by a `GIFFrameSource`
-///   unless `DecodeOptions.preloadAllFrames`. `firstFrameOnly` stops after the first image.
+/// - Records are walked as giflib's `DGifSlurp` walks them, so a file it rejects for its structure (bad
+///   record, truncated block, no image) is rejected here. The first frame is decoded and composited now; the
+///   others' compressed data is only skipped over (block structure checked, LZW not run) and each is
+///   decoded on demand by a `GIFFrameSource`, where a broken LZW stream in a later frame throws from
+///   `Image.frame(at:)`. With `DecodeOptions.preloadAllFrames` every frame is decoded now, giving exactly
+///   `DGifSlurp`'s verdict. `firstFrameOnly` stops after the first image.
 /// - Compositing follows the browsers (see `GIFCanvas`): transparent start, background disposal clears to
 ///   transparent, frames clipped to the logical screen.
 /// - Limits: the logical screen is checked before any allocation; the frame count, total pixels and each
@@ -35,7 +38,8 @@ public enum GIFDecoder {
                         decoded.append(ImageFrame(buffer: try canvas.snapshot(options.pixelFormat), duration: frame.duration))
                         canvas.dispose(frame)
                     } else {
-                        try canvas.discard(frame, from: gif)
+                        // Lazy frames: only the block structure is read now; LZW errors surface in `frame(at:)`.
+                        try GIFReader.skipImageData(gif)
                     }
                 }
                 let stored = scan.storedLoopCount
