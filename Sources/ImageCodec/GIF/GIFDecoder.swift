@@ -16,6 +16,9 @@ import Foundation
 /// - Loop count: no NETSCAPE2.0/ANIMEXTS1.0 extension → `loopCount` 1; stored 0 → 0 (forever); stored n → n + 1.
 ///   `storedLoopCount` keeps the first stored value.
 /// - Durations: the graphics control delay (centiseconds) with the browsers' rule (< 0.011 s plays 0.1 s).
+/// - `hasAlpha`: any frame with a transparent index, a first frame not covering the logical screen, or any
+///   background disposal (each can leave transparent pixels on the canvas).
+/// - `DecodeOptions.maxPixelSize` is not applied: GIFs always decode at full size.
 ///
 /// - Important: Stateless and thread-safe.
 public enum GIFDecoder {
