@@ -129,6 +129,23 @@ final class GIFDecoderTests: XCTestCase {
         XCTAssertThrowsError(try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true)))
     }
 
+    func testRandomAccessAfterPlayThroughUsesSnapshotsCorrectly() throws {
+        // 40 opaque frames disposed "none": no keyframe after frame 0, so random access relies on the
+        // cached canvas and the periodic snapshots.
+        let frames = try (0..<40).map { i in
+            ImageFrame(buffer: try GIFWebPTestImages.indexed(width: 24, height: 16, colors: 5 + i % 7, shift: i,
+                                                            transparentSquare: false), duration: 0.05)
+        }
+        let data = try GIFEncoder.encode(frames, loopCount: 0, options: EncodeOptions())
+        let lazy = try ImageDecoder.decode(data, options: DecodeOptions(pixelFormat: .rgba8))
+        for i in 0..<40 { _ = try lazy.frame(at: i) }
+        var rng = SplitMix64(seed: 99)
+        for _ in 0..<60 {
+            let i = Int(rng.next() % 40)
+            XCTAssertEqual(try lazy.frame(at: i).buffer.packedBytes, frames[i].buffer.packedBytes, "frame \(i)")
+        }
+    }
+
     func testDurationsFollowTheBrowserRule() throws {
         let data = GIFBytes.make(width: 1, height: 1, frames: 3, delays: [0, 1, 25])
         let image = try ImageDecoder.decode(data)

@@ -38,6 +38,12 @@ struct GIFCanvas {
         saved.removeAll(keepingCapacity: true)
     }
 
+    /// Puts back a canvas saved earlier (a snapshot taken when the canvas was ready for some frame).
+    mutating func restore(_ snapshot: PixelBuffer) {
+        pixels = snapshot
+        saved.removeAll(keepingCapacity: true)
+    }
+
     /// The frame rectangle clipped to the canvas, or `nil` when nothing of it is visible.
     private func clip(_ frame: GIFFrameInfo) -> (x0: Int, y0: Int, x1: Int, y1: Int)? {
         let x1 = min(frame.left + frame.width, width)
