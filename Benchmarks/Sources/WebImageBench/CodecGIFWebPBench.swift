@@ -12,16 +12,15 @@ enum CodecGIFWebPBench: BenchSuite {
     static let name = "codec-gif-webp"
 
     static func run(_ settings: BenchSettings) throws {
-        let iterations = settings.quick ? 5 : 21
+        let iterations = settings.quick ? 5 : 31
         let still = try pattern(width: 1920, height: 1080, phase: 0, transparentHole: false)
         let lossy = try WebPEncoder.encode(still, options: EncodeOptions(quality: 0.9))
         let lossless = try WebPEncoder.encode(still, options: EncodeOptions(isLossless: true))
         for (label, data) in [("WebP lossy 1920×1080 decode", lossy), ("WebP lossless 1920×1080 decode", lossless)] {
             let megapixels = 1920.0 * 1080.0 / 1e6
-            let ours = try Clock.median(iterations: iterations) {
+            let (ours, c) = try alternating(iterations: iterations) {
                 _ = try ImageDecoder.decode(data, options: DecodeOptions(keepsOriginalData: false))
-            }
-            let c = try Clock.median(iterations: iterations) {
+            } _: {
                 let status = data.withUnsafeBytes { bench_webp_decode($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, 1) }
                 guard status == 0 else { throw CodecGIFWebPBenchError(message: "bench_webp_decode failed: \(status)") }
             }
@@ -34,24 +33,45 @@ enum CodecGIFWebPBench: BenchSuite {
         }
         let gif = try GIFEncoder.encode(frames, loopCount: 0, options: EncodeOptions(), dithering: false)
         let megapixels = 480.0 * 360.0 * Double(frameCount) / 1e6
-        let gifIterations = settings.quick ? 3 : 11
-        let ours = try Clock.median(iterations: gifIterations) {
+        let gifIterations = settings.quick ? 3 : 15
+        let (ours, c) = try alternating(iterations: gifIterations) {
             let image = try ImageDecoder.decode(gif, options: DecodeOptions(preloadAllFrames: true, keepsOriginalData: false))
             guard image.frameCount == frameCount else { throw CodecGIFWebPBenchError(message: "GIF decoded \(image.frameCount) frames") }
-        }
-        let c = try Clock.median(iterations: gifIterations) {
+        } _: {
             let count = gif.withUnsafeBytes { bench_gif_decode_all($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) }
             guard count == frameCount else { throw CodecGIFWebPBenchError(message: "bench_gif_decode_all returned \(count)") }
         }
         add("GIF 100×480×360 decode, all frames", ours: megapixels / ours, c: megapixels / c,
             peer: "C harness (giflib DGifSlurp + compositing)")
         // Lazy decode played forward frame by frame (what an animated view does), against the same C figure.
-        let lazy = try Clock.median(iterations: gifIterations) {
+        let (lazy, c2) = try alternating(iterations: gifIterations) {
             let image = try ImageDecoder.decode(gif, options: DecodeOptions(keepsOriginalData: false))
             for i in 1..<image.frameCount { _ = try image.frame(at: i) }
+        } _: {
+            let count = gif.withUnsafeBytes { bench_gif_decode_all($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) }
+            guard count == frameCount else { throw CodecGIFWebPBenchError(message: "bench_gif_decode_all returned \(count)") }
         }
-        add("GIF 100×480×360 lazy decode, played in order", ours: megapixels / lazy, c: megapixels / c,
+        add("GIF 100×480×360 lazy decode, played in order", ours: megapixels / lazy, c: megapixels / c2,
             peer: "C harness (giflib DGifSlurp + compositing)", goal: nil)
+    }
+
+    /// Median seconds of `ours` and of `peer`, run alternately (one of each per round, after a warm-up round)
+    /// so that load from other processes on the machine affects both alike.
+    private static func alternating(iterations: Int, _ ours: () throws -> Void, _ peer: () throws -> Void) rethrows -> (Double, Double) {
+        try ours()
+        try peer()
+        var a: [Double] = [], b: [Double] = []
+        for _ in 0..<iterations {
+            var t0 = Clock.now()
+            try ours()
+            a.append(Clock.now() - t0)
+            t0 = Clock.now()
+            try peer()
+            b.append(Clock.now() - t0)
+        }
+        a.sort()
+        b.sort()
+        return (a[a.count / 2], b[b.count / 2])
     }
 
     private static func add(_ name: String, ours: Double, c: Double, peer: String, goal: String? = "≤ 1.05× C") {

@@ -92,10 +92,14 @@ struct GIFCanvas {
     }
 
     /// Applies `frame`'s disposal after it has been shown.
-    mutating func dispose(_ frame: GIFFrameInfo) {
+    mutating func dispose(_ frame: GIFFrameInfo) throws {
         guard let v = clip(frame) else { return }
         let canvasWidth = width
         switch frame.disposal {
+        case 2 where v.x0 == 0 && v.y0 == 0 && v.x1 == width && v.y1 == height:
+            // The whole canvas: a fresh zeroed buffer, rather than copying pixels (shared with the frame just
+            // handed out) only to clear them.
+            pixels = try PixelBuffer(width: width, height: height, pixelFormat: pixels.pixelFormat)
         case 2:
             pixels.withUnsafeMutableBytes { raw in
                 let canvas = raw.baseAddress!.assumingMemoryBound(to: UInt32.self)

@@ -39,7 +39,7 @@ public enum GIFDecoder {
                     if index == 0 || eager {
                         try canvas.draw(frame, from: gif)
                         decoded.append(ImageFrame(buffer: try canvas.snapshot(options.pixelFormat), duration: frame.duration))
-                        canvas.dispose(frame)
+                        try canvas.dispose(frame)
                     } else {
                         // Lazy frames: only the block structure is read now; LZW errors surface in `frame(at:)`.
                         try GIFReader.skipImageData(gif)

@@ -90,7 +90,7 @@ final class GIFFrameSource: ImageFrameSource {
                             }
                             try state.canvas.draw(frame, from: gif)
                             if i == index { output = try state.canvas.snapshot(pixelFormat) }
-                            state.canvas.dispose(frame)
+                            try state.canvas.dispose(frame)
                             state.next = i + 1
                         }
                         guard let output else { throw ImageCodecError.corruptData(format: .gif, message: "frame \(index) not reached") }
