@@ -1,6 +1,5 @@
 internal import CWebImageGIF
 import Foundation
-import Synchronization
 
 /// Decodes the frames of a GIF animation on demand (YYImage's lazy frames), compositing each one onto a
 /// cached canvas.
