@@ -97,7 +97,7 @@ final class GIFFrameSource: ImageFrameSource {
                     }
                 }
             } catch {
-                // A half-drawn canvas must not be continued from: the next call restarts from frame 0.
+                // A half-drawn canvas must not be continued from: the next call restarts from a keyframe or snapshot.
                 state.next = Int.max
                 throw error
             }
