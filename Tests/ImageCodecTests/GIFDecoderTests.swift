@@ -114,6 +114,38 @@ final class GIFDecoderTests: XCTestCase {
         }
     }
 
+    func testBrokenLaterFrameThrowsOnDemandAndOnPreload() throws {
+        var data = GIFBytes.make(width: 1, height: 1, frames: 3)
+        // Frame 2's LZW data becomes "end of information" at once: giflib reports the image ended early.
+        let frameData: [UInt8] = [2, 2, 0x44, 0x01, 0]
+        let starts = (0..<data.count - frameData.count).filter { data[$0..<$0 + frameData.count].elementsEqual(frameData) }
+        XCTAssertEqual(starts.count, 3)
+        data.replaceSubrange(starts[2]..<starts[2] + frameData.count, with: [2, 2, 0x05, 0x00, 0])
+        let lazy = try ImageDecoder.decode(data)
+        XCTAssertEqual(lazy.frameCount, 3)
+        XCTAssertNoThrow(try lazy.frame(at: 1))
+        XCTAssertThrowsError(try lazy.frame(at: 2)) { XCTAssertTrue($0 is ImageCodecError, "\($0)") }
+        XCTAssertNoThrow(try lazy.frame(at: 1), "the source recovers after a failed frame")
+        XCTAssertThrowsError(try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true)))
+    }
+
+    func testRandomAccessAfterPlayThroughUsesSnapshotsCorrectly() throws {
+        // 40 opaque frames disposed "none": no keyframe after frame 0, so random access relies on the
+        // cached canvas and the periodic snapshots.
+        let frames = try (0..<40).map { i in
+            ImageFrame(buffer: try GIFWebPTestImages.indexed(width: 24, height: 16, colors: 5 + i % 7, shift: i,
+                                                            transparentSquare: false), duration: 0.05)
+        }
+        let data = try GIFEncoder.encode(frames, loopCount: 0, options: EncodeOptions())
+        let lazy = try ImageDecoder.decode(data, options: DecodeOptions(pixelFormat: .rgba8))
+        for i in 0..<40 { _ = try lazy.frame(at: i) }
+        var rng = SplitMix64(seed: 99)
+        for _ in 0..<60 {
+            let i = Int(rng.next() % 40)
+            XCTAssertEqual(try lazy.frame(at: i).buffer.packedBytes, frames[i].buffer.packedBytes, "frame \(i)")
+        }
+    }
+
     func testDurationsFollowTheBrowserRule() throws {
         let data = GIFBytes.make(width: 1, height: 1, frames: 3, delays: [0, 1, 25])
         let image = try ImageDecoder.decode(data)

@@ -18,7 +18,11 @@ final class GIFHostileInputTests: XCTestCase {
                     rejected += 1
                 }
                 _ = GIFWebPCorpus.decodeAllFrames(variant)
-                _ = try? ImageDecoder.info(variant)
+                do {
+                    _ = try ImageDecoder.info(variant)
+                } catch {
+                    XCTAssertTrue(error is ImageCodecError, "info threw \(type(of: error)): \(error)")
+                }
             }
         }
         XCTAssertGreaterThan(rejected, 0)

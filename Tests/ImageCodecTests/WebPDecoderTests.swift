@@ -102,3 +102,18 @@ final class WebPDecoderTests: XCTestCase {
         }
     }
 }
+
+final class WebPThumbnailTests: XCTestCase {
+    func testMaxPixelSizeScalesStillImagesInsideLibwebp() throws {
+        let input = try GIFWebPTestImages.photoLike(width: 300, height: 200)
+        let data = try WebPEncoder.encode(input, options: EncodeOptions(quality: 0.9))
+        let thumbnail = try ImageDecoder.decode(data, options: DecodeOptions(maxPixelSize: 75))
+        XCTAssertEqual(thumbnail.width, 75)
+        XCTAssertEqual(thumbnail.height, 50)
+        // The limit applies to the scaled size: a thumbnail fits where the full image would not.
+        let limits = DecodeLimits(maxPixelsPerFrame: 10_000)
+        XCTAssertThrowsError(try ImageDecoder.decode(data, options: DecodeOptions(limits: limits)))
+        XCTAssertEqual(try ImageDecoder.decode(data, options: DecodeOptions(limits: limits, maxPixelSize: 100)).width, 100)
+        XCTAssertEqual(try ImageDecoder.decode(data, options: DecodeOptions(maxPixelSize: 1000)).width, 300)
+    }
+}

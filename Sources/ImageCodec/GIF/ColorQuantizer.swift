@@ -110,12 +110,13 @@ enum ColorQuantizer {
             let axis = widths.firstIndex(of: widths.max()!)!
             return (axis, widths[axis], n)
         }
+        // Each box's extent is measured once, when the box is made.
+        var extents = [extent(boxes[0])]
         while boxes.count < maxColors {
             var best = -1, bestScore = 0, bestAxis = 0
-            for (i, box) in boxes.enumerated() where box.count > 1 {
-                let e = extent(box)
+            for (i, e) in extents.enumerated() where boxes[i].count > 1 && e.width > 0 {
                 let score = e.pixels * (e.width + 1)
-                if e.width > 0, score > bestScore { best = i; bestScore = score; bestAxis = e.axis }
+                if score > bestScore { best = i; bestScore = score; bestAxis = e.axis }
             }
             guard best >= 0 else { break }
             let box = boxes[best]
@@ -128,6 +129,8 @@ enum ColorQuantizer {
             }
             boxes[best] = box.lowerBound..<split
             boxes.append(split..<box.upperBound)
+            extents[best] = extent(boxes[best])
+            extents.append(extent(boxes[boxes.count - 1]))
         }
         var palette: [UInt8] = []
         for box in boxes {

@@ -24,16 +24,23 @@ struct GIFCanvas {
     /// One decoded row of colour indices, reused for every row.
     private var line: [GifPixelType] = []
 
-    /// A transparent canvas. The caller has checked the size against the limits.
-    init(width: Int, height: Int) throws {
+    /// A transparent canvas labelled `format`. The caller has checked the size against the limits.
+    init(width: Int, height: Int, format: PixelBuffer.PixelFormat) throws {
         self.width = width
         self.height = height
-        self.pixels = try PixelBuffer(width: width, height: height)
+        self.pixels = try PixelBuffer(width: width, height: height, pixelFormat: format)
     }
 
-    /// Clears the whole canvas to transparent (restarting from a keyframe).
-    mutating func clear() {
-        pixels.withUnsafeMutableBytes { raw in _ = raw.initializeMemory(as: UInt8.self, repeating: 0) }
+    /// Clears the whole canvas to transparent (restarting from a keyframe): a fresh zeroed buffer, since the
+    /// old one is usually shared with a frame handed out.
+    mutating func clear() throws {
+        pixels = try PixelBuffer(width: width, height: height, pixelFormat: pixels.pixelFormat)
+        saved.removeAll(keepingCapacity: true)
+    }
+
+    /// Puts back a canvas saved earlier (a snapshot taken when the canvas was ready for some frame).
+    mutating func restore(_ snapshot: PixelBuffer) {
+        pixels = snapshot
         saved.removeAll(keepingCapacity: true)
     }
 
@@ -59,7 +66,7 @@ struct GIFCanvas {
         if frame.transparentIndex >= 0, frame.transparentIndex < 256 { palette[frame.transparentIndex] = 0 }
         if line.count < frame.width { line = [GifPixelType](repeating: 0, count: frame.width) }
         let visible = clip(frame)
-        let (canvasWidth, frameWidth) = (width, frame.width)
+        let (canvasWidth, frameWidth, left, top) = (width, frame.width, frame.left, frame.top)
         try palette.withUnsafeBufferPointer { table in
             try line.withUnsafeMutableBufferPointer { row in
                 try pixels.withUnsafeMutableBytes { raw in
@@ -69,11 +76,13 @@ struct GIFCanvas {
                             throw GIFReader.error(gif)
                         }
                         guard let v = visible else { continue }
-                        let y = frame.top + sourceRow
+                        let y = top + sourceRow
                         guard y < v.y1 else { continue }
-                        let out = canvas + y * canvasWidth
-                        for x in v.x0..<v.x1 {
-                            let color = table[Int(row[x - frame.left])]
+                        let out = canvas + y * canvasWidth + v.x0
+                        let indices = row.baseAddress! + (v.x0 - left)
+                        let colors = table.baseAddress!
+                        for x in 0..<(v.x1 - v.x0) {
+                            let color = colors[Int(indices[x])]
                             if color != 0 { out[x] = color }
                         }
                     }
@@ -82,22 +91,15 @@ struct GIFCanvas {
         }
     }
 
-    /// Decodes the current image of `gif` without drawing it (to validate a frame, as `DGifSlurp` would).
-    mutating func discard(_ frame: GIFFrameInfo, from gif: UnsafeMutablePointer<GifFileType>) throws {
-        if line.count < frame.width { line = [GifPixelType](repeating: 0, count: frame.width) }
-        let frameWidth = Int32(frame.width)
-        try line.withUnsafeMutableBufferPointer { row in
-            for _ in 0..<frame.height {
-                guard DGifGetLine(gif, row.baseAddress, frameWidth) != GIF_ERROR else { throw GIFReader.error(gif) }
-            }
-        }
-    }
-
     /// Applies `frame`'s disposal after it has been shown.
-    mutating func dispose(_ frame: GIFFrameInfo) {
+    mutating func dispose(_ frame: GIFFrameInfo) throws {
         guard let v = clip(frame) else { return }
         let canvasWidth = width
         switch frame.disposal {
+        case 2 where v.x0 == 0 && v.y0 == 0 && v.x1 == width && v.y1 == height:
+            // The whole canvas: a fresh zeroed buffer, rather than copying pixels (shared with the frame just
+            // handed out) only to clear them.
+            pixels = try PixelBuffer(width: width, height: height, pixelFormat: pixels.pixelFormat)
         case 2:
             pixels.withUnsafeMutableBytes { raw in
                 let canvas = raw.baseAddress!.assumingMemoryBound(to: UInt32.self)
@@ -131,9 +133,11 @@ struct GIFCanvas {
         }
     }
 
-    /// A copy of the canvas as a new buffer in `format` (one allocation). Every pixel is opaque or zero, so
-    /// the bytes are the same in both formats.
+    /// The canvas as a frame in `format`. In the canvas's own format this shares the pixels (copy-on-write:
+    /// the canvas copies them when it next changes, so each frame costs one allocation at most). Every pixel
+    /// is opaque or zero, so the bytes are the same in both formats.
     func snapshot(_ format: PixelBuffer.PixelFormat) throws -> PixelBuffer {
+        if format == pixels.pixelFormat { return pixels }
         var out = try PixelBuffer(width: width, height: height, pixelFormat: format)
         pixels.withUnsafeBytes { source in
             out.withUnsafeMutableBytes { $0.copyMemory(from: source) }

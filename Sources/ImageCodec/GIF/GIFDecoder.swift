@@ -3,9 +3,12 @@ import Foundation
 
 /// Decodes GIF 87a/89a, still or animated, through giflib (record by record, as `DGifSlurp` walks them).
 ///
-/// - Every image block is decoded once up front (so a file giflib's `DGifSlurp` rejects is rejected here),
-///   but only the first frame is composited; the others are composited on demand by a `GIFFrameSource`
-///   unless `DecodeOptions.preloadAllFrames`. `firstFrameOnly` stops after the first image.
+/// - Records are walked as giflib's `DGifSlurp` walks them, so a file it rejects for its structure (bad
+///   record, truncated block, no image) is rejected here. The first frame is decoded and composited now; the
+///   others' compressed data is only skipped over (block structure checked, LZW not run) and each is
+///   decoded on demand by a `GIFFrameSource`, where a broken LZW stream in a later frame throws from
+///   `Image.frame(at:)`. With `DecodeOptions.preloadAllFrames` every frame is decoded now, giving exactly
+///   `DGifSlurp`'s verdict. `firstFrameOnly` stops after the first image.
 /// - Compositing follows the browsers (see `GIFCanvas`): transparent start, background disposal clears to
 ///   transparent, frames clipped to the logical screen.
 /// - Limits: the logical screen is checked before any allocation; the frame count, total pixels and each
@@ -13,6 +16,9 @@ import Foundation
 /// - Loop count: no NETSCAPE2.0/ANIMEXTS1.0 extension → `loopCount` 1; stored 0 → 0 (forever); stored n → n + 1.
 ///   `storedLoopCount` keeps the first stored value.
 /// - Durations: the graphics control delay (centiseconds) with the browsers' rule (< 0.011 s plays 0.1 s).
+/// - `hasAlpha`: any frame with a transparent index, a first frame not covering the logical screen, or any
+///   background disposal (each can leave transparent pixels on the canvas).
+/// - `DecodeOptions.maxPixelSize` is not applied: GIFs always decode at full size.
 ///
 /// - Important: Stateless and thread-safe.
 public enum GIFDecoder {
@@ -25,7 +31,7 @@ public enum GIFDecoder {
             try GIFReader.withHandle(bytes) { gif, input in
                 let width = Int(gif.pointee.SWidth), height = Int(gif.pointee.SHeight)
                 try options.limits.check(width: width, height: height)
-                var canvas = try GIFCanvas(width: width, height: height)
+                var canvas = try GIFCanvas(width: width, height: height, format: options.pixelFormat)
                 var decoded: [ImageFrame] = []
                 let eager = options.preloadAllFrames && !options.firstFrameOnly
                 let scan = try GIFReader.walk(gif, input: input, limits: options.limits,
@@ -33,9 +39,10 @@ public enum GIFDecoder {
                     if index == 0 || eager {
                         try canvas.draw(frame, from: gif)
                         decoded.append(ImageFrame(buffer: try canvas.snapshot(options.pixelFormat), duration: frame.duration))
-                        canvas.dispose(frame)
+                        try canvas.dispose(frame)
                     } else {
-                        try canvas.discard(frame, from: gif)
+                        // Lazy frames: only the block structure is read now; LZW errors surface in `frame(at:)`.
+                        try GIFReader.skipImageData(gif)
                     }
                 }
                 let stored = scan.storedLoopCount

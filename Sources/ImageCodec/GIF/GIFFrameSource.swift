@@ -1,14 +1,17 @@
 internal import CWebImageGIF
 import Foundation
-import Synchronization
 
 /// Decodes the frames of a GIF animation on demand (YYImage's lazy frames), compositing each one onto a
 /// cached canvas.
 ///
 /// Random access: the source keeps the canvas ready for the next frame (`next`). Asking for frame `j ≥ next`
-/// composites forward from there; otherwise (or when a keyframe lies between) it restarts from the last
-/// keyframe at or before `j`. A keyframe is frame 0 or a frame whose predecessor is disposed to background
-/// over the whole canvas, so its starting canvas is known to be transparent.
+/// composites forward from there; otherwise (or when a closer starting point lies between) it restarts from
+/// the latest starting point at or before `j`:
+/// - a keyframe: frame 0, or a frame whose predecessor is disposed to background over the whole canvas, so
+///   its starting canvas is known to be transparent;
+/// - a snapshot: every `snapshotInterval`-th frame's starting canvas, kept (copy-on-write) the first time
+///   compositing passes it, while the snapshots fit in `snapshotBudget` bytes.
+/// So a random frame costs at most `snapshotInterval` frame decodes once the animation has been played through.
 ///
 /// - Important: Thread-safe: one lock serialises decoding (a GIF is decoded record by record, so two frames
 ///   cannot be composited at once from one canvas anyway).
@@ -17,7 +20,14 @@ final class GIFFrameSource: ImageFrameSource {
         var canvas: GIFCanvas
         /// The frame the canvas is ready to receive (disposal of `next - 1` already applied).
         var next: Int
+        /// Starting canvases of every `snapshotInterval`-th frame, by frame index.
+        var snapshots: [Int: PixelBuffer] = [:]
     }
+
+    /// Frames between snapshots of the starting canvas.
+    static let snapshotInterval = 8
+    /// Most bytes of snapshots one animation keeps (32 MiB).
+    static let snapshotBudget = 32 << 20
 
     private let data: Data
     private let frames: [GIFFrameInfo]
@@ -51,10 +61,18 @@ final class GIFFrameSource: ImageFrameSource {
         }
         return try state.withLock { state in
             let keyframe = keyframes.last { $0 <= index } ?? 0
-            if index < state.next || keyframe > state.next {
-                state.canvas.clear()
-                state.next = keyframe
+            let snapshot = state.snapshots.keys.filter { $0 <= index && $0 > keyframe }.max()
+            let start = snapshot ?? keyframe
+            if index < state.next || start > state.next {
+                if let snapshot, let pixels = state.snapshots[snapshot] {
+                    state.canvas.restore(pixels)
+                } else {
+                    try state.canvas.clear()
+                }
+                state.next = start
             }
+            let frameBytes = state.canvas.pixels.byteCount
+            let maxSnapshots = Self.snapshotBudget / max(frameBytes, 1)
             do {
                 return try data.withUnsafeBytes { bytes in
                     try GIFReader.withHandle(bytes) { gif, input in
@@ -65,9 +83,13 @@ final class GIFFrameSource: ImageFrameSource {
                             var record = UNDEFINED_RECORD_TYPE
                             guard DGifGetRecordType(gif, &record) != GIF_ERROR, record == IMAGE_DESC_RECORD_TYPE,
                                   DGifGetImageDesc(gif) != GIF_ERROR else { throw GIFReader.error(gif) }
+                            if i > 0, i % Self.snapshotInterval == 0, state.snapshots[i] == nil,
+                               state.snapshots.count < maxSnapshots {
+                                state.snapshots[i] = state.canvas.pixels
+                            }
                             try state.canvas.draw(frame, from: gif)
                             if i == index { output = try state.canvas.snapshot(pixelFormat) }
-                            state.canvas.dispose(frame)
+                            try state.canvas.dispose(frame)
                             state.next = i + 1
                         }
                         guard let output else { throw ImageCodecError.corruptData(format: .gif, message: "frame \(index) not reached") }
@@ -75,9 +97,8 @@ final class GIFFrameSource: ImageFrameSource {
                     }
                 }
             } catch {
-                // A half-drawn canvas must not be continued from.
-                state.canvas.clear()
-                state.next = 0
+                // A half-drawn canvas must not be continued from: the next call restarts from a keyframe or snapshot.
+                state.next = Int.max
                 throw error
             }
         }

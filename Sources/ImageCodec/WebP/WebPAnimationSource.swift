@@ -1,6 +1,5 @@
 internal import CWebImageWebP
 import Foundation
-import Synchronization
 
 /// A `WebPAnimDecoder` with the bytes it reads (libwebp requires them to stay put while the decoder lives).
 ///

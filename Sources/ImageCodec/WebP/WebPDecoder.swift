@@ -10,6 +10,8 @@ import Foundation
 ///   frame's ANMF duration with the browsers' rule; `loopCount` is the ANIM loop count (total plays, 0 =
 ///   forever), which is also `storedLoopCount`.
 /// - Limits are checked from `WebPGetFeatures` / `WebPDemux` (headers only) before anything is allocated.
+/// - `DecodeOptions.maxPixelSize` scales still images inside libwebp (limits apply to the scaled size);
+///   animations always decode at full size.
 ///
 /// - Important: Stateless and thread-safe.
 public enum WebPDecoder {
@@ -20,8 +22,12 @@ public enum WebPDecoder {
         let container = try data.withUnsafeBytes { try WebPContainer.parse($0) }
         let original = options.keepsOriginalData ? data : nil
         guard container.isAnimated else {
-            try options.limits.check(width: container.width, height: container.height)
-            let buffer = try data.withUnsafeBytes { try decodeStill($0, container: container, format: options.pixelFormat) }
+            let size = scaledSize(width: container.width, height: container.height, maxPixelSize: options.maxPixelSize)
+            try options.limits.check(width: size.width, height: size.height)
+            let buffer = try data.withUnsafeBytes {
+                try decodeStill($0, width: size.width, height: size.height, isScaled: size.width != container.width,
+                                format: options.pixelFormat)
+            }
             return Image(frames: [ImageFrame(buffer: buffer)], format: .webp, loopCount: 1, storedLoopCount: nil,
                          hasAlpha: container.hasAlpha, originalData: original)
         }
@@ -65,14 +71,27 @@ public enum WebPDecoder {
                          storedLoopCount: c.storedLoopCount, hasAlpha: c.hasAlpha, durations: c.durations)
     }
 
-    /// Decodes a still image into a new buffer with `WebPDecode` writing into the buffer's memory.
-    private static func decodeStill(_ bytes: UnsafeRawBufferPointer, container: WebPContainer,
+    /// The decoded size for `maxPixelSize` (a still image's longest side), keeping the aspect ratio, never enlarging.
+    static func scaledSize(width: Int, height: Int, maxPixelSize: Int?) -> (width: Int, height: Int) {
+        guard let maxSide = maxPixelSize, maxSide > 0, max(width, height) > maxSide else { return (width, height) }
+        let scale = Double(maxSide) / Double(max(width, height))
+        return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
+    }
+
+    /// Decodes a still image into a new buffer with `WebPDecode` writing into the buffer's memory, scaled by
+    /// libwebp (`use_scaling`) when `isScaled`.
+    private static func decodeStill(_ bytes: UnsafeRawBufferPointer, width: Int, height: Int, isScaled: Bool,
                                     format: PixelBuffer.PixelFormat) throws -> PixelBuffer {
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw ImageCodecError.corruptData(format: .webp, message: "libwebp version mismatch")
         }
-        var buffer = try PixelBuffer(width: container.width, height: container.height, pixelFormat: format)
+        if isScaled {
+            config.options.use_scaling = 1
+            config.options.scaled_width = Int32(width)
+            config.options.scaled_height = Int32(height)
+        }
+        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: format)
         let stride = buffer.bytesPerRow
         let status = buffer.withUnsafeMutableBytes { out -> VP8StatusCode in
             config.output.colorspace = format == .rgba8Premultiplied ? MODE_rgbA : MODE_RGBA
