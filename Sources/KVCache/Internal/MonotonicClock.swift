@@ -7,7 +7,7 @@ import Darwin
 #endif
 
 /// Seconds from a monotonic clock (`CLOCK_MONOTONIC`): for memory-cache ages, immune to wall-clock jumps.
-@usableFromInline
+@inlinable
 func monotonicSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)

@@ -2,14 +2,16 @@
 ///
 /// The dictionary of the map owns every node; `prev` and `next` are unowned links, so freeing a million
 /// nodes is freeing a dictionary (iterative) and never a recursive chain of `deinit`s.
+@usableFromInline
 final class LinkedMapNode<Key: Hashable, Value> {
-    unowned(unsafe) var prev: LinkedMapNode?
-    unowned(unsafe) var next: LinkedMapNode?
-    let key: Key
-    var value: Value
-    var cost: Int
-    var time: Double
+    @usableFromInline unowned(unsafe) var prev: LinkedMapNode?
+    @usableFromInline unowned(unsafe) var next: LinkedMapNode?
+    @usableFromInline let key: Key
+    @usableFromInline var value: Value
+    @usableFromInline var cost: Int
+    @usableFromInline var time: Double
 
+    @inlinable
     init(key: Key, value: Value, cost: Int, time: Double) {
         self.key = key
         self.value = value
@@ -22,23 +24,27 @@ final class LinkedMapNode<Key: Hashable, Value> {
 /// Get, insert, remove and move-to-head are O(1).
 ///
 /// - Important: Not thread-safe: `MemoryCache` keeps it inside its `Mutex`.
+@usableFromInline
 struct LinkedMap<Key: Hashable, Value> {
-    typealias Node = LinkedMapNode<Key, Value>
+    @usableFromInline typealias Node = LinkedMapNode<Key, Value>
 
     /// Owns the nodes.
-    private(set) var nodes: [Key: Node] = [:]
+    @usableFromInline var nodes: [Key: Node] = [:]
     /// Most recently used; not owning (the dictionary owns).
-    private(set) unowned(unsafe) var head: Node?
+    @usableFromInline unowned(unsafe) var head: Node?
     /// Least recently used; not owning.
-    private(set) unowned(unsafe) var tail: Node?
+    @usableFromInline unowned(unsafe) var tail: Node?
     /// Sum of the nodes' costs (saturating: costs are caller-supplied).
-    private(set) var totalCost = 0
+    @usableFromInline var totalCost = 0
 
-    var count: Int { nodes.count }
+    @inlinable init() {}
 
-    subscript(key: Key) -> Node? { nodes[key] }
+    @inlinable var count: Int { nodes.count }
+
+    @inlinable subscript(key: Key) -> Node? { nodes[key] }
 
     /// Adds a new node at the head. The key must not be present.
+    @inlinable
     mutating func insertAtHead(_ node: Node) {
         nodes[node.key] = node
         totalCost = totalCost.addingSaturating(node.cost)
@@ -53,6 +59,7 @@ struct LinkedMap<Key: Hashable, Value> {
     }
 
     /// Moves a node already in the map to the head.
+    @inlinable
     mutating func bringToHead(_ node: Node) {
         guard head !== node else { return }
         if tail === node {
@@ -69,13 +76,14 @@ struct LinkedMap<Key: Hashable, Value> {
     }
 
     /// Changes the cost of a node in the map, keeping the total right.
+    @inlinable
     mutating func updateCost(of node: Node, to cost: Int) {
         totalCost = totalCost.subtractingSaturating(node.cost).addingSaturating(cost)
         node.cost = cost
     }
 
     /// Unlinks and forgets a node; returns it (the caller releases it, outside the lock).
-    @discardableResult
+    @inlinable @discardableResult
     mutating func remove(_ node: Node) -> Node {
         let owned = nodes.removeValue(forKey: node.key) ?? node
         totalCost = totalCost.subtractingSaturating(node.cost)
@@ -89,6 +97,7 @@ struct LinkedMap<Key: Hashable, Value> {
     }
 
     /// Removes and returns the least recently used node.
+    @inlinable
     mutating func removeTail() -> Node? {
         guard let tail else { return nil }
         return remove(tail)
@@ -142,12 +151,14 @@ struct LinkedMap<Key: Hashable, Value> {
 
 extension Int {
     /// `self + other`, clamped to `Int.max`/`Int.min` instead of trapping.
+    @inlinable
     func addingSaturating(_ other: Int) -> Int {
         let (sum, overflow) = addingReportingOverflow(other)
         return overflow ? (other > 0 ? .max : .min) : sum
     }
 
     /// `self - other`, clamped instead of trapping.
+    @inlinable
     func subtractingSaturating(_ other: Int) -> Int {
         let (difference, overflow) = subtractingReportingOverflow(other)
         return overflow ? (other < 0 ? .max : .min) : difference

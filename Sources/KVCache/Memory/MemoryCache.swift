@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import WebImageSync
 
 /// A fast in-memory key-value cache with LRU eviction by count, cost and age (YYMemoryCache).
 ///
@@ -19,23 +20,29 @@ import Synchronization
 ///   released after the lock is dropped, on a background queue when `releasesAsynchronously` is true, so
 ///   freeing a large bitmap never stalls readers.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    typealias Node = LinkedMapNode<Key, Value>
+    @usableFromInline typealias Node = LinkedMapNode<Key, Value>
 
     /// The map and the limits that guard it. Limits live under the same lock so a set reads them for free.
+    @usableFromInline
     struct State {
-        var map = LinkedMap<Key, Value>()
-        var countLimit = Int.max
-        var costLimit = Int.max
+        @usableFromInline var map = LinkedMap<Key, Value>()
+        @usableFromInline var countLimit = Int.max
+        @usableFromInline var costLimit = Int.max
         var ageLimit = Double.infinity
         var autoTrimInterval = 5.0
-        var releasesAsynchronously = true
+        @usableFromInline var releasesAsynchronously = true
         var removesAllObjectsOnMemoryWarning = true
         var didReceiveMemoryWarning: (@Sendable (MemoryCache<Key, Value>) -> Void)?
+        init() {}
     }
 
-    let state = Mutex(State())
-    /// Seconds from a monotonic clock; injectable by tests.
-    let clock: @Sendable () -> Double
+    @usableFromInline let state = WebImageSync.Mutex(State())
+    /// A test clock; `nil` reads the monotonic clock.
+    @usableFromInline let testClock: (@Sendable () -> Double)?
+
+    /// Seconds from a monotonic clock (or the test clock).
+    @inlinable
+    func clock() -> Double { testClock?() ?? monotonicSeconds() }
 
     /// A name for debugging and logs. `nil` by default.
     public let name: String?
@@ -44,13 +51,13 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///
     /// - Parameter name: A name for debugging. `nil` by default.
     public convenience init(name: String? = nil) {
-        self.init(name: name, clock: { monotonicSeconds() })
+        self.init(name: name, clock: nil)
     }
 
     /// Creates a cache reading time from `clock` (tests drive age limits with a fake clock).
-    init(name: String?, clock: @escaping @Sendable () -> Double) {
+    init(name: String?, clock: (@Sendable () -> Double)?) {
         self.name = name
-        self.clock = clock
+        self.testClock = clock
         scheduleAutoTrim()
     }
 
@@ -93,17 +100,21 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     // MARK: Queries
 
     /// The number of objects. O(1).
+    @inlinable
     public var totalCount: Int { state.withLock { $0.map.count } }
 
     /// The sum of the objects' costs. O(1).
+    @inlinable
     public var totalCost: Int { state.withLock { $0.map.totalCost } }
 
     /// Whether an object is stored for `key`. Does not count as an access (the LRU order is unchanged).
+    @inlinable
     public func containsObject(forKey key: Key) -> Bool {
         state.withLock { $0.map[key] != nil }
     }
 
     /// The object for `key`, or `nil`. A hit becomes the most recently used object.
+    @inlinable
     public func object(forKey key: Key) -> Value? {
         let now = clock()
         return state.withLock { state -> Value? in
@@ -118,6 +129,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// Stores `value` for `key` with a cost (0 by default), making it the most recently used object; then
     /// evicts least recently used objects while over `countLimit` or `costLimit`. A `nil` value removes.
+    @inlinable
     public func setObject(_ value: Value?, forKey key: Key, cost: Int = 0) {
         guard let value else {
             removeObject(forKey: key)
@@ -145,6 +157,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// Removes the object for `key`, if any.
+    @inlinable
     public func removeObject(forKey key: Key) {
         let (removed, async) = state.withLock { state -> ([Node], Bool) in
             guard let node = state.map[key] else { return ([], false) }
@@ -164,6 +177,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// Releases nodes that left the map: here, outside the lock, or on a background queue.
+    @usableFromInline
     func release(_ nodes: [Node], asynchronously: Bool) {
         guard !nodes.isEmpty, asynchronously else { return }
         let doomed = Doomed(nodes)
@@ -184,6 +198,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 ///
 /// `@unchecked Sendable` is safe: the payload was removed from its map under the lock and nothing else
 /// references it; the receiving queue only drops it.
+@usableFromInline
 struct Doomed<Payload>: @unchecked Sendable {
     let payload: Payload
     init(_ payload: Payload) { self.payload = payload }

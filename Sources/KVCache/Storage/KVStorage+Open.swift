@@ -61,6 +61,9 @@ extension KVStorage {
             throw .sqlite(code: 1, message: "journal_mode is \(mode.first ?? "?")", operation: "PRAGMA journal_mode=WAL")
         }
         try database.execute(syncsFiles ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+        // Reads of inline values come from the page cache or a memory map instead of a pread per page.
+        try database.execute("PRAGMA cache_size=-8192")
+        _ = try database.textRows("PRAGMA mmap_size=268435456")
         try database.execute(schema)
         if checkIntegrity {
             let result = try database.textRows("PRAGMA quick_check")

@@ -100,7 +100,7 @@ extension KVStorage {
     /// write). A crash loses at most the last batch of access times, never data.
     func recordAccess(_ key: String) {
         pendingAccessTimes[key] = nextStamp()
-        if pendingAccessTimes.count >= 64 { flushAccessTimes() }
+        if pendingAccessTimes.count >= 1_024 { flushAccessTimes() }
     }
 
     /// Writes pending access times in one transaction. A failure is logged and the batch dropped: access

@@ -66,7 +66,7 @@ public final class KVStorage {
     let faults: KVStorageFaults?
     /// The advisory lock file descriptor (shared lock held while open).
     var lockDescriptor: Int32 = -1
-    /// Reads not yet written to `last_access_time`: flushed in one transaction every 64 reads, before
+    /// Reads not yet written to `last_access_time`: flushed in one transaction every 1,024 reads, before
     /// evictions and at close.
     var pendingAccessTimes: [String: Int64] = [:]
     var lastStamp: Int64 = 0

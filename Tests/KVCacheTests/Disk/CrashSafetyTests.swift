@@ -49,6 +49,7 @@ final class CrashSafetyTests: XCTestCase {
         for round in 0..<56 {
             let child = try ChildProcess(test: "KVCacheTests.CrashSafetyTests/testChildWriter",
                                          environment: ["KVCACHE_CHILD_PATH": directory.path, "KVCACHE_CHILD_ROUND": "\(round)"])
+            // The delays below choose the random moment of the kill; they do not wait for work.
             if round % 4 == 3 {
                 // Some kills land anywhere, including during the child's open-time cleanup.
                 usleep(UInt32(rng.next(upTo: 150_000)))

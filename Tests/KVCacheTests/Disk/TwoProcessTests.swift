@@ -37,6 +37,9 @@ final class TwoProcessTests: XCTestCase {
         let other = 1 - id
         var rng = SplitMix64(seed: UInt64(id + 1))
         var bad = 0
+        // Both workers start together, so their writes really interleave.
+        emitLine("READY")
+        awaitStartSignal()
         for i in 0..<Self.rounds {
             let seed = id * 1_000_000 + i
             let size = 1 + rng.next(upTo: 3_000)
@@ -60,6 +63,8 @@ final class TwoProcessTests: XCTestCase {
             try ChildProcess(test: "KVCacheTests.TwoProcessTests/testPairWorker",
                              environment: ["KVCACHE_PAIR_PATH": directory.path, "KVCACHE_PAIR_ID": "\(id)"])
         }
+        for worker in workers { XCTAssertTrue(worker.waitUntilReady(timeout: 60)) }
+        for worker in workers { try worker.send("go") }
         for (id, worker) in workers.enumerated() {
             let lines = worker.finish()
             XCTAssertEqual(worker.process.terminationStatus, 0, "worker \(id) failed")

@@ -9,6 +9,7 @@ final class ChildProcess: @unchecked Sendable { // the Process is only touched f
     private let ready = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let readyMarker: Data
+    private let input = Pipe()
 
     /// The test binary: `/proc/self/exe` is the `.xctest` executable `swift test` runs on Linux.
     static var testBinary: URL { URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath() }
@@ -20,6 +21,7 @@ final class ChildProcess: @unchecked Sendable { // the Process is only touched f
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let pipe = Pipe()
         process.standardOutput = pipe
+        process.standardInput = input
         process.standardError = FileHandle.nullDevice
         try process.run()
         let reader = pipe.fileHandleForReading
@@ -46,6 +48,11 @@ final class ChildProcess: @unchecked Sendable { // the Process is only touched f
     /// Waits until the child printed its ready marker (or exited). Returns false on timeout.
     func waitUntilReady(timeout: Double) -> Bool { ready.wait(timeout: .now() + timeout) == .success }
 
+    /// Sends a line to the child's standard input (e.g. a start signal).
+    func send(_ line: String) throws {
+        try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+
     /// Kills the child with SIGKILL.
     func kill() { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
 
@@ -59,6 +66,11 @@ final class ChildProcess: @unchecked Sendable { // the Process is only touched f
 
     /// Whether the child died of SIGKILL.
     var wasKilled: Bool { process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL }
+}
+
+/// Blocks until the parent sends a line on standard input (a start signal for child processes).
+func awaitStartSignal() {
+    _ = FileHandle.standardInput.availableData
 }
 
 /// Writes a line to standard output at once (unbuffered `write(2)`), so a parent sees it even if this
