@@ -71,7 +71,9 @@ final class Transfer {
             abort = .tooLarge
             return false
         }
-        body.append(contentsOf: chunk)
+        if let base = chunk.baseAddress {
+            body.append(base.assumingMemoryBound(to: UInt8.self), count: chunk.count) // one memcpy
+        }
         delegate?.transfer(self, didReceive: chunk)
         return true
     }
