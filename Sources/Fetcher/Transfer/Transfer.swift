@@ -44,7 +44,7 @@ final class Transfer {
             return .failure(.invalidURL(request.url.absoluteString))
         }
         guard let easy = CurlEasyHandle(owner: thread) else {
-            return .failure(.transport(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue), errno: ENOMEM,
+            return .failure(.transport(curlCode: CurlCode.outOfMemory.rawValue, errno: ENOMEM,
                                        message: "curl_easy_init failed"))
         }
         let transfer = Transfer(request: request, easy: easy)
@@ -79,7 +79,7 @@ final class Transfer {
     }
 
     /// Ends the transfer with libcurl's result (the handle must already be detached).
-    func complete(with code: CURLcode) {
+    func complete(with code: Int) {
         finish(outcome(for: code))
     }
 
