@@ -39,23 +39,29 @@ enum FetcherBench: BenchSuite {
             ("\(small) × 50 KB", (0..<small).map { nginx.url("/s\($0).bin") }),
             ("\(large) × 1 MB", (0..<large).map { nginx.url("/l\($0).bin") }),
         ]
+        // FETCHER_BENCH_CLIENTS="FetchQueue,URLSession" limits the clients (for profiling one of them).
+        let wanted = ProcessInfo.processInfo.environment["FETCHER_BENCH_CLIENTS"].map { Set($0.split(separator: ",").map(String.init)) }
         let clients: [(name: String, client: Client)] = [
             ("FetchQueue", fetchQueue), ("curl --parallel", curlCLI), ("URLSession", urlSession),
             ("async-http-client", asyncHTTPClient),
-        ]
-        let repetitions = settings.quick ? 1 : 3
+        ].filter { wanted?.contains($0.0) ?? true }
+        let repetitions = settings.quick ? 1 : 5
         for (label, urls) in workloads {
             for concurrency in [6, 16] {
                 var best: [String: Measurement] = [:]
-                for (name, client) in clients {
-                    _ = try client(Array(urls.prefix(12)), concurrency) // warm-up (connections, caches)
-                    for _ in 0..<repetitions {
+                for (_, client) in clients { _ = try client(Array(urls.prefix(12)), concurrency) } // warm-up
+                // Clients take turns in each repetition, so load from other processes hits them alike; the best
+                // repetition of each counts.
+                for _ in 0..<repetitions {
+                    for (name, client) in clients {
                         let m = try client(urls, concurrency)
                         guard m.bytes == expectedBytes(label: label, count: urls.count) else {
                             throw BenchFailure("\(name) fetched \(m.bytes) bytes for \(label)")
                         }
                         if best[name].map({ m.seconds < $0.seconds }) ?? true { best[name] = m }
                     }
+                }
+                for (name, _) in clients {
                     if let m = best[name] {
                         print(String(format: "    %-20@ %@ c=%2d: %8.1f req/s %8.1f MB/s  CPU %.3f s", name as NSString,
                                      label as NSString, concurrency, m.requestsPerSecond, m.megabytesPerSecond,

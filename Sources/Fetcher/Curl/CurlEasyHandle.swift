@@ -98,9 +98,10 @@ final class CurlEasyHandle {
     }
 
     /// The message libcurl wrote for the last failure, or `curl_easy_strerror(code)` when it wrote none.
-    func errorMessage(for code: CURLcode) -> String {
+    func errorMessage(for code: Int) -> String {
         let message = String(cString: errorBuffer)
-        return message.isEmpty ? String(cString: curl_easy_strerror(code)) : message
+        guard message.isEmpty else { return message }
+        return String(cString: curl_easy_strerror(CURLcode(rawValue: UInt32(truncatingIfNeeded: code))))
     }
 }
 

@@ -66,14 +66,14 @@ final class CurlMultiHandle {
     }
 
     /// Wraps `curl_multi_info_read`: the next finished transfer (its easy pointer and result), or nil.
-    func nextCompleted() -> (easy: UnsafeMutableRawPointer, result: CURLcode)? {
+    func nextCompleted() -> (easy: UnsafeMutableRawPointer, result: Int)? {
         owner.assertOnThread()
         var easy: UnsafeMutableRawPointer?
         var message = CURLMSG_NONE
         var result = CURLE_OK
         var remaining: Int32 = 0
         while wi_multi_info_read(raw, &easy, &message, &result, &remaining) != 0 {
-            if message == CURLMSG_DONE, let easy { return (easy, result) }
+            if message == CURLMSG_DONE, let easy { return (easy, Int(result.rawValue)) }
         }
         return nil
     }

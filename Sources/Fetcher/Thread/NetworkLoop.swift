@@ -13,6 +13,8 @@ final class NetworkLoop {
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
     /// Called once when the thread stops, before remaining transfers are ended (queues fail what they hold).
     private var stopHandlers: [ObjectIdentifier: () -> Void] = [:]
+    /// Set when a transfer is attached; the run loop then performs again before polling.
+    private var hasNewTransfers = false
 
     init(thread: NetworkThread) {
         self.thread = thread
@@ -30,12 +32,16 @@ final class NetworkLoop {
                 usleep(10_000)
                 continue
             }
-            multi.perform()
-            while let (easy, code) = multi.nextCompleted() {
-                guard let transfer = transfers[easy] else { continue }
-                detach(transfer)
-                transfer.complete(with: code)
-            }
+            // Completions start queued transfers: drive those at once instead of waiting for the next poll.
+            repeat {
+                hasNewTransfers = false
+                multi.perform()
+                while let (easy, code) = multi.nextCompleted() {
+                    guard let transfer = transfers[easy] else { continue }
+                    detach(transfer)
+                    transfer.complete(with: code)
+                }
+            } while hasNewTransfers
             multi.poll(timeoutMilliseconds: 1_000)
         }
         shutDown()
@@ -83,6 +89,7 @@ final class NetworkLoop {
     func attach(_ transfer: Transfer) -> Bool {
         guard !isStopping, let multi, multi.add(transfer.easy) else { return false }
         transfers[transfer.easy.raw] = transfer
+        hasNewTransfers = true
         thread.activity.change(by: 1)
         return true
     }

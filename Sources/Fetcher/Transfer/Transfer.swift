@@ -44,7 +44,7 @@ final class Transfer {
             return .failure(.invalidURL(request.url.absoluteString))
         }
         guard let easy = CurlEasyHandle(owner: thread) else {
-            return .failure(.transport(curlCode: Int(CURLE_OUT_OF_MEMORY.rawValue), errno: ENOMEM,
+            return .failure(.transport(curlCode: CurlCode.outOfMemory.rawValue, errno: ENOMEM,
                                        message: "curl_easy_init failed"))
         }
         let transfer = Transfer(request: request, easy: easy)
@@ -71,13 +71,15 @@ final class Transfer {
             abort = .tooLarge
             return false
         }
-        body.append(contentsOf: chunk)
+        if let base = chunk.baseAddress {
+            body.append(base.assumingMemoryBound(to: UInt8.self), count: chunk.count) // one memcpy
+        }
         delegate?.transfer(self, didReceive: chunk)
         return true
     }
 
     /// Ends the transfer with libcurl's result (the handle must already be detached).
-    func complete(with code: CURLcode) {
+    func complete(with code: Int) {
         finish(outcome(for: code))
     }
 

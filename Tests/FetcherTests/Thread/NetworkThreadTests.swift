@@ -34,7 +34,7 @@ final class NetworkThreadTests: XCTestCase {
     }
 
     func testStartAndStop500PrivateThreads() throws {
-        let baseline = try openFileDescriptorCount()
+        let baseline = try openFileDescriptorTargets()
         for _ in 0..<500 {
             let thread = NetworkThread()
             let ran = expectation(description: "ran")
@@ -43,7 +43,7 @@ final class NetworkThreadTests: XCTestCase {
             thread.stop()
             thread.join()
         }
-        XCTAssertEqual(try openFileDescriptorCount(), baseline, "every multi handle and wake-up pipe was closed")
+        XCTAssertEqual(try openFileDescriptorTargets(), baseline, "every multi handle and wake-up socket pair was closed")
         XCTAssertEqual(CurlEasyHandle.liveCount.load(ordering: .relaxed), 0)
     }
 
