@@ -8,7 +8,6 @@
 /// Monotonic clock in nanoseconds.
 uint64_t bench_now_ns(void);
 
-<<<<<<< HEAD
 // MARK: codec-jpeg-png (harness_jpeg_png.c)
 
 /// CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID): robust to other processes
@@ -23,7 +22,6 @@ int bench_jpeg_decode_rgba(const uint8_t *data, size_t size, uint8_t **pixels, u
 /// premultiplying colour by alpha when `premultiply` != 0. Returns 0 on success.
 int bench_png_decode_rgba(const uint8_t *data, size_t size, int premultiply, uint8_t **pixels, uint32_t *width,
                           uint32_t *height);
-=======
 // MARK: GIF and WebP (harness_gif_webp.c)
 
 /// Decodes a still WebP into a freshly calloc'd RGBA buffer with WebPDecode (premultiplied when asked),
@@ -34,6 +32,5 @@ int bench_webp_decode(const uint8_t *data, size_t size, int premultiplied);
 /// (transparency, disposal none/background/previous, clipping), copying every frame into its own calloc'd
 /// buffer as ImageCodec's preloaded decode does; frees everything. Returns the frame count, or -1.
 int bench_gif_decode_all(const uint8_t *data, size_t size);
->>>>>>> codec-b
 
 #endif
