@@ -6,6 +6,8 @@ SWIFT ?= swift
 # Debian packages the library needs (its six C libraries), and the tools the tests use.
 DEPS_PACKAGES := libwebp-dev libpng-dev libjpeg-dev libgif-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config
 TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick
+# The peers `make bench` measures against, in the same run.
+BENCH_PACKAGES := nginx curl libvips-tools
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 TSAN_SCRATCH := .build-tsan
 
@@ -37,10 +39,11 @@ test-unit:
 test-stress:
 	$(SWIFT) test --sanitize=thread --scratch-path $(TSAN_SCRATCH) --filter StressTests
 
-## bench: the benchmark suite (Benchmarks/ package); writes bench-results.json and a Markdown table.
+## bench: every benchmark with its peers in one run (Benchmarks/ package); writes bench-results.json,
+## bench-results.md and bench-results.png. `make bench BENCH_ARGS=--quick` for a short run.
 bench: deps
-	@if [ -f Benchmarks/Package.swift ]; then cd Benchmarks && $(SWIFT) run -c release WebImageBench $(BENCH_ARGS); \
-	else echo "make bench: the Benchmarks package is not written yet"; exit 1; fi
+	@./scripts/apt-ensure $(BENCH_PACKAGES)
+	cd Benchmarks && $(SWIFT) run -c release WebImageBench $(BENCH_ARGS)
 
 clean:
 	rm -rf .build $(TSAN_SCRATCH) Benchmarks/.build

@@ -1,0 +1,107 @@
+// The Swift snippets of README.md, compiled here so they never rot. `ReadmeSnippetsTests` checks that every
+// ```swift block of the README appears in this file verbatim (leading whitespace aside) — edit both together.
+import Foundation
+import WebImage
+
+enum ReadmeSnippets {
+    static func requestWithCompletion(url: URL) {
+        // snippet: request
+        let operation = ImageManager.shared.requestImage(url: url, options: [.progressive]) { image, url, source, stage, error in
+            guard stage == .finished, let image else { return }
+            print("\(url): \(image.width)×\(image.height) from \(source)")
+        }
+        // operation.cancel() at any time: the completion then runs once with stage .cancelled.
+        // end
+        _ = operation
+    }
+
+    static func requestAsync(url: URL) async throws {
+        // snippet: async
+        let image = try await ImageManager.shared.image(for: url)
+        // end
+        _ = image
+    }
+
+    static func codecAlone(data: Data) throws {
+        // snippet: codec
+        let image = try ImageDecoder.decode(data)                 // JPEG, PNG, APNG, GIF, WebP
+        let png = try image.encoded(as: .png)
+        // end
+        _ = png
+    }
+
+    static func thumbnails(url: URL, data: Data) async throws {
+        // snippet: thumbnail
+        // A 256-px thumbnail, decoded downsampled and cached in memory under its own key.
+        let thumbnail = try await ImageManager.shared.image(for: url, thumbnailPixelSize: 256)
+        // The same with the codec alone, from bytes:
+        let small = try ImageDecoder.decode(data, options: DecodeOptions(maxPixelSize: 256))
+        // end
+        _ = (thumbnail, small)
+    }
+
+    static func customManager() throws {
+        // snippet: manager
+        let cache = try ImageCache(path: "/var/cache/myservice/images")
+        cache.diskCache.costLimit = 2 << 30                       // 2 GB on disk, LRU-trimmed every 60 s
+        cache.memoryCache.costLimit = 256 << 20                   // 256 MB of decoded pixels
+        let manager = ImageManager(cache: cache, queue: FetchQueue(maxConcurrentTransfers: 16))
+        manager.timeout = 10
+        manager.cacheKeyFilter = { url in url.absoluteString.components(separatedBy: "?")[0] }  // signed URLs
+        // end
+        _ = manager
+    }
+
+    static func events(url: URL) async throws {
+        // snippet: events
+        for try await event in ImageManager.shared.imageEvents(for: url, options: [.progressiveBlur]) {
+            switch event {
+            case .progress(let received, let expected): print("\(received) of \(expected ?? -1) bytes")
+            case .partial(let image): print("partial \(image.width)×\(image.height)")
+            case .finished(let image, let source): print("done: \(image.frameCount) frame(s) from \(source)")
+            }
+        }
+        // end
+    }
+
+    // snippet: target
+    final class Tile: ImageTarget {
+        let imageSetter = ImageSetter()
+        let displayQueue = DispatchQueue(label: "tile")
+        func display(_ image: Image?) { /* draw image?.firstFrame.buffer */ }
+    }
+    // end
+
+    static func useTile(urls: [URL]) {
+        // snippet: setter
+        let tile = Tile()
+        for url in urls { tile.setImage(with: url) }      // the last URL wins; earlier results are never shown
+        // end
+    }
+
+    static func play(image: Image) {
+        // snippet: player
+        let player = AnimatedImagePlayer(image: image)      // plays at 60 Hz on its own timer
+        player.onFrameChange = { frame in
+            print("show frame \(frame.index): \(frame.buffer.width)×\(frame.buffer.height)")
+        }
+        // Or drive it from your renderer's clock: player.preferredFramesPerSecond = 0; player.step(by: dt)
+        // end
+    }
+
+    static func kvCache() throws {
+        // snippet: kvcache
+        let cache = try Cache<Data>(path: "/tmp/my-kv-cache")   // memory LRU + SQLite/file disk store
+        try cache.setObject(Data("value".utf8), forKey: "key")
+        let value = try cache.object(forKey: "key")
+        // end
+        _ = value
+    }
+
+    static func fetcher(url: URL) async throws {
+        // snippet: fetcher
+        let result = try await FetchQueue.shared.fetch(FetchRequest(url: url))
+        print(result.response.statusCode ?? 0, result.body.count)
+        // end
+    }
+}
