@@ -46,7 +46,8 @@ public struct FetchResponse: Sendable, Hashable {
     }
 }
 
-/// A finished fetch: the response head and the whole body (decoded when content-encoded).
+/// A finished fetch: the response head and the whole body (decoded when content-encoded). Coalesced callers
+/// share one body buffer (copy-on-write `Data`). A value type; Sendable.
 public struct FetchResult: Sendable, Hashable {
     /// The response head.
     public var response: FetchResponse

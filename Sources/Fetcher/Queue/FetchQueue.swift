@@ -63,14 +63,12 @@ public final class FetchQueue: Sendable {
                                   maxConcurrent: limit, isLIFO: order == .lifo)
         let bound = ThreadBound(core, on: thread)
         self.core = bound
+        // Weakly: operations in flight keep the core alive (not the queue), so a queue released while it still
+        // holds operations finishes them, and ends them with `.networkThreadStopped` if the thread stops first.
         thread.submit { loop in
-            loop.onStop(ObjectIdentifier(bound.value)) { bound.value.stop(loop: loop) }
+            let core = bound.value
+            loop.onStop(ObjectIdentifier(core)) { [weak core] in core?.stop(loop: loop) }
         }
-    }
-
-    deinit {
-        let bound = core
-        thread.submit { loop in loop.removeStopHandler(ObjectIdentifier(bound.value)) }
     }
 
     /// Starts fetching `request` and returns its operation at once (state `.ready` until its transfer starts).

@@ -101,14 +101,10 @@ final class NetworkLoop {
         thread.activity.change(by: -1)
     }
 
-    /// Registers `handler` to run on the thread when it stops; replaces any handler under the same key.
+    /// Registers `handler` to run on the thread when it stops; replaces any handler under the same key (a
+    /// queue's key is its core's identity, reused only after that core is gone).
     func onStop(_ key: ObjectIdentifier, _ handler: @escaping () -> Void) {
         stopHandlers[key] = handler
-    }
-
-    /// Removes a stop handler.
-    func removeStopHandler(_ key: ObjectIdentifier) {
-        stopHandlers.removeValue(forKey: key)
     }
 }
 

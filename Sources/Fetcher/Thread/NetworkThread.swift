@@ -63,7 +63,8 @@ public final class NetworkThread: Sendable {
     }
 
     /// Asks the loop to stop: transfers still running end with `networkThreadStopped`, handles are freed,
-    /// and the thread exits. Returns at once; `join()` waits. Idempotent.
+    /// and the thread exits. Returns at once; `join()` waits. Idempotent. Never stop `shared`: it cannot be
+    /// restarted.
     public func stop() {
         shared.withLock {
             $0.isStopRequested = true

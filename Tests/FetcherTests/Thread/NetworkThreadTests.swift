@@ -77,4 +77,26 @@ final class NetworkThreadTests: XCTestCase {
         XCTAssertEqual(late.snapshot.error, .networkThreadStopped)
         XCTAssertEqual(operation.state, .finished)
     }
+
+    func testOperationsOfAReleasedQueueStillComplete() throws {
+        let server = try HTTPTestServer.start()
+        defer { server.shutdown() }
+        server.route("/a", .bytes([1, 2, 3]).delayed(by: 0.05))
+        let thread = NetworkThread()
+        let running = FetchRecorder(expectation(description: "running"))
+        let held = FetchRecorder(expectation(description: "held"))
+        do {
+            let queue = FetchQueue(thread: thread)
+            running.start(FetchRequest(url: server.url("/a")), on: queue)
+            let suspended = FetchQueue(thread: thread)
+            suspended.suspend()
+            held.start(FetchRequest(url: server.url("/a?held")), on: suspended)
+        } // both queues released here
+        wait(for: [running.done], timeout: 10)
+        XCTAssertEqual(running.snapshot.body, Data([1, 2, 3]))
+        thread.stop()
+        wait(for: [held.done], timeout: 10)
+        thread.join()
+        XCTAssertEqual(held.snapshot.error, .networkThreadStopped)
+    }
 }
