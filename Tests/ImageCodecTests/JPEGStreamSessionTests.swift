@@ -22,7 +22,7 @@ final class JPEGStreamSessionTests: XCTestCase {
             offset = next
             // Once final, keep rendering until libjpeg reaches the end (a few calls at most).
             for _ in 0..<(isFinal ? 64 : 1) where !complete {
-                guard try session.prepare(), let size = session.outputSize else { break }
+                guard try session.prepare(limits: DecodeLimits(maxPixelsPerFrame: 16_000_000)), let size = session.outputSize else { break }
                 if buffer == nil { buffer = try PixelBuffer(width: size.width, height: size.height, pixelFormat: .rgba8) }
                 let stride = size.width * 4
                 let progress = try buffer!.withUnsafeMutableBytes { try session.render(into: $0.baseAddress!, bytesPerRow: stride) }
@@ -93,6 +93,35 @@ final class JPEGStreamSessionTests: XCTestCase {
             XCTAssertTrue(complete, entry.path)
             XCTAssertEqual(pixels, oneShot.firstFrame.buffer, entry.path)
         }
+    }
+
+    /// Truncated and bit-flipped corpus JPEGs fed in random chunks: an image or an `ImageCodecError`, no crash.
+    func testHostileStreamsNeverCrash() throws {
+        let entries: [Corpus.Entry]
+        do { entries = try Corpus.entries().filter { $0.format == "jpeg" && ($0.bytes ?? 0) < 200_000 } }
+        catch let missing as Corpus.Missing { throw XCTSkip(missing.description) }
+        var generator = SplitMix64(seed: 77)
+        var runs = 0
+        for entry in entries {
+            let data = try Data(contentsOf: entry.url)
+            var variants = (1...4).map { data.prefix(data.count * $0 / 5) }
+            for _ in 0..<4 {
+                var flipped = data
+                for _ in 0..<3 where !flipped.isEmpty {
+                    flipped[Int(generator.next() % UInt64(flipped.count))] ^= UInt8(truncatingIfNeeded: generator.next() | 1)
+                }
+                variants.append(flipped)
+            }
+            for variant in variants {
+                runs += 1
+                do {
+                    _ = try feed(Data(variant), chunkSizes: { 1 + Int(generator.next() % 5000) })
+                } catch {
+                    XCTAssertTrue(error is ImageCodecError, "\(entry.path): \(error)")
+                }
+            }
+        }
+        XCTAssertEqual(runs, entries.count * 8)
     }
 
     func testGarbageGivesAnError() throws {

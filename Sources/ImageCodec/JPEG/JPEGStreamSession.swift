@@ -39,7 +39,8 @@ final class JPEGStreamSession {
     }
 
     /// Reads the header and starts decompression as soon as the data allows; `false` while more data is needed.
-    func prepare() throws -> Bool {
+    /// `limits` are checked from the header before decompression allocates anything.
+    func prepare(limits: DecodeLimits = .default) throws -> Bool {
         if header == nil {
             var raw = wi_jpeg_header()
             guard try Self.check({ wi_jpeg_stream_read_header(stream, &raw, $0) }) else { return false }
@@ -47,6 +48,7 @@ final class JPEGStreamSession {
                                               isProgressive: raw.is_progressive != 0,
                                               isCMYK: raw.color_space == 4 || raw.color_space == 5)
         }
+        if let header, outputSize == nil { try limits.check(width: header.width, height: header.height) }
         if outputSize == nil {
             var width: UInt32 = 0
             var height: UInt32 = 0
