@@ -90,6 +90,24 @@ public enum ReferenceDecoder {
         return Raster(width: width, height: height, rgba: [UInt8](raw))
     }
 
+    /// Like `imageMagickPixelsAsStored(_:width:height:)` for many files in one `convert` process (much faster
+    /// than one process per file). Throws when ImageMagick refuses any of them; decode those one by one.
+    public static func imageMagickPixelsAsStored(_ files: [(url: URL, width: Int, height: Int)]) throws -> [Raster]? {
+        guard path(of: "convert") != nil else { return nil }
+        guard !files.isEmpty else { return [] }
+        let raw = try run("convert", files.map { $0.url.path + "[0]" } + ["-set", "colorspace", "sRGB", "-depth", "8", "RGBA:-"])
+        var rasters: [Raster] = []
+        var offset = raw.startIndex
+        for file in files {
+            let count = file.width * file.height * 4
+            guard raw.endIndex - offset >= count else { throw ToolError(description: "convert printed too few bytes") }
+            rasters.append(Raster(width: file.width, height: file.height, rgba: [UInt8](raw[offset..<(offset + count)])))
+            offset += count
+        }
+        guard offset == raw.endIndex else { throw ToolError(description: "convert printed extra bytes") }
+        return rasters
+    }
+
     /// A JPEG decoded by `djpeg` (libjpeg-turbo's own tool), as opaque RGBA. `nil` when not installed.
     public static func djpeg(_ url: URL) throws -> Raster? {
         guard path(of: "djpeg") != nil else { return nil }

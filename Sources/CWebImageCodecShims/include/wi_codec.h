@@ -59,6 +59,33 @@ wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels,
                                       uint32_t *rows_decoded, uint32_t *warnings, int *premature_end,
                                       char *message);
 
+// MARK: - JPEG streaming (incremental) decoding
+
+/// An opaque incremental JPEG decoder: data is appended as it arrives (copied and kept), a suspending source
+/// manager makes libjpeg return instead of blocking, and progressive files run in buffered-image mode so each
+/// completed scan can be rendered as a full image. Baseline files render when complete.
+typedef struct wi_jpeg_stream wi_jpeg_stream;
+
+/// Makes a stream decoder; NULL when out of memory.
+wi_jpeg_stream *wi_jpeg_stream_create(void);
+/// Destroys a stream decoder (NULL is fine).
+void wi_jpeg_stream_destroy(wi_jpeg_stream *stream);
+/// Appends `length` bytes; `is_final` != 0 marks the end of the data (later appends are refused).
+wi_status wi_jpeg_stream_append(wi_jpeg_stream *stream, const uint8_t *bytes, size_t length, int is_final,
+                                char *message);
+/// Reads the header once enough data is there: WI_OK (header filled), WI_NEED_DATA, or WI_ERROR.
+wi_status wi_jpeg_stream_read_header(wi_jpeg_stream *stream, wi_jpeg_header *header, char *message);
+/// Starts decompression (buffered-image mode) after the header: WI_OK with the output size, WI_NEED_DATA, or
+/// WI_ERROR. Call `wi_jpeg_stream_set_scale`-free: output is full size.
+wi_status wi_jpeg_stream_start(wi_jpeg_stream *stream, uint32_t *output_width, uint32_t *output_height,
+                               char *message);
+/// Consumes the data available and, when a scan more than last time is complete (or the image is), renders
+/// the image as of that scan into `pixels` (opaque RGBA8, rows `stride` apart) and sets `*rendered` to 1.
+/// `*is_complete` becomes 1 once the whole image was rendered (the stream is then finished).
+/// Returns WI_OK (even when nothing new could be rendered) or WI_ERROR.
+wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t stride, int *rendered,
+                                int *is_complete, uint32_t *scans_rendered, char *message);
+
 // MARK: - JPEG encoding
 
 /// Encodes RGBA8 pixels (alpha ignored) as JPEG with `quality` 0…100, progressive when `progressive` != 0.

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Decodes and composites APNG frames on demand for a lazily decoded `Image`.
 ///

@@ -1,0 +1,270 @@
+// Incremental JPEG decoding: a suspending memory source that grows as data arrives, and libjpeg's
+// buffered-image mode for progressive files (each completed scan renders a sharper full image).
+#include "wi_codec.h"
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jpeglib.h>
+#include <jerror.h>
+
+typedef struct wi_jpeg_stream_error {
+    struct jpeg_error_mgr pub;
+    jmp_buf jump;
+} wi_jpeg_stream_error;
+
+struct wi_jpeg_stream {
+    struct jpeg_decompress_struct cinfo;
+    wi_jpeg_stream_error err;
+    struct jpeg_source_mgr source;
+    uint8_t *data;
+    size_t size;
+    size_t capacity;
+    size_t skip_pending;
+    int is_final;
+    int created;
+    int header_read;
+    int started;
+    int finished;
+    int last_completed_scan;   ///< scans fully consumed so far
+    int last_rendered_scan;
+    int finish_pending;        ///< jpeg_finish_output suspended and must be called again first
+};
+
+static const JOCTET wi_fake_eoi[2] = {0xFF, JPEG_EOI};
+
+static void wi_stream_error_exit(j_common_ptr cinfo) { longjmp(((wi_jpeg_stream_error *)cinfo->err)->jump, 1); }
+static void wi_stream_emit_message(j_common_ptr cinfo, int level) { (void)cinfo; (void)level; }
+static void wi_stream_output_message(j_common_ptr cinfo) { (void)cinfo; }
+
+static void wi_stream_set_message(char *message, const char *text) {
+    if (message != NULL) snprintf(message, WI_MESSAGE_MAX, "%s", text);
+}
+
+static void wi_stream_format_error(wi_jpeg_stream *stream, char *message) {
+    char buffer[JMSG_LENGTH_MAX];
+    buffer[0] = 0;
+    (*stream->cinfo.err->format_message)((j_common_ptr)&stream->cinfo, buffer);
+    wi_stream_set_message(message, buffer);
+}
+
+static void wi_source_init(j_decompress_ptr cinfo) { (void)cinfo; }
+static void wi_source_term(j_decompress_ptr cinfo) { (void)cinfo; }
+
+/// Suspends (returns FALSE) until more data is appended; at the final end, inserts a fake EOI as libjpeg's
+/// own memory source does.
+static boolean wi_source_fill(j_decompress_ptr cinfo) {
+    wi_jpeg_stream *stream = (wi_jpeg_stream *)cinfo->client_data;
+    if (!stream->is_final) return FALSE;
+    WARNMS(cinfo, JWRN_JPEG_EOF);
+    cinfo->src->next_input_byte = wi_fake_eoi;
+    cinfo->src->bytes_in_buffer = 2;
+    return TRUE;
+}
+
+static void wi_source_skip(j_decompress_ptr cinfo, long count) {
+    if (count <= 0) return;
+    wi_jpeg_stream *stream = (wi_jpeg_stream *)cinfo->client_data;
+    struct jpeg_source_mgr *src = cinfo->src;
+    if ((size_t)count <= src->bytes_in_buffer) {
+        src->next_input_byte += count;
+        src->bytes_in_buffer -= (size_t)count;
+    } else {
+        stream->skip_pending += (size_t)count - src->bytes_in_buffer;
+        src->next_input_byte += src->bytes_in_buffer;
+        src->bytes_in_buffer = 0;
+    }
+}
+
+wi_jpeg_stream *wi_jpeg_stream_create(void) {
+    wi_jpeg_stream *stream = calloc(1, sizeof(wi_jpeg_stream));
+    if (stream == NULL) return NULL;
+    stream->cinfo.err = jpeg_std_error(&stream->err.pub);
+    stream->err.pub.error_exit = wi_stream_error_exit;
+    stream->err.pub.emit_message = wi_stream_emit_message;
+    stream->err.pub.output_message = wi_stream_output_message;
+    if (setjmp(stream->err.jump)) {
+        free(stream);
+        return NULL;
+    }
+    jpeg_create_decompress(&stream->cinfo);
+    stream->created = 1;
+    stream->cinfo.client_data = stream;
+    stream->source.init_source = wi_source_init;
+    stream->source.fill_input_buffer = wi_source_fill;
+    stream->source.skip_input_data = wi_source_skip;
+    stream->source.resync_to_restart = jpeg_resync_to_restart;
+    stream->source.term_source = wi_source_term;
+    stream->source.next_input_byte = NULL;
+    stream->source.bytes_in_buffer = 0;
+    stream->cinfo.src = &stream->source;
+    return stream;
+}
+
+void wi_jpeg_stream_destroy(wi_jpeg_stream *stream) {
+    if (stream == NULL) return;
+    if (stream->created) jpeg_destroy_decompress(&stream->cinfo);
+    free(stream->data);
+    free(stream);
+}
+
+wi_status wi_jpeg_stream_append(wi_jpeg_stream *stream, const uint8_t *bytes, size_t length, int is_final,
+                                char *message) {
+    if (stream->is_final) {
+        wi_stream_set_message(message, "data already final");
+        return WI_ERROR;
+    }
+    struct jpeg_source_mgr *src = &stream->source;
+    int pointing_at_data = src->next_input_byte != NULL && src->next_input_byte != wi_fake_eoi;
+    size_t consumed = pointing_at_data ? (size_t)(src->next_input_byte - stream->data) : 0;
+    if (length > SIZE_MAX - stream->size) {
+        wi_stream_set_message(message, "data too large");
+        return WI_NO_MEMORY;
+    }
+    size_t needed = stream->size + length;
+    if (needed > stream->capacity) {
+        size_t capacity = stream->capacity < 65536 ? 65536 : stream->capacity;
+        while (capacity < needed) capacity = capacity > SIZE_MAX / 2 ? needed : capacity * 2;
+        uint8_t *grown = realloc(stream->data, capacity);
+        if (grown == NULL) {
+            wi_stream_set_message(message, "out of memory");
+            return WI_NO_MEMORY;
+        }
+        stream->data = grown;
+        stream->capacity = capacity;
+    }
+    if (length > 0) memcpy(stream->data + stream->size, bytes, length);
+    stream->size = needed;
+    stream->is_final = is_final ? 1 : 0;
+    // Skips libjpeg asked for past the old end come out of the new data first.
+    size_t available = stream->size - consumed;
+    size_t skip = stream->skip_pending < available ? stream->skip_pending : available;
+    stream->skip_pending -= skip;
+    src->next_input_byte = stream->data + consumed + skip;
+    src->bytes_in_buffer = available - skip;
+    return WI_OK;
+}
+
+wi_status wi_jpeg_stream_read_header(wi_jpeg_stream *stream, wi_jpeg_header *header, char *message) {
+    j_decompress_ptr cinfo = &stream->cinfo;
+    if (setjmp(stream->err.jump)) {
+        wi_stream_format_error(stream, message);
+        return WI_ERROR;
+    }
+    if (!stream->header_read) {
+        if (stream->source.next_input_byte == NULL) return WI_NEED_DATA;
+        if (jpeg_read_header(cinfo, TRUE) == JPEG_SUSPENDED) return WI_NEED_DATA;
+        stream->header_read = 1;
+        cinfo->out_color_space =
+            (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK) ? JCS_CMYK : JCS_EXT_RGBA;
+    }
+    memset(header, 0, sizeof(*header));
+    header->width = cinfo->image_width;
+    header->height = cinfo->image_height;
+    header->components = cinfo->num_components;
+    header->color_space = (int)cinfo->jpeg_color_space;
+    header->is_progressive = cinfo->progressive_mode ? 1 : 0;
+    header->saw_adobe_marker = cinfo->saw_Adobe_marker ? 1 : 0;
+    return WI_OK;
+}
+
+wi_status wi_jpeg_stream_start(wi_jpeg_stream *stream, uint32_t *output_width, uint32_t *output_height,
+                               char *message) {
+    j_decompress_ptr cinfo = &stream->cinfo;
+    if (!stream->header_read) {
+        wi_stream_set_message(message, "start needs the header");
+        return WI_ERROR;
+    }
+    if (setjmp(stream->err.jump)) {
+        wi_stream_format_error(stream, message);
+        return WI_ERROR;
+    }
+    if (!stream->started) {
+        cinfo->buffered_image = TRUE;
+        if (!jpeg_start_decompress(cinfo)) return WI_NEED_DATA;
+        stream->started = 1;
+    }
+    *output_width = cinfo->output_width;
+    *output_height = cinfo->output_height;
+    return WI_OK;
+}
+
+static void wi_stream_cmyk_row(uint8_t *row, uint32_t width, int inverted) {
+    for (uint32_t x = 0; x < width; x++) {
+        uint8_t *p = row + (size_t)x * 4;
+        unsigned c = p[0], m = p[1], y = p[2], k = p[3];
+        if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
+        unsigned r = c * k, g = m * k, b = y * k;
+        p[0] = (uint8_t)((r + 128 + ((r + 128) >> 8)) >> 8);
+        p[1] = (uint8_t)((g + 128 + ((g + 128) >> 8)) >> 8);
+        p[2] = (uint8_t)((b + 128 + ((b + 128) >> 8)) >> 8);
+        p[3] = 255;
+    }
+}
+
+wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t stride, int *rendered,
+                                int *is_complete, uint32_t *scans_rendered, char *message) {
+    j_decompress_ptr cinfo = &stream->cinfo;
+    *rendered = 0;
+    *is_complete = stream->finished;
+    *scans_rendered = (uint32_t)stream->last_rendered_scan;
+    if (!stream->started || stream->finished) {
+        if (!stream->started) wi_stream_set_message(message, "render needs a started stream");
+        return stream->started ? WI_OK : WI_ERROR;
+    }
+    if (stride < (size_t)cinfo->output_width * 4) {
+        wi_stream_set_message(message, "row stride too small");
+        return WI_ERROR;
+    }
+    if (setjmp(stream->err.jump)) {
+        wi_stream_format_error(stream, message);
+        return WI_ERROR;
+    }
+    if (stream->finish_pending) {
+        if (!jpeg_finish_output(cinfo)) return WI_OK;  // still waiting for the next scan's header
+        stream->finish_pending = 0;
+    }
+    // Absorb what has arrived, counting completed scans (a scan is complete once the next one started).
+    int reached_eoi = jpeg_input_complete(cinfo);
+    while (!reached_eoi) {
+        int result = jpeg_consume_input(cinfo);
+        if (result == JPEG_SUSPENDED) break;
+        if (result == JPEG_SCAN_COMPLETED && cinfo->input_scan_number > stream->last_completed_scan) {
+            stream->last_completed_scan = cinfo->input_scan_number;
+        }
+        if (result == JPEG_REACHED_EOI) reached_eoi = 1;
+    }
+    if (cinfo->input_scan_number - 1 > stream->last_completed_scan) stream->last_completed_scan = cinfo->input_scan_number - 1;
+    if (reached_eoi) stream->last_completed_scan = cinfo->input_scan_number;
+    int target = stream->last_completed_scan;
+    if (target == 0 || (target <= stream->last_rendered_scan && !reached_eoi)) return WI_OK;
+    // Output a completed scan: its coefficients are all buffered, so the output pass never suspends.
+    jpeg_start_output(cinfo, target);
+    int cmyk = cinfo->out_color_space == JCS_CMYK;
+    while (cinfo->output_scanline < cinfo->output_height) {
+        JSAMPROW rows[8];
+        JDIMENSION first = cinfo->output_scanline;
+        JDIMENSION count = cinfo->output_height - first;
+        if (count > 8) count = 8;
+        for (JDIMENSION i = 0; i < count; i++) rows[i] = pixels + (size_t)(first + i) * stride;
+        JDIMENSION read = jpeg_read_scanlines(cinfo, rows, count);
+        if (read == 0) break;
+        if (cmyk) for (JDIMENSION i = 0; i < read; i++) wi_stream_cmyk_row(rows[i], cinfo->output_width, cinfo->saw_Adobe_marker);
+    }
+    for (JDIMENSION y = cinfo->output_scanline; y < cinfo->output_height; y++) {
+        memset(pixels + (size_t)y * stride, 0, (size_t)cinfo->output_width * 4);
+    }
+    stream->last_rendered_scan = target;
+    *rendered = 1;
+    *scans_rendered = (uint32_t)target;
+    if (!jpeg_finish_output(cinfo)) {
+        stream->finish_pending = 1;  // it reads on to the next scan's header; finished on a later call
+        return WI_OK;
+    }
+    if (reached_eoi) {
+        jpeg_finish_decompress(cinfo);
+        stream->finished = 1;
+        *is_complete = 1;
+    }
+    return WI_OK;
+}
