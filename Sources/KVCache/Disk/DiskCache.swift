@@ -33,9 +33,9 @@ public final class DiskCache: Sendable {
     }
 
     /// The default `inlineThreshold`: 20 KB, confirmed by the value-size sweep of the `kvcache` benchmark:
-    /// writes inline in SQLite beat writes to files at every size up to 128 KB, and inline reads match or
-    /// beat file reads up to about 24–32 KB but are about 2× slower from 64 KB; 20 KB keeps every inline
-    /// value on the fast side of the read crossover.
+    /// writes inline in SQLite beat writes to files at every size up to 128 KB, while inline reads match or
+    /// beat file reads up to about 24 KB and fall behind from 32–64 KB (1.4–2× slower at 64 KB); 20 KB keeps
+    /// every inline value on the fast side of the read crossover.
     public static let defaultInlineThreshold = 20 * 1024
 
     /// The folder (standardized).
