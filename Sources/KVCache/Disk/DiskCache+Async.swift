@@ -57,6 +57,31 @@ extension DiskCache {
         perform({ () throws(KVCacheError) in try self.removeAllObjects(progress: progress) }, completion: completion)
     }
 
+    /// `totalCount()` in the background.
+    public func totalCount(completion: @escaping @Sendable (Result<Int, KVCacheError>) -> Void) {
+        perform({ () throws(KVCacheError) in try self.totalCount() }, completion: completion)
+    }
+
+    /// `totalCost()` in the background.
+    public func totalCost(completion: @escaping @Sendable (Result<Int64, KVCacheError>) -> Void) {
+        perform({ () throws(KVCacheError) in try self.totalCost() }, completion: completion)
+    }
+
+    /// `trim(toCount:)` in the background.
+    public func trim(toCount count: Int, completion: @escaping @Sendable (Result<Void, KVCacheError>) -> Void) {
+        perform({ () throws(KVCacheError) in try self.trim(toCount: count) }, completion: completion)
+    }
+
+    /// `trim(toCost:)` in the background.
+    public func trim(toCost cost: Int64, completion: @escaping @Sendable (Result<Void, KVCacheError>) -> Void) {
+        perform({ () throws(KVCacheError) in try self.trim(toCost: cost) }, completion: completion)
+    }
+
+    /// `trim(toAge:)` in the background.
+    public func trim(toAge age: Double, completion: @escaping @Sendable (Result<Void, KVCacheError>) -> Void) {
+        perform({ () throws(KVCacheError) in try self.trim(toAge: age) }, completion: completion)
+    }
+
     // MARK: async/await
 
     /// `containsObject(forKey:)` off the caller's thread.

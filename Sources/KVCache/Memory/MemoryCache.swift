@@ -37,6 +37,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     @usableFromInline let state = WebImageSync.Mutex(State())
+    @usableFromInline let graveyard = WebImageSync.Mutex(Graveyard())
     /// A test clock; `nil` reads the monotonic clock.
     @usableFromInline let testClock: (@Sendable () -> Double)?
 
@@ -176,12 +177,37 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
     }
 
+    /// Evicted nodes waiting to be freed on the background queue; one drain is queued at a time, so an
+    /// eviction per set costs an append, not a dispatch.
+    @usableFromInline
+    struct Graveyard {
+        @usableFromInline var nodes: [Node] = []
+        @usableFromInline var isDrainScheduled = false
+        @usableFromInline init() {}
+    }
+
     /// Releases nodes that left the map: here, outside the lock, or on a background queue.
     @usableFromInline
     func release(_ nodes: [Node], asynchronously: Bool) {
         guard !nodes.isEmpty, asynchronously else { return }
-        let doomed = Doomed(nodes)
-        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(doomed) {} }
+        let arrivals = Doomed(nodes)
+        let mustSchedule = graveyard.withLock { graveyard -> Bool in
+            graveyard.nodes.append(contentsOf: arrivals.payload)
+            if graveyard.isDrainScheduled { return false }
+            graveyard.isDrainScheduled = true
+            return true
+        }
+        guard mustSchedule else { return }
+        // Holds the cache until the drain ran; the drain frees the nodes after dropping the lock.
+        DispatchQueue.global(qos: .utility).async { [self] in
+            let doomed = graveyard.withLock { graveyard -> Doomed<[Node]> in
+                let doomed = Doomed(graveyard.nodes)
+                graveyard.nodes = []
+                graveyard.isDrainScheduled = false
+                return doomed
+            }
+            withExtendedLifetime(doomed) {}
+        }
     }
 
     // MARK: Testing

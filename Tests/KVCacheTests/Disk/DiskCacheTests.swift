@@ -109,7 +109,21 @@ final class DiskCacheTests: XCTestCase {
             XCTAssertEqual(try? result.get(), Data([1, 2]))
             done.fulfill()
         }
-        await fulfillment(of: [done], timeout: 10)
+        let counted = expectation(description: "count completion")
+        cache.totalCount { result in
+            XCTAssertEqual(try? result.get(), 1)
+            counted.fulfill()
+        }
+        let trimmed = expectation(description: "trim completion")
+        cache.trim(toCount: 5) { result in
+            XCTAssertNotNil(try? result.get())
+            trimmed.fulfill()
+        }
+        await fulfillment(of: [done, counted, trimmed], timeout: 10)
+        try await cache.trim(toCost: 1)
+        let cost = try await cache.totalCost()
+        XCTAssertEqual(cost, 0)
+        try await cache.setObject(Data([1, 2]), forKey: "a")
         try await cache.removeObject(forKey: "a")
         let after = try await cache.object(forKey: "a")
         XCTAssertNil(after)
