@@ -37,7 +37,7 @@ test-unit:
 	$(SWIFT) test --skip StressTests
 
 test-stress:
-	$(SWIFT) test --sanitize=thread --scratch-path $(TSAN_SCRATCH) --filter StressTests
+	$(SWIFT) test --sanitize=thread -Xswiftc -DWEBIMAGE_TSAN --scratch-path $(TSAN_SCRATCH) --filter StressTests
 
 ## bench: every benchmark with its peers in one run (Benchmarks/ package); writes bench-results.json,
 ## bench-results.md and bench-results.png. `make bench BENCH_ARGS=--quick` for a short run.

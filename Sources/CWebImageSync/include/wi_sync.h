@@ -1,6 +1,6 @@
 #ifndef WI_SYNC_H
 #define WI_SYNC_H
-// ThreadSanitizer annotations for locks TSan cannot see.
+// ThreadSanitizer annotations for locks TSan cannot see (used by WebImageSync.Mutex in -DWEBIMAGE_TSAN builds).
 //
 // Swift's `Synchronization.Mutex` on Linux is built on raw futex syscalls, which ThreadSanitizer does not
 // intercept, so every access under such a lock looks like a race to it. These functions tell TSan that a

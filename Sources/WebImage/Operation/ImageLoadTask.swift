@@ -108,13 +108,15 @@ final class ImageLoadTask: Sendable {
             return
         }
         if context.cache != nil, !options.contains(.ignoreDiskCache), !options.contains(.refreshImageCache) {
-            imageQueue.async { [self] in loadFromDisk() }
+            // The lookup runs on the disk queue, not an image queue, so a miss goes to the network at once
+            // instead of waiting behind decodes.
+            ImageQueues.shared.diskQueue.async { [self] in loadFromDisk() }
         } else {
             fetch(revalidating: nil)
         }
     }
 
-    /// Disk step: serve a cached entry (fresh, for `.useHTTPCache`), revalidate a stale one, or go to the
+    /// Disk step (on the disk queue): serve a cached entry (fresh, for `.useHTTPCache`), revalidate a stale one, or go to the
     /// network on a miss. A disk error or undecodable entry never fails the request: it falls through to
     /// the network (logged).
     private func loadFromDisk() {
@@ -136,7 +138,9 @@ final class ImageLoadTask: Sendable {
             fetch(revalidating: CachedEntry(data: item.value, metadata: metadata))
             return
         }
-        decodeAndFinish(item.value, source: .diskCache, metadata: metadata, storesToDisk: false)
+        imageQueue.async { [self] in
+            decodeAndFinish(item.value, source: .diskCache, metadata: metadata, storesToDisk: false)
+        }
     }
 
     /// Cached bytes being revalidated with a conditional request.

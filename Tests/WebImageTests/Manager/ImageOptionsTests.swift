@@ -85,9 +85,13 @@ final class ImageOptionsTests: XCTestCase {
         let order = Mutex<[String]>([])
         let done = expectation(description: "all three")
         done.expectedFulfillmentCount = 3
+        // The transfer order (progress runs on the network thread, in transfer order; completions may finish
+        // decoding on different image queues in any order).
         for (name, options) in [("low", ImageOptions.lowPriority), ("normal", []), ("high", .highPriority)] {
-            manager.requestImage(url: fixture.server.url("/\(name).png"), options: options) { _, _, _, stage, _ in
-                if stage == .finished { order.withLock { $0.append(name) }; done.fulfill() }
+            manager.requestImage(url: fixture.server.url("/\(name).png"), options: options, progress: { _, _ in
+                order.withLock { if $0.last != name { $0.append(name) } }
+            }) { _, _, _, stage, _ in
+                if stage == .finished { done.fulfill() }
             }
         }
         queue.resume()
