@@ -44,6 +44,8 @@ test-stress:
 bench: deps
 	@./scripts/apt-ensure $(BENCH_PACKAGES)
 	cd Benchmarks && $(SWIFT) run -c release WebImageBench $(BENCH_ARGS)
+	@# A full run (no BENCH_ARGS) also refreshes the README's Performance tables.
+	@if [ -z "$(BENCH_ARGS)" ]; then ./scripts/readme-performance; fi
 
 clean:
 	rm -rf .build $(TSAN_SCRATCH) Benchmarks/.build
