@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import WebImage
 
 /// What happened to one URL of a batch.
@@ -52,11 +53,16 @@ struct BatchLoader {
             gate.wait()
             group.enter()
             let start = DispatchTime.now().uptimeNanoseconds
-            manager.requestImage(url: url, options: options, thumbnailPixelSize: thumbnailPixelSize) { image, url, source, stage, error in
+            let received = Atomic<Int64>(0)
+            let progress: ImageProgress = { bytes, _ in received.store(bytes, ordering: .relaxed) }
+            manager.requestImage(url: url, options: options, thumbnailPixelSize: thumbnailPixelSize,
+                                 progress: progress) { image, url, source, stage, error in
                 guard stage != .progress else { return }
                 let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+                // A thumbnail keeps no original bytes: then count what was downloaded.
+                let bytes = Int64(image?.originalData?.count ?? 0)
                 let outcome = LoadOutcome(url: url, image: error == nil ? image : nil, source: source, error: error,
-                                          seconds: seconds, bytes: Int64(image?.originalData?.count ?? 0))
+                                          seconds: seconds, bytes: bytes > 0 ? bytes : received.load(ordering: .relaxed))
                 slots.withLock { $0[index] = outcome }
                 onEach(outcome)
                 gate.signal()
