@@ -7,39 +7,57 @@ import ImageCodec
 /// - Important: Stateless; thread-safe.
 enum DemoPainter {
     /// A `width`×`height` straight-alpha RGBA picture for `seed`; `phase` (0…1) moves the shapes, for
-    /// animation frames; `alpha` makes the corners transparent.
+    /// animation frames; `alpha` fades the corners to transparent; `grain` is the noise amplitude (0…255).
     static func paint(width: Int, height: Int, seed: UInt64, phase: Double = 0, alpha: Bool = false,
                       grain: Int = 14) throws -> PixelBuffer {
         var random = DemoRandom(seed: seed)
         let hue = Double(random.next() % 360)
         let top = rgb(hue: hue, saturation: 0.65, value: 0.95)
         let bottom = rgb(hue: hue + 140, saturation: 0.75, value: 0.35)
-        let shapes = (0..<6).map { _ in Shape(random: &random, width: width, height: height) }
-        var bytes = [UInt8](repeating: 0, count: width * height * 4)
-        let w = Double(width), h = Double(height)
-        let radius2 = (w * w + h * h) / 4
-        for y in 0..<height {
-            for x in 0..<width {
-                let t = (Double(x) / w + Double(y) / h) / 2
-                var r = top.0 + (bottom.0 - top.0) * t
-                var g = top.1 + (bottom.1 - top.1) * t
-                var b = top.2 + (bottom.2 - top.2) * t
-                for shape in shapes where shape.contains(x: Double(x), y: Double(y), phase: phase) {
-                    r = r * 0.35 + shape.color.0 * 0.65
-                    g = g * 0.35 + shape.color.1 * 0.65
-                    b = b * 0.35 + shape.color.2 * 0.65
+        let shapes = (0..<6).map { _ in Shape(random: &random, width: width, height: height, phase: phase) }
+        var bytes = [UInt8](repeating: 255, count: width * height * 4)
+        bytes.withUnsafeMutableBufferPointer { pixels in
+            // The gradient.
+            let w = Double(width), h = Double(height)
+            for y in 0..<height {
+                for x in 0..<width {
+                    let t = (Double(x) / w + Double(y) / h) / 2
+                    let offset = (y * width + x) * 4
+                    pixels[offset] = clamp(top.0 + (bottom.0 - top.0) * t)
+                    pixels[offset + 1] = clamp(top.1 + (bottom.1 - top.1) * t)
+                    pixels[offset + 2] = clamp(top.2 + (bottom.2 - top.2) * t)
                 }
-                let noise = grain > 0 ? Double(Int(random.next() % UInt64(2 * grain + 1)) - grain) : 0
-                let offset = (y * width + x) * 4
-                bytes[offset] = clamp(r + noise)
-                bytes[offset + 1] = clamp(g + noise)
-                bytes[offset + 2] = clamp(b + noise)
-                if alpha {
-                    let dx = Double(x) - w / 2, dy = Double(y) - h / 2
-                    let fade = 1.6 - 1.4 * (dx * dx + dy * dy) / radius2
-                    bytes[offset + 3] = clamp(255 * fade)
-                } else {
-                    bytes[offset + 3] = 255
+            }
+            // The shapes, 65 % over what is below, each over its own bounding box only.
+            for shape in shapes {
+                let color = (Int(shape.color.0), Int(shape.color.1), Int(shape.color.2))
+                let (x0, x1) = (max(0, shape.minX), min(width, shape.maxX))
+                let (y0, y1) = (max(0, shape.minY), min(height, shape.maxY))
+                guard x0 < x1, y0 < y1 else { continue } // off the picture
+                for y in y0..<y1 {
+                    for x in x0..<x1 where shape.contains(x: x, y: y) {
+                        let offset = (y * width + x) * 4
+                        pixels[offset] = UInt8((Int(pixels[offset]) * 35 + color.0 * 65) / 100)
+                        pixels[offset + 1] = UInt8((Int(pixels[offset + 1]) * 35 + color.1 * 65) / 100)
+                        pixels[offset + 2] = UInt8((Int(pixels[offset + 2]) * 35 + color.2 * 65) / 100)
+                    }
+                }
+            }
+            // Grain, and the alpha fade.
+            let radius2 = (w * w + h * h) / 4
+            for y in 0..<height {
+                for x in 0..<width {
+                    let offset = (y * width + x) * 4
+                    if grain > 0 {
+                        let noise = Int(random.next() % UInt64(2 * grain + 1)) - grain
+                        for channel in 0..<3 {
+                            pixels[offset + channel] = UInt8(max(0, min(255, Int(pixels[offset + channel]) + noise)))
+                        }
+                    }
+                    if alpha {
+                        let dx = Double(x) - w / 2, dy = Double(y) - h / 2
+                        pixels[offset + 3] = clamp(255 * (1.6 - 1.4 * (dx * dx + dy * dy) / radius2))
+                    }
                 }
             }
         }
@@ -64,30 +82,36 @@ enum DemoPainter {
         return ((r + m) * 255, (g + m) * 255, (b + m) * 255)
     }
 
-    /// A disc or a bar that orbits with the animation phase.
+    /// A disc or a bar, placed on its orbit for the animation phase.
     private struct Shape {
         var isDisc: Bool
-        var cx, cy, size, orbit: Double
+        var centerX, centerY, halfWidth, halfHeight: Int
         var color: (Double, Double, Double)
 
-        init(random: inout DemoRandom, width: Int, height: Int) {
+        init(random: inout DemoRandom, width: Int, height: Int, phase: Double) {
             let w = Double(width), h = Double(height)
             isDisc = random.next() % 3 != 0
-            cx = Double(random.next() % 1000) / 1000 * w
-            cy = Double(random.next() % 1000) / 1000 * h
-            size = (0.08 + Double(random.next() % 1000) / 1000 * 0.18) * min(w, h)
-            orbit = 0.15 * min(w, h)
+            let cx = Double(random.next() % 1000) / 1000 * w
+            let cy = Double(random.next() % 1000) / 1000 * h
+            let size = (0.08 + Double(random.next() % 1000) / 1000 * 0.18) * min(w, h)
+            let orbit = 0.15 * min(w, h)
             color = DemoPainter.rgb(hue: Double(random.next() % 360), saturation: 0.8, value: 0.9)
+            let angle = phase * 2 * Double.pi
+            centerX = Int(cx + orbit * cos(angle))
+            centerY = Int(cy + orbit * sin(angle))
+            halfWidth = Int(isDisc ? size : size * 1.4)
+            halfHeight = Int(isDisc ? size : size * 0.35)
         }
 
-        func contains(x: Double, y: Double, phase: Double) -> Bool {
-            let angle = phase * 2 * Double.pi
-            let px = cx + orbit * cos(angle), py = cy + orbit * sin(angle)
-            if isDisc {
-                let dx = x - px, dy = y - py
-                return dx * dx + dy * dy <= size * size
-            }
-            return abs(x - px) <= size * 1.4 && abs(y - py) <= size * 0.35
+        var minX: Int { centerX - halfWidth }
+        var maxX: Int { centerX + halfWidth + 1 }
+        var minY: Int { centerY - halfHeight }
+        var maxY: Int { centerY + halfHeight + 1 }
+
+        func contains(x: Int, y: Int) -> Bool {
+            guard isDisc else { return true } // a bar fills its box
+            let dx = x - centerX, dy = y - centerY
+            return dx * dx + dy * dy <= halfWidth * halfWidth
         }
     }
 }
