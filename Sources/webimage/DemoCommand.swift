@@ -36,6 +36,7 @@ struct DemoCommand: ParsableCommand {
     }
 
     func run() throws {
+        PipelineLog.configure()
         let folder = URL(fileURLWithPath: output ?? FileManager.default.currentDirectoryPath, isDirectory: true)
         do {
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

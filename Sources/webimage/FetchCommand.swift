@@ -12,6 +12,7 @@ struct FetchCommand: ParsableCommand {
         Each URL goes through the whole pipeline: memory cache, disk cache (--cache, default the ImageCache
         default path), network, decode. Prints one line per URL and a summary; exits 1 if any URL failed,
         with the reason (HTTP status, decode error, …). Plain file paths are accepted as file URLs.
+        WebImage logs warnings only; set WEBIMAGE_LOG_LEVEL=info (or debug) for more.
 
         Options for --options (comma-separated): \(FetchOptionName.all.map(\.name).joined(separator: ", ")).
 
@@ -65,6 +66,7 @@ struct FetchCommand: ParsableCommand {
     }
 
     func run() throws {
+        PipelineLog.configure()
         let cachePath = cache ?? ImageCache.defaultPath()
         let manager = ImageManager(cache: try ImageCache(path: cachePath),
                                    queue: FetchQueue(maxConcurrentTransfers: concurrency))
