@@ -8,17 +8,17 @@ struct DemoCommand: ParsableCommand {
         commandName: "demo",
         abstract: "Serve a built-in gallery on loopback and load it cold, warm from disk and warm from memory.",
         discussion: """
-        Paints 44 pictures and encodes them with WebImage's own encoders (JPEG baseline and progressive,
-        PNG and interlaced PNG, GIF, APNG, WebP lossy, lossless and animated), serves them from an embedded
-        HTTP/1.1 server on 127.0.0.1, and loads the whole gallery through ImageManager three times: cold
-        (empty cache), warm disk (a new manager on the same cache folder) and warm memory (the same manager
-        again). Prints a table per phase, and writes webimage-demo.png (a labelled contact sheet) and
+        Paints 44 pictures and encodes them with WebImage's own encoders (JPEG baseline and progressive, \
+        PNG and interlaced PNG, GIF, APNG, WebP lossy, lossless and animated), serves them from an embedded \
+        HTTP/1.1 server on 127.0.0.1, and loads the whole gallery through ImageManager three times: cold \
+        (empty cache), warm disk (a new manager on the same cache folder) and warm memory (the same manager \
+        again). Prints a table per phase, and writes webimage-demo.png (a labelled contact sheet) and \
         webimage-demo.gif (one animation of the gallery). Exits 1 if any image failed.
 
         Examples:
           webimage demo
           webimage demo --output /tmp/demo --cache /tmp/demo-cache
-          swift run -c release webimage demo        (what `make demo` runs)
+          swift run -c release webimage demo      (what `make demo` runs)
         """
     )
 

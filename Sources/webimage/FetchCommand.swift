@@ -9,17 +9,17 @@ struct FetchCommand: ParsableCommand {
         commandName: "fetch",
         abstract: "Load images by URL through ImageManager and its cache, and optionally save them.",
         discussion: """
-        Each URL goes through the whole pipeline: memory cache, disk cache (--cache, default the ImageCache
-        default path), network, decode. Prints one line per URL and a summary; exits 1 if any URL failed,
-        with the reason (HTTP status, decode error, …). Plain file paths are accepted as file URLs.
+        Each URL goes through the whole pipeline: memory cache, disk cache (--cache, default the ImageCache \
+        default path), network, decode. Prints one line per URL and a summary; exits 1 if any URL failed, \
+        with the reason (HTTP status, decode error, …). Plain file paths are accepted as file URLs. \
         WebImage logs warnings only; set WEBIMAGE_LOG_LEVEL=info (or debug) for more.
 
         Options for --options (comma-separated): \(FetchOptionName.all.map(\.name).joined(separator: ", ")).
 
         Examples:
-          webimage fetch https://example.com/a.jpg https://example.com/b.webp --out images
-          webimage fetch https://example.com/a.jpg --thumbnail 256 --format webp --out thumbs
-          webimage fetch https://example.com/a.gif --cache /tmp/cache --options refresh,first-frame
+          webimage fetch https://example.com/a.jpg https://example.com/b.webp --out img
+          webimage fetch https://example.com/a.jpg --thumbnail 256 --format png --out t
+          webimage fetch https://example.com/a.gif --options refresh,first-frame
         """
     )
 

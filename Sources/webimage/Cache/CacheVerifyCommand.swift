@@ -10,7 +10,7 @@ struct CacheVerifyCommand: ParsableCommand {
         commandName: "verify",
         abstract: "Check a cache: SQLite quick_check, manifest vs files, and re-decode every entry.",
         discussion: """
-        Reports each bad entry (missing file, wrong size, bytes that do not decode) and exits 1 if any
+        Reports each bad entry (missing file, wrong size, bytes that do not decode) and exits 1 if any \
         is found. Repairs nothing: `webimage cache clear` or the next ImageCache read of a bad entry does.
 
         Example:
