@@ -44,8 +44,7 @@ struct DemoCommand: ParsableCommand {
             throw CLIError.output(path: folder.path, reason: "\(error)")
         }
         let cachePath = cache ?? NSTemporaryDirectory() + "webimage-demo-\(UUID().uuidString.prefix(8))"
-        let runner = DemoRunner(outputFolder: folder, cachePath: cachePath, cacheIsTemporary: cache == nil,
-                                concurrency: concurrency)
+        let runner = DemoRunner(outputFolder: folder, cachePath: cachePath, concurrency: concurrency)
         let report = try runner.run()
         print("Contact sheet: \(report.contactSheet.path)")
         if let animation = report.animation { print("Animation:     \(animation.path)") }

@@ -9,7 +9,6 @@ import WebImage
 struct DemoRunner {
     var outputFolder: URL
     var cachePath: String
-    var cacheIsTemporary: Bool
     var concurrency: Int
 
     /// What a run produced. `failures` lists every image that failed in any phase.
