@@ -21,6 +21,7 @@ struct DemoRunner {
 
     func run() throws -> Report {
         let start = Date()
+        print("Painting and encoding the gallery…")
         let gallery = try DemoGallery.make()
         let galleryBytes = gallery.reduce(Int64(0)) { $0 + Int64($1.data.count) }
         print("Gallery: \(gallery.count) images (\(Terminal.bytes(galleryBytes))) encoded by WebImage in "
@@ -50,6 +51,8 @@ struct DemoRunner {
         for phase in phases { table.add(phase.tableRow) }
         print("")
         print(table.render())
+        print("cold and warm disk both decode every image; they differ by the transfer (loopback here, so little).")
+        print("warm memory hands back the decoded images the manager already holds.")
         print("")
 
         var failures: [(String, String, String)] = []
