@@ -51,8 +51,8 @@ struct DemoRunner {
         for phase in phases { table.add(phase.tableRow) }
         print("")
         print(table.render())
-        print("cold and warm disk both decode every image; they differ by the transfer (loopback here, so little).")
-        print("warm memory hands back the decoded images the manager already holds.")
+        print("Note: cold and warm disk both decode every image; they differ by the transfer (loopback here, so little).")
+        print("      warm memory hands back the decoded images the manager already holds.")
         print("")
 
         var failures: [(String, String, String)] = []
