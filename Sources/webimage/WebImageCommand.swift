@@ -11,7 +11,9 @@ struct WebImageCommand: ParsableCommand {
           webimage info photo.jpg anim.gif
           webimage convert anim.gif anim.webp
           webimage demo
+          webimage fetch https://example.com/a.jpg --out images
+          webimage cache stats
         """,
-        subcommands: [InfoCommand.self, ConvertCommand.self, DemoCommand.self]
+        subcommands: [InfoCommand.self, ConvertCommand.self, DemoCommand.self, FetchCommand.self, CacheCommand.self]
     )
 }

@@ -1,0 +1,127 @@
+import ArgumentParser
+import Foundation
+import WebImage
+
+/// `webimage fetch URL…`: loads images through `ImageManager` (memory → disk cache → network → decode),
+/// optionally writes them, and summarises.
+struct FetchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Load images by URL through ImageManager and its cache, and optionally save them.",
+        discussion: """
+        Each URL goes through the whole pipeline: memory cache, disk cache (--cache, default the ImageCache \
+        default path), network, decode. Prints one line per URL and a summary; exits 1 if any URL failed, \
+        with the reason (HTTP status, decode error, …). Plain file paths are accepted as file URLs. \
+        WebImage logs warnings only; set WEBIMAGE_LOG_LEVEL=info (or debug) for more.
+
+        Options for --options (comma-separated): \(FetchOptionName.all.map(\.name).joined(separator: ", ")).
+
+        Examples:
+          webimage fetch https://example.com/a.jpg https://example.com/b.webp --out img
+          webimage fetch https://example.com/a.jpg --thumbnail 256 --format png --out t
+          webimage fetch https://example.com/a.gif --options refresh,first-frame
+        """
+    )
+
+    @Argument(help: "The URLs (http, https or file) to load.")
+    var urls: [String]
+
+    @Option(name: .long, help: "Folder to write the images into (created if missing). Nothing is written by default.")
+    var out: String?
+
+    @Option(name: .long, help: "Decode a thumbnail whose longest side is at most this many pixels.")
+    var thumbnail: Int?
+
+    @Option(name: .long, help: "Re-encode written images as png, jpeg, webp or gif (default: keep the original bytes).")
+    var format: String?
+
+    @Option(name: .long, help: "Disk cache folder (default: \(ImageCache.defaultPath())).")
+    var cache: String?
+
+    @Option(name: .long, help: "Transfers in flight at most.")
+    var concurrency = 6
+
+    @Option(name: .long, parsing: .singleValue, help: "Image options, comma-separated (see above).")
+    var options: [String] = []
+
+    func validate() throws {
+        guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
+        guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
+        if let thumbnail, thumbnail < 1 { throw ValidationError("--thumbnail must be at least 1") }
+        if let format, Self.outputFormat(format) == nil {
+            throw ValidationError("--format must be png, jpeg, webp or gif, not '\(format)'")
+        }
+        if format != nil, out == nil { throw ValidationError("--format needs --out") }
+        _ = try FetchOptionName.parse(options)
+    }
+
+    static func outputFormat(_ name: String) -> ImageFormat? {
+        switch name.lowercased() {
+        case "png": return .png
+        case "jpeg", "jpg": return .jpeg
+        case "webp": return .webp
+        case "gif": return .gif
+        default: return nil
+        }
+    }
+
+    func run() throws {
+        PipelineLog.configure()
+        let cachePath = cache ?? ImageCache.defaultPath()
+        let manager = ImageManager(cache: try ImageCache(path: cachePath),
+                                   queue: FetchQueue(maxConcurrentTransfers: concurrency))
+        var writer = try out.map { path in
+            let folder = URL(fileURLWithPath: path, isDirectory: true)
+            do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
+                throw CLIError.output(path: folder.path, reason: "\(error)")
+            }
+            return FetchOutputWriter(folder: folder, format: format.flatMap(Self.outputFormat), isThumbnail: thumbnail != nil)
+        }
+        var failures: [(String, String)] = []
+        var requests: [URL] = []
+        for argument in urls {
+            if let url = Self.url(from: argument) { requests.append(url) } else { failures.append((argument, "not a URL")) }
+        }
+        let loader = BatchLoader(manager: manager, options: try FetchOptionName.parse(options),
+                                 thumbnailPixelSize: thumbnail, concurrency: concurrency)
+        let bar = ProgressBar(title: "fetch", total: requests.count)
+        let start = Date()
+        let outcomes = loader.load(requests) { bar.advance(bytes: $0.bytes) }
+        let seconds = Date().timeIntervalSince(start)
+        bar.finish()
+        var bytes: Int64 = 0
+        for outcome in outcomes {
+            guard let image = outcome.image, outcome.isSuccess else {
+                failures.append((outcome.url.absoluteString, outcome.failureReason))
+                continue
+            }
+            bytes += outcome.bytes
+            var line = "ok  \(outcome.url.absoluteString)  \(image.format) \(image.width)x\(image.height)"
+            if image.frameCount > 1 { line += " \(image.frameCount) frames" }
+            line += "  \(Terminal.bytes(outcome.bytes))  \(DemoPhase.name(of: outcome.source))  \(Terminal.duration(outcome.seconds))"
+            if writer != nil {
+                do {
+                    let file = try writer?.write(image, from: outcome.url)
+                    line += "  → \(file?.path ?? "")"
+                } catch {
+                    failures.append((outcome.url.absoluteString, "loaded but not written: \(error)"))
+                    continue
+                }
+            }
+            print(line)
+        }
+        for (url, reason) in failures { Terminal.printError("FAILED  \(url): \(reason)") }
+        let okCount = urls.count - failures.count
+        print("\(okCount) ok, \(failures.count) failed, \(Terminal.bytes(bytes)) in \(Terminal.duration(seconds)) · cache: \(cachePath)")
+        if !failures.isEmpty { throw ExitCode(1) }
+    }
+
+    /// `argument` as a URL: http(s)/file URLs as given, an existing path as a file URL.
+    static func url(from argument: String) -> URL? {
+        if let url = URL(string: argument), let scheme = url.scheme, !scheme.isEmpty, url.host != nil || scheme == "file" {
+            return url
+        }
+        if FileManager.default.fileExists(atPath: argument) { return URL(fileURLWithPath: argument) }
+        return nil
+    }
+}
