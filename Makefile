@@ -44,6 +44,7 @@ test-stress:
 bench: deps
 	@./scripts/apt-ensure $(BENCH_PACKAGES)
 	cd Benchmarks && $(SWIFT) run -c release WebImageBench $(BENCH_ARGS)
+	$(SWIFT) run -c release webimage bench-chart bench-results.json --output bench-results.png
 	@# A full run (no BENCH_ARGS) also refreshes the README's Performance tables.
 	@if [ -z "$(BENCH_ARGS)" ]; then ./scripts/readme-performance; fi
 

@@ -14,6 +14,6 @@ struct WebImageCommand: ParsableCommand {
           webimage fetch https://example.com/a.jpg --out images
           webimage cache stats
         """,
-        subcommands: [InfoCommand.self, ConvertCommand.self, DemoCommand.self, FetchCommand.self, CacheCommand.self]
+        subcommands: [InfoCommand.self, ConvertCommand.self, DemoCommand.self, FetchCommand.self, CacheCommand.self, BenchChartCommand.self]
     )
 }
