@@ -87,11 +87,11 @@ public final class ImageCache: Sendable {
             let memoryImage: Image
             if let image {
                 memoryImage = image
-            } else {
-                do { memoryImage = try decode(imageData!, scale: metadata?.scale ?? 1) } catch {
+            } else if let imageData {
+                do { memoryImage = try decode(imageData, scale: metadata?.scale ?? 1) } catch {
                     throw .decodeFailed(error as? ImageCodecError ?? .corruptData(format: .unknown, message: "\(error)"))
                 }
-            }
+            } else { return }
             memoryCache.setObject(memoryImage, forKey: key, cost: Self.cost(of: memoryImage))
         }
         if type.contains(.disk) {
