@@ -16,8 +16,9 @@ import Logging
 /// let hit = try cache.getImage(forKey: "https://example.com/a.jpg")       // memory, then disk
 /// ```
 ///
-/// - Important: Thread-safe. Methods touching `.disk` do file and SQLite I/O on the calling thread; use the
-///   completion or `async` forms from latency-sensitive threads.
+/// - Important: Thread-safe. Methods touching `.disk` do file and SQLite I/O on the calling thread (after the
+///   pipeline's pending background writes, so they see every completed request); use the completion or
+///   `async` forms from latency-sensitive threads.
 public final class ImageCache: Sendable {
     /// Decoded images by key.
     public let memoryCache: MemoryCache<String, Image>
@@ -25,6 +26,9 @@ public final class ImageCache: Sendable {
     public let diskCache: DiskCache
     /// Where the disk cache lives.
     public var path: String { diskCache.path }
+    /// Serial queue for the pipeline's disk lookups and background writes: a lookup never overtakes a write
+    /// queued before it.
+    let ioQueue = DispatchQueue(label: "webimage.cache.io", qos: .userInitiated)
 
     private let settings = Mutex(Settings())
     private struct Settings {
@@ -95,6 +99,7 @@ public final class ImageCache: Sendable {
             memoryCache.setObject(memoryImage, forKey: key, cost: Self.cost(of: memoryImage))
         }
         if type.contains(.disk) {
+            waitForPendingWrites()
             let bytes: Data
             if let imageData {
                 bytes = imageData
@@ -123,6 +128,7 @@ public final class ImageCache: Sendable {
     public func getImage(forKey key: String, type: ImageCacheType = .all) throws(WebImageError) -> Image? {
         if type.contains(.memory), let image = memoryCache.object(forKey: key) { return image }
         guard type.contains(.disk) else { return nil }
+        waitForPendingWrites()
         let item: KVStorageItem?
         do { item = try diskCache.entry(forKey: key) } catch { throw .cacheFailed(error) }
         guard let item else { return nil }
@@ -141,11 +147,13 @@ public final class ImageCache: Sendable {
 
     /// The original bytes for `key` from disk, or `nil`.
     public func getImageData(forKey key: String) throws(WebImageError) -> Data? {
+        waitForPendingWrites()
         do { return try diskCache.object(forKey: key) } catch { throw .cacheFailed(error) }
     }
 
     /// The disk entry's metadata (scale, HTTP facts), or `nil`.
     public func getMetadata(forKey key: String) throws(WebImageError) -> ImageCacheMetadata? {
+        waitForPendingWrites()
         do { return ImageCacheMetadata.decode(try diskCache.extendedData(forKey: key)) } catch { throw .cacheFailed(error) }
     }
 
@@ -153,6 +161,7 @@ public final class ImageCache: Sendable {
     /// entry existed.
     @discardableResult
     public func setMetadata(_ metadata: ImageCacheMetadata, forKey key: String) throws(WebImageError) -> Bool {
+        waitForPendingWrites()
         do {
             return try diskCache.setExtendedData(try metadata.encoded(), forKey: key)
         } catch let error as KVCacheError {
@@ -166,6 +175,7 @@ public final class ImageCache: Sendable {
     public func containsImage(forKey key: String, type: ImageCacheType = .all) throws(WebImageError) -> Bool {
         if type.contains(.memory), memoryCache.containsObject(forKey: key) { return true }
         guard type.contains(.disk) else { return false }
+        waitForPendingWrites()
         do { return try diskCache.containsObject(forKey: key) } catch { throw .cacheFailed(error) }
     }
 
@@ -173,6 +183,7 @@ public final class ImageCache: Sendable {
     public func removeImage(forKey key: String, type: ImageCacheType = .all) throws(WebImageError) {
         if type.contains(.memory) { memoryCache.removeObject(forKey: key) }
         if type.contains(.disk) {
+            waitForPendingWrites()
             do { try diskCache.removeObject(forKey: key) } catch { throw .cacheFailed(error) }
         }
     }

@@ -11,8 +11,6 @@ final class ImageQueues: Sendable {
     static let shared = ImageQueues()
 
     private let queues: [DispatchQueue]
-    /// One serial queue for disk-cache lookups, so that a miss is never queued behind decodes.
-    let diskQueue = DispatchQueue(label: "webimage.disk", qos: .userInitiated)
     private let next = Atomic<Int>(0)
 
     init(count: Int = ProcessInfo.processInfo.activeProcessorCount) {

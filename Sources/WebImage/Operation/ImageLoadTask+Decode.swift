@@ -28,8 +28,12 @@ extension ImageLoadTask {
                 // A corrupt entry heals itself: drop it and load from the network.
                 WebImageLog.logger.warning("undecodable disk cache entry removed",
                                            metadata: ["url": "\(context.url)", "error": "\(codecError)"])
-                do { try cache.diskCache.removeObject(forKey: context.cacheKey) } catch {
-                    WebImageLog.logger.error("could not remove corrupt entry", metadata: ["url": "\(context.url)", "error": "\(error)"])
+                let key = context.cacheKey
+                let url = context.url
+                cache.ioQueue.async {
+                    do { try cache.diskCache.removeObject(forKey: key) } catch {
+                        WebImageLog.logger.error("could not remove corrupt entry", metadata: ["url": "\(url)", "error": "\(error)"])
+                    }
                 }
                 fetch(revalidating: nil)
                 return
@@ -48,14 +52,8 @@ extension ImageLoadTask {
         }
         if let cache = context.cache {
             cache.memoryCache.setObject(image, forKey: context.memoryKey, cost: ImageCache.cost(of: image))
-            if storesToDisk {
-                do {
-                    try cache.diskCache.setObject(data, forKey: context.cacheKey, extendedData: try metadata.encoded())
-                } catch {
-                    // The image is still good: deliver it, and say why it was not kept.
-                    WebImageLog.logger.warning("disk cache write failed", metadata: ["url": "\(context.url)", "error": "\(error)"])
-                }
-            }
+            // In the background: the request completes without waiting for its disk write.
+            if storesToDisk { cache.storeOnDisk(data, forKey: context.cacheKey, metadata: metadata) }
         }
         finish(image: image, source: source, error: nil)
     }

@@ -53,13 +53,16 @@ extension ImageLoadTask {
             var refreshed = cached.metadata
             refreshed.http = (refreshed.http ?? HTTPCachePolicy()).refreshed(with: response.headerDictionary)
             let metadata = refreshed
-            imageQueue.async { [self] in
-                if let cache = context.cache {
-                    do { try cache.setMetadata(metadata, forKey: context.cacheKey) } catch {
+            if let cache = context.cache {
+                let (key, url) = (context.cacheKey, context.url)
+                cache.ioQueue.async {
+                    do { try cache.diskCache.setExtendedData(try metadata.encoded(), forKey: key) } catch {
                         WebImageLog.logger.warning("could not refresh cache metadata after 304",
-                                                   metadata: ["url": "\(context.url)", "error": "\(error)"])
+                                                   metadata: ["url": "\(url)", "error": "\(error)"])
                     }
                 }
+            }
+            imageQueue.async { [self] in
                 decodeAndFinish(cached.data, source: .diskCache, metadata: metadata, storesToDisk: false)
             }
         case .failure(.cancelled):

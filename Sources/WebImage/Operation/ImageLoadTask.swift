@@ -108,15 +108,15 @@ final class ImageLoadTask: Sendable {
             return
         }
         if context.cache != nil, !options.contains(.ignoreDiskCache), !options.contains(.refreshImageCache) {
-            // The lookup runs on the disk queue, not an image queue, so a miss goes to the network at once
-            // instead of waiting behind decodes.
-            ImageQueues.shared.diskQueue.async { [self] in loadFromDisk() }
+            // The lookup runs on the cache's I/O queue, not an image queue: a miss goes to the network at once
+            // instead of waiting behind decodes, and it never overtakes a write queued before it.
+            context.cache?.ioQueue.async { [self] in loadFromDisk() }
         } else {
             fetch(revalidating: nil)
         }
     }
 
-    /// Disk step (on the disk queue): serve a cached entry (fresh, for `.useHTTPCache`), revalidate a stale one, or go to the
+    /// Disk step (on the cache's I/O queue): serve a cached entry (fresh, for `.useHTTPCache`), revalidate a stale one, or go to the
     /// network on a miss. A disk error or undecodable entry never fails the request: it falls through to
     /// the network (logged).
     private func loadFromDisk() {
