@@ -1,0 +1,1 @@
+print("soak: not written yet")
