@@ -39,7 +39,7 @@ public func fuzzInitialize(_ argc: UnsafeMutableRawPointer?, _ argv: UnsafeMutab
         do {
             try writeSeeds(to: seedFolder)
         } catch {
-            fputs("FuzzKVStorage: cannot write seeds to \(seedFolder): \(error)\n", stderr)
+            FileHandle.standardError.write(Data("FuzzKVStorage: cannot write seeds to \(seedFolder): \(error)\n".utf8))
             exit(1)
         }
         exit(0)
@@ -147,8 +147,8 @@ private func exerciseDiskCache(at path: String) {
     attempt { try cache.removeAllObjects() }
 }
 
-/// Runs `body`; a thrown `KVCacheError` is the expected outcome for garbage and is dropped on purpose.
-private func attempt(_ body: () throws(KVCacheError) -> Void) {
+/// Runs `body`; a thrown error (a `KVCacheError`) is the expected outcome for garbage and is dropped on purpose.
+private func attempt(_ body: () throws -> Void) {
     do {
         try body()
     } catch {
