@@ -4,7 +4,8 @@
 // `make fuzz` and `make soak` (see the Makefile for the exact build lines).
 //
 // Each `Fuzz…` target is one libFuzzer binary: a single file exporting `LLVMFuzzerTestOneInput` and no
-// `main` (libFuzzer brings its own), built with `swift build -c release --sanitize=fuzzer --product <Name>`.
+// `main` (libFuzzer brings its own), built by `make fuzz` (see FUZZ_BUILD in the Makefile for the flags and
+// why each is needed), one product at a time.
 // To add a target (e.g. for the incremental decoder once it lands): add an executable target here whose one
 // file is not named main.swift and has no top-level code, and add its name to FUZZ_TARGETS in the Makefile.
 import PackageDescription
