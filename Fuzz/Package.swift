@@ -34,7 +34,10 @@ let package = Package(
         // 10 minutes of mixed requests with cancellations against a misbehaving loopback server.
         .executableTarget(
             name: "Soak",
-            dependencies: [.product(name: "WebImage", package: "WebImage")]
+            dependencies: [
+                .product(name: "WebImage", package: "WebImage"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
