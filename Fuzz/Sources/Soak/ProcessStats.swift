@@ -13,7 +13,7 @@ enum ProcessStats {
         do {
             status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
         } catch {
-            print("soak: cannot read /proc/self/status: \(error)")
+            say("soak: cannot read /proc/self/status: \(error)")
             return -1
         }
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
@@ -34,7 +34,7 @@ enum ProcessStats {
         do {
             entries = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")
         } catch {
-            print("soak: cannot list /proc/self/fd: \(error)")
+            say("soak: cannot list /proc/self/fd: \(error)")
             return [:]
         }
         var targets: [String: String] = [:]
@@ -52,3 +52,8 @@ enum ProcessStats {
 /// glibc's `malloc_trim` (a GNU extension the Glibc module does not import).
 @_silgen_name("malloc_trim")
 private func glibcMallocTrim(_ pad: Int) -> Int32
+
+/// Writes a line to standard output at once (unbuffered, so progress shows up as it happens in a log file).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}

@@ -24,7 +24,7 @@ struct Settings {
             case "--seconds": seconds = Double(iterator.next() ?? "") ?? seconds
             case "--concurrency": concurrency = Int(iterator.next() ?? "") ?? concurrency
             default:
-                print("usage: Soak [--seconds N] [--concurrency N]   (e.g. Soak --seconds 120)")
+                say("usage: Soak [--seconds N] [--concurrency N]   (e.g. Soak --seconds 120)")
                 exit(2)
             }
         }
@@ -52,7 +52,7 @@ func run(_ settings: Settings) throws -> Int32 {
     let server = try MisbehavingServer(images: try SoakImages.make())
     let folder = NSTemporaryDirectory() + "webimage-soak-\(getpid())"
     defer {
-        do { try FileManager.default.removeItem(atPath: folder) } catch { print("soak: cannot remove \(folder): \(error)") }
+        do { try FileManager.default.removeItem(atPath: folder) } catch { say("soak: cannot remove \(folder): \(error)") }
     }
     let cache = try ImageCache(path: folder)
     // Small limits, so the caches are full (and evicting) before the warm-up ends.
@@ -64,14 +64,14 @@ func run(_ settings: Settings) throws -> Int32 {
     let tally = Tally()
     let slots = DispatchSemaphore(value: settings.concurrency)
     var generator = SplitMix64(seed: 0x50A4)
-    print("soak: \(Int(settings.seconds)) s, \(settings.concurrency) in flight, server on 127.0.0.1:\(server.port), cache \(folder)")
+    say("soak: \(Int(settings.seconds)) s, \(settings.concurrency) in flight, server on 127.0.0.1:\(server.port), cache \(folder)")
 
     /// Issues requests until `end`; returns false if a completion never came while draining.
     func phase(until end: Date, label: String) -> Bool {
         var nextReport = Date().addingTimeInterval(10)
         while Date() < end {
             guard slots.wait(timeout: .now() + 30) == .success else {
-                print("soak: no completion for 30 s while issuing")
+                say("soak: no completion for 30 s while issuing")
                 return false
             }
             let kind = kinds[Int(generator.next() % UInt64(kinds.count))]
@@ -108,14 +108,14 @@ func run(_ settings: Settings) throws -> Int32 {
             default: break
             }
             if Date() >= nextReport {
-                print("soak [\(label)]: \(tally.line); RSS \(ProcessStats.residentKiB()) KiB, fds \(ProcessStats.openDescriptors())")
+                say("soak [\(label)]: \(tally.line); RSS \(ProcessStats.residentKiB()) KiB, fds \(ProcessStats.openDescriptors())")
                 nextReport = Date().addingTimeInterval(10)
             }
         }
         // Drain: every slot back means every completion came.
         for taken in 0..<settings.concurrency {
             guard slots.wait(timeout: .now() + 30) == .success else {
-                print("soak: \(settings.concurrency - taken) completions never came")
+                say("soak: \(settings.concurrency - taken) completions never came")
                 return false
             }
         }
@@ -134,17 +134,17 @@ func run(_ settings: Settings) throws -> Int32 {
     let baseRSS = ProcessStats.residentKiB()
     let baseFDs = ProcessStats.openDescriptors()
     let baseTargets = ProcessStats.descriptorTargets()
-    print("soak: baseline after \(Int(warmUp)) s warm-up: RSS \(baseRSS) KiB, \(baseFDs) descriptors; \(tally.line)")
+    say("soak: baseline after \(Int(warmUp)) s warm-up: RSS \(baseRSS) KiB, \(baseFDs) descriptors; \(tally.line)")
     guard phase(until: start.addingTimeInterval(settings.seconds), label: "run") else { return 1 }
     let endRSS = ProcessStats.residentKiB()
     let endFDs = ProcessStats.openDescriptors()
     let drift = Double(endRSS - baseRSS) / Double(max(baseRSS, 1)) * 100
-    print("soak: done after \(Int(Date().timeIntervalSince(start))) s; \(tally.line)")
-    print(String(format: "soak: RSS %d KiB -> %d KiB, drift %+.1f %% (goal < 10 %%)", baseRSS, endRSS, drift))
-    print("soak: descriptors \(baseFDs) -> \(endFDs), leaked \(max(0, endFDs - baseFDs)) (goal 0)")
+    say("soak: done after \(Int(Date().timeIntervalSince(start))) s; \(tally.line)")
+    say(String(format: "soak: RSS %d KiB -> %d KiB, drift %+.1f %% (goal < 10 %%)", baseRSS, endRSS, drift))
+    say("soak: descriptors \(baseFDs) -> \(endFDs), leaked \(max(0, endFDs - baseFDs)) (goal 0)")
     if endFDs > baseFDs {
         for (fd, target) in ProcessStats.descriptorTargets().sorted(by: { $0.key < $1.key }) where baseTargets[fd] != target {
-            print("soak:   new fd \(fd) -> \(target)")
+            say("soak:   new fd \(fd) -> \(target)")
         }
     }
     server.stop()
@@ -160,6 +160,6 @@ LoggingSystem.bootstrap { label in
 do {
     exit(try run(Settings(arguments: CommandLine.arguments)))
 } catch {
-    print("soak: \(error)")
+    say("soak: \(error)")
     exit(1)
 }
