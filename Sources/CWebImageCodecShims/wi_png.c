@@ -66,6 +66,12 @@ wi_png_decoder *wi_png_decoder_create(const uint8_t *data, size_t size) {
         free(decoder);
         return NULL;
     }
+    /* Metadata chunks the decoder never uses are skipped unread. libpng 1.6.39 allocates and zeroes a text
+       chunk's declared length (up to 2^31) before reading it, so a 57-byte PNG declaring a 1 GB iTXt cost a
+       1 GB allocation and seconds (found by FuzzDecode); skipped chunks are read through in small pieces and
+       truncated input fails at once. */
+    static const png_byte unused_chunks[] = "iTXt\0tEXt\0zTXt\0sPLT\0iCCP\0eXIf\0";
+    png_set_keep_unknown_chunks(decoder->png, PNG_HANDLE_CHUNK_NEVER, unused_chunks, 6);
     png_set_read_fn(decoder->png, decoder, wi_png_read_fn);
     return decoder;
 }

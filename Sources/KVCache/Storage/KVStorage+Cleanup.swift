@@ -13,7 +13,7 @@ extension KVStorage {
             defer { statement.reset() }
             while try statement.step() {
                 guard let key = statement.text(0), let filename = statement.text(1) else { continue }
-                if try io.fileSize(dataPath + "/" + filename) == statement.int64(2) {
+                if Self.isSafeFilename(filename), try io.fileSize(dataPath + "/" + filename) == statement.int64(2) {
                     referenced.insert(filename)
                 } else {
                     broken.append(key)
@@ -44,6 +44,10 @@ extension KVStorage {
     /// Moves `data/<filename>` to `trash/`; if that fails, unlinks it; if that fails too, logs it (the next
     /// open-time cleanup removes it as an orphan). Removal must not fail once the row is gone.
     func moveToTrash(_ filename: String) {
+        guard Self.isSafeFilename(filename) else {
+            kvLog.error("KVStorage at \(path): not removing \(filename): not a file name inside data/")
+            return
+        }
         let source = dataPath + "/" + filename
         do {
             try io.rename(source, to: trashPath + "/" + uniqueName() + "-" + filename)

@@ -13,14 +13,16 @@ extension KVStorage {
                     recordAccess(key)
                     return item
                 }
-                let data = try io.read(dataPath + "/" + filename)
+                // A damaged manifest may name a path outside data/: a corrupt entry, never read.
+                let isSafe = Self.isSafeFilename(filename)
+                let data = isSafe ? try io.read(dataPath + "/" + filename) : nil
                 if let data, Int64(data.count) == item.size {
                     item.value = data
                     recordAccess(key)
                     return item
                 }
-                if data == nil && attempt == 0 { continue }
-                let reason = data == nil ? "file \(filename) missing" : "file \(filename) has \(data?.count ?? 0) bytes, not \(item.size)"
+                if data == nil && attempt == 0 && isSafe { continue }
+                let reason = !isSafe ? "bad file name \(filename)" : data == nil ? "file \(filename) missing" : "file \(filename) has \(data?.count ?? 0) bytes, not \(item.size)"
                 kvLog.error("KVStorage at \(path): \(KVCacheError.corruptEntry(key: key, reason: reason))")
                 try removeRowIfStill(key: key, filename: filename)
                 return nil

@@ -92,13 +92,22 @@ extension KVStorage {
                 var count = 0
                 var size: Int64 = 0
                 var files: [String] = []
+                var attempted = 0
                 for row in rows where shouldContinue(count, size) {
                     defer { delete.reset() }
                     delete.bind(row.key, at: 1)
                     try delete.run()
+                    attempted += 1
+                    // A row the key index cannot find (a damaged index: quick_check does not compare
+                    // indexes with the table) is not deleted; counting it would loop forever.
+                    guard database.changes > 0 else { continue }
                     count += 1
                     size = size.addingReportingOverflow(row.size).partialValue
                     if let name = row.filename { files.append(name) }
+                }
+                if attempted > 0 && count == 0 {
+                    throw .sqlite(code: SQLiteCode.corrupt, message: "the oldest rows cannot be deleted by key (index out of step with the table)",
+                                  operation: "DELETE FROM manifest")
                 }
                 return (count, size, files)
             }

@@ -42,7 +42,7 @@ extension KVStorage {
             guard let filename else { throw .invalidArgument("a .file storage needs a filename for key \(key)") }
             storedFilename = filename
         }
-        if let name = storedFilename, name.isEmpty || name.contains("/") || name == "." || name == ".." {
+        if let name = storedFilename, !Self.isSafeFilename(name) {
             throw .invalidArgument("bad filename \(name)")
         }
         var temporary: String?
@@ -122,5 +122,13 @@ extension KVStorage {
         } catch {
             kvLog.error("KVStorage: cannot remove \(path): \(error)")
         }
+    }
+}
+
+extension KVStorage {
+    /// Whether `name` names a file inside `data/`: not empty, no `/`, not `.` or `..`. Checked on save and on
+    /// every filename read back from the manifest, so a damaged manifest can never reach outside the folder.
+    static func isSafeFilename(_ name: String) -> Bool {
+        !name.isEmpty && !name.contains("/") && name != "." && name != ".."
     }
 }

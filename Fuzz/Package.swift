@@ -1,0 +1,44 @@
+// swift-tools-version:6.0
+// The reliability suite: libFuzzer targets and the soak run, a separate package (like Benchmarks/) so the
+// fuzzer and sanitizer builds never reach the library's own build. Run from the repository root with
+// `make fuzz` and `make soak` (see the Makefile for the exact build lines).
+//
+// Each `Fuzz…` target is one libFuzzer binary: a single file exporting `LLVMFuzzerTestOneInput` and no
+// `main` (libFuzzer brings its own), built by `make fuzz` (see FUZZ_BUILD in the Makefile for the flags and
+// why each is needed), one product at a time.
+// To add a target (e.g. for the incremental decoder once it lands): add an executable target here whose one
+// file is not named main.swift and has no top-level code, and add its name to FUZZ_TARGETS in the Makefile.
+import PackageDescription
+
+let package = Package(
+    name: "WebImageReliability",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "WebImage", path: ".."),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+    ],
+    targets: [
+        // Sniffing + decoding of every format, every frame of animations, thumbnails, small limits.
+        .executableTarget(
+            name: "FuzzDecode",
+            dependencies: [.product(name: "WebImage", package: "WebImage")]
+        ),
+        // KVStorage / DiskCache opened on a garbage manifest, WAL or data file.
+        .executableTarget(
+            name: "FuzzKVStorage",
+            dependencies: [
+                .product(name: "WebImage", package: "WebImage"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // 10 minutes of mixed requests with cancellations against a misbehaving loopback server.
+        .executableTarget(
+            name: "Soak",
+            dependencies: [
+                .product(name: "WebImage", package: "WebImage"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
