@@ -139,3 +139,25 @@ final class DownsampledDecodingTests: XCTestCase {
         }
     }
 }
+
+/// Animated images with `maxPixelSize` give a still thumbnail of their first frame.
+final class DownsampledAnimationTests: XCTestCase {
+    func testAnimatedCorpusFilesGiveFirstFrameStills() throws {
+        let entries = try Corpus.entries().filter {
+            $0.isExpectedOK && !$0.isHuge && ["gif", "apng", "webp"].contains($0.format) && ($0.frameCount ?? 1) > 1
+        }
+        XCTAssertFalse(entries.isEmpty)
+        var checked = 0
+        for entry in entries.prefix(40) {
+            let data = try Data(contentsOf: entry.url)
+            guard let full = try? ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true)) else { continue }
+            let image = try ImageDecoder.decode(data, options: DecodeOptions(maxPixelSize: 24))
+            XCTAssertEqual(image.frameCount, 1, entry.path)
+            XCTAssertEqual(image.loopCount, 1, entry.path)
+            let expected = try full.firstFrame.buffer.resized(maxPixelSize: 24)
+            XCTAssertEqual(image.firstFrame.buffer.packedBytes, expected.packedBytes, entry.path)
+            checked += 1
+        }
+        XCTAssertGreaterThan(checked, 5)
+    }
+}
