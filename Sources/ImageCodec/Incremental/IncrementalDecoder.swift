@@ -47,6 +47,7 @@ public final class IncrementalDecoder {
     private var jpegStream: JPEGStreamSession?
     private var streamBuffer: PixelBuffer?
     private var streamFailed = false
+    private var streamComplete = false
     private var lastImage: Image?
     private var bytesAtLastImage = 0
     private var finalResult: Result<Image, Error>?
@@ -91,8 +92,12 @@ public final class IncrementalDecoder {
     public func makeImage() throws -> Image? {
         if isFinal {
             if finalResult == nil {
+                if let image = finishStream() {
+                    finalResult = .success(image)
+                } else {
+                    finalResult = Result { try ImageDecoder.decode(data, options: options) }
+                }
                 dropStream()
-                finalResult = Result { try ImageDecoder.decode(data, options: options) }
             }
             return try finalResult?.get()
         }
@@ -109,7 +114,8 @@ public final class IncrementalDecoder {
         return image
     }
 
-    /// Renders the newest completed scan of a progressive JPEG into the reused stream buffer.
+    /// Renders the newest completed scan of a progressive JPEG into the reused stream buffer; `nil` when no
+    /// new scan was complete. Sets `streamComplete` once libjpeg reached the end of the image.
     private func renderScan(_ stream: JPEGStreamSession) -> PixelBuffer? {
         do {
             guard try stream.prepare(limits: options.limits), let size = stream.outputSize else { return nil }
@@ -122,10 +128,32 @@ public final class IncrementalDecoder {
             let stride = buffer.bytesPerRow
             let progress = try buffer.withUnsafeMutableBytes { try stream.render(into: $0.baseAddress!, bytesPerRow: stride) }
             streamBuffer = buffer
+            streamComplete = progress.isComplete
             return progress.didRender ? buffer : nil
         } catch {
             dropStream()
             return nil
+        }
+    }
+
+    /// The final image of a progressive JPEG from the stream that already holds every scan's coefficients
+    /// (only the last output pass is left), or `nil` to fall back to the one-shot decode: with `maxPixelSize`
+    /// (the one-shot decode scales in the DCT), without a final EOI marker (truncated data is reported as
+    /// partial by the one-shot decode), or when the stream failed. libjpeg gives the same pixels either way.
+    private func finishStream() -> Image? {
+        guard let stream = jpegStream, options.maxPixelSize == nil, data.count >= 2,
+              data[data.endIndex - 2] == 0xFF, data[data.endIndex - 1] == 0xD9 else { return nil }
+        do {
+            let info = try JPEGDecoder.info(data)
+            for _ in 0..<8 where !streamComplete { _ = renderScan(stream) }
+            if streamComplete, let buffer = streamBuffer {
+                return Image(frames: [ImageFrame(buffer: buffer)], format: .jpeg, loopCount: 1, hasAlpha: false,
+                             isProgressive: true, orientation: info.orientation,
+                             originalData: options.keepsOriginalData ? data : nil)
+            }
+            return nil
+        } catch {
+            return nil  // the one-shot decode gives the verdict
         }
     }
 
@@ -140,6 +168,7 @@ public final class IncrementalDecoder {
     private func dropStream() {
         jpegStream = nil
         streamBuffer = nil
+        streamComplete = false
         streamFailed = true
     }
 }
