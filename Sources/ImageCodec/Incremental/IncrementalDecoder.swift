@@ -16,7 +16,9 @@ import Foundation
 /// - Baseline JPEG: the rows received so far; rows past the data are libjpeg's gray fill.
 /// - PNG: rows so far; an interlaced (Adam7) PNG gives a coarse full image after each pass (libpng's
 ///   display rows replicate each pass's pixels); rows not reached are transparent.
-/// - GIF: the first frame once its data is complete. WebP (still and animated): nothing until final.
+/// - GIF: the first frame once its data is complete.
+/// - Still WebP: libwebp's incremental decoder (`WebPIAppend`), resumed as data arrives: the rows so far, the
+///   rest transparent. Animated WebP: nothing until final.
 /// Baseline JPEG, PNG and GIF partial images are decoded from the start of the bytes so far (not libpng's
 /// progressive reader); to bound that work, and the cost of rendering progressive scans, a new partial image is
 /// made only when the bytes received have at least doubled since the previous one (otherwise `makeImage()`
@@ -45,6 +47,7 @@ public final class IncrementalDecoder {
     public var isProgressive: Bool { info?.isProgressive ?? false }
 
     private var jpegStream: JPEGStreamSession?
+    private var webpSession: WebPIncrementalSession?
     private var streamBuffer: PixelBuffer?
     private var streamFailed = false
     private var streamComplete = false
@@ -70,6 +73,7 @@ public final class IncrementalDecoder {
         self.isFinal = isFinal
         if format == .unknown, data.count >= 16 || isFinal { format = ImageFormat.sniff(data) }
         if info == nil, format != .unknown { info = IncrementalHeader.read(data, format: format) }
+        if format == .webp, !streamFailed, !isFinal { feedWebP(chunk) }
         if format == .jpeg, !streamFailed, info?.isProgressive == true {
             do {
                 if jpegStream == nil {
@@ -104,7 +108,9 @@ public final class IncrementalDecoder {
         guard format != .unknown, info != nil else { return nil }
         guard lastImage == nil || data.count >= 2 * bytesAtLastImage else { return lastImage }
         let buffer: PixelBuffer?
-        if let stream = jpegStream { buffer = renderScan(stream) } else {
+        if let stream = jpegStream { buffer = renderScan(stream) } else if let webp = webpSession {
+            do { buffer = try webp.rowsSoFar() } catch { buffer = nil }  // allocation failure: nothing new
+        } else {
             buffer = PartialSnapshot.decode(data, format: format, pixelFormat: options.pixelFormat, limits: options.limits)
         }
         guard let buffer else { return lastImage }
@@ -165,7 +171,24 @@ public final class IncrementalDecoder {
                      orientation: info?.orientation ?? .up)
     }
 
+    /// Starts libwebp's incremental decoder once a still WebP's header is there, then appends each chunk.
+    private func feedWebP(_ chunk: Data) {
+        do {
+            if let session = webpSession {
+                try session.append(chunk)
+            } else if let session = try WebPIncrementalSession.make(data, pixelFormat: options.pixelFormat,
+                                                                    limits: options.limits) {
+                webpSession = session
+                try session.append(data)
+            }
+        } catch {
+            // Partial images only: the final one-shot decode reports the error.
+            dropStream()
+        }
+    }
+
     private func dropStream() {
+        webpSession = nil
         jpegStream = nil
         streamBuffer = nil
         streamComplete = false

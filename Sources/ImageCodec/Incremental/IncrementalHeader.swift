@@ -1,3 +1,4 @@
+internal import CWebImageWebP
 import Foundation
 
 /// Header facts read from the first bytes of a download, before the whole file is there.
@@ -29,7 +30,7 @@ enum IncrementalHeader {
         case .jpeg:
             return headerOrNil { try JPEGDecoder.info(data) }.flatMap { $0.width > 0 && $0.height > 0 ? $0 : nil }
         case .webp:
-            return headerOrNil { try WebPDecoder.info(data) }
+            return headerOrNil { try WebPDecoder.info(data) } ?? webpFeatures(data)
         default:
             return nil
         }
@@ -39,6 +40,18 @@ enum IncrementalHeader {
     /// one-shot decode of the final data reports the real error.
     private static func headerOrNil(_ parse: () throws -> ImageInfo) -> ImageInfo? {
         do { return try parse() } catch { return nil }
+    }
+
+    /// A WebP's size and alpha from `WebPGetFeatures`, which needs only the first chunk headers.
+    private static func webpFeatures(_ data: Data) -> ImageInfo? {
+        var features = WebPBitstreamFeatures()
+        let status = data.withUnsafeBytes { bytes -> VP8StatusCode in
+            guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return VP8_STATUS_NOT_ENOUGH_DATA }
+            return WebPGetFeatures(base, bytes.count, &features)
+        }
+        guard status == VP8_STATUS_OK, features.width > 0, features.height > 0 else { return nil }
+        return ImageInfo(format: .webp, width: Int(features.width), height: Int(features.height),
+                         hasAlpha: features.has_alpha != 0)
     }
 
     private static func be32(_ b: [UInt8], _ i: Int) -> UInt32 {

@@ -7,7 +7,7 @@ import Foundation
 ///   pass's pixels replicated over their blocks, so a coarse full image); rows not reached stay transparent.
 /// - Baseline JPEG: libjpeg's decode of the truncated data; rows past the data are libjpeg's gray fill.
 /// - GIF: the first frame once its data is complete.
-/// - WebP: none (animated and still WebP wait for the final data).
+/// - WebP: none here (still WebP goes through `WebPIncrementalSession`; animations wait for the final data).
 ///
 /// - Important: Stateless and thread-safe.
 enum PartialSnapshot {

@@ -149,3 +149,23 @@ final class IncrementalDecoderTests: XCTestCase {
         assertMatchesOneShot(decoder, data, options: options, "thumbnail")
     }
 }
+
+/// Still WebP through libwebp's incremental decoder.
+final class IncrementalWebPTests: XCTestCase {
+    func testStillWebPGivesRowsSoFarThenTheOneShotImage() throws {
+        let source = try DownsampleFixtures.photo(width: 256, height: 256)
+        var encoder = ImageEncoder(format: .webp, options: EncodeOptions(quality: 0.9, isLossless: true))
+        encoder.addFrame(source)
+        let data = try encoder.encode()
+        let decoder = IncrementalDecoder()
+        try decoder.update(data.prefix(data.count * 2 / 3), isFinal: false)
+        XCTAssertEqual(decoder.format, .webp)
+        XCTAssertEqual(decoder.info?.width, 256)
+        let partial = try XCTUnwrap(try decoder.makeImage())
+        XCTAssertTrue(partial.isPartial)
+        XCTAssertEqual(partial.firstFrame.buffer.pixel(x: 5, y: 0).a, 255, "first rows decoded")
+        XCTAssertEqual(partial.firstFrame.buffer.pixel(x: 5, y: 255).a, 0, "last rows not yet")
+        try decoder.update(data.suffix(from: data.count * 2 / 3), isFinal: true)
+        XCTAssertEqual(try decoder.makeImage()?.firstFrame.buffer, try ImageDecoder.decode(data).firstFrame.buffer)
+    }
+}
