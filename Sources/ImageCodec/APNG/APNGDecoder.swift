@@ -11,7 +11,8 @@ import Foundation
 /// is an `ImageCodecError.corruptData` error, even when the default image alone would decode.
 ///
 /// `DecodeOptions.maxPixelSize`: a still default image decodes as a PNG thumbnail (row by row); an animation
-/// gives a still thumbnail of its first frame (composited at canvas size, then resized).
+/// larger than `maxPixelSize` gives a still thumbnail of its first frame (composited at canvas size, then
+/// resized); one that already fits stays animated.
 ///
 /// - Important: Stateless and thread-safe. Lazily decoded images hold the data and decode frames on demand.
 public enum APNGDecoder {
@@ -21,7 +22,8 @@ public enum APNGDecoder {
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
         let container = try data.withUnsafeBytes { try APNGContainer.parse($0) }
         let original = options.keepsOriginalData ? data : nil
-        if container.isAnimationValid, let size = options.maxPixelSize {
+        if container.isAnimationValid, let size = options.maxPixelSize, size > 0,
+           max(container.canvasWidth, container.canvasHeight) > size {
             var firstOnly = options
             firstOnly.firstFrameOnly = true
             firstOnly.maxPixelSize = nil

@@ -1,6 +1,6 @@
 extension Image {
-    /// The thumbnail of an animated image (GIF, APNG, animated WebP) with `DecodeOptions.maxPixelSize`: a
-    /// still of the first frame, fitted into `maxPixelSize` (Lanczos3), as a grid of thumbnails shows it.
+    /// The thumbnail of an animated image (GIF, APNG, animated WebP) larger than `DecodeOptions.maxPixelSize`:
+    /// a still of the first frame, fitted into `maxPixelSize` (Lanczos3), as a grid of thumbnails shows it.
     /// The first frame is composited at canvas size (limits are checked at canvas size), then resized.
     /// Returns `self` when `maxPixelSize` is `nil` or the image already fits.
     func stillThumbnail(maxPixelSize: Int?) throws -> Image {

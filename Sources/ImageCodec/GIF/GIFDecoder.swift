@@ -18,7 +18,8 @@ import Foundation
 /// - Durations: the graphics control delay (centiseconds) with the browsers' rule (< 0.011 s plays 0.1 s).
 /// - `hasAlpha`: any frame with a transparent index, a first frame not covering the logical screen, or any
 ///   background disposal (each can leave transparent pixels on the canvas).
-/// - `DecodeOptions.maxPixelSize` gives a still thumbnail of the first frame: it is composited at canvas size
+/// - `DecodeOptions.maxPixelSize` smaller than the logical screen gives a still thumbnail of the first frame
+///   (a GIF that already fits keeps its animation): it is composited at canvas size
 ///   (`GIFCanvas` places interlaced rows in pass order; limits are checked at canvas size), then resized
 ///   (Lanczos3). The full canvas is allocated: GIFs are small in practice, and a frame may not cover it.
 ///
@@ -29,7 +30,10 @@ public enum GIFDecoder {
     /// - Throws: `ImageCodecError.limitExceeded`, `.invalidDimensions`, `.truncated`, or `.corruptData` with
     ///   giflib's message.
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        if let size = options.maxPixelSize {
+        if let size = options.maxPixelSize, size > 0, data.count >= 10,
+           max(Int(data[data.startIndex + 6]) | Int(data[data.startIndex + 7]) << 8,
+               Int(data[data.startIndex + 8]) | Int(data[data.startIndex + 9]) << 8) > size {
+            // The logical screen (bytes 6…9) is larger than the thumbnail.
             var firstOnly = options
             firstOnly.firstFrameOnly = true
             firstOnly.maxPixelSize = nil

@@ -151,6 +151,11 @@ final class DownsampledAnimationTests: XCTestCase {
         for entry in entries.prefix(40) {
             let data = try Data(contentsOf: entry.url)
             guard let full = try? ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true)) else { continue }
+            guard max(full.width, full.height) > 24 else {
+                XCTAssertEqual(try ImageDecoder.decode(data, options: DecodeOptions(maxPixelSize: 24)).frameCount,
+                               try ImageDecoder.decode(data).frameCount, "an animation that fits stays animated")
+                continue
+            }
             let image = try ImageDecoder.decode(data, options: DecodeOptions(maxPixelSize: 24))
             XCTAssertEqual(image.frameCount, 1, entry.path)
             XCTAssertEqual(image.loopCount, 1, entry.path)
