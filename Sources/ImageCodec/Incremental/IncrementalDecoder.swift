@@ -33,7 +33,8 @@ import Foundation
 public final class IncrementalDecoder {
     /// The decode options used for every image (limits, pixel format, `maxPixelSize`, …).
     public let options: DecodeOptions
-    /// The format, sniffed from the first bytes; `.unknown` until enough bytes arrived.
+    /// The format, sniffed from the first 16 bytes (an APNG may read as `.png` until the final image is
+    /// made); `.unknown` until enough bytes arrived.
     public private(set) var format: ImageFormat = .unknown
     /// Header facts (size, alpha, progressive/interlaced) as soon as the header arrived; `nil` before.
     public private(set) var info: ImageInfo?
@@ -102,6 +103,8 @@ public final class IncrementalDecoder {
                     finalResult = Result { try ImageDecoder.decode(data, options: options) }
                 }
                 dropStream()
+                // An APNG is only told from a PNG by its acTL chunk, which the first bytes may not hold.
+                if case .success(let image)? = finalResult { format = image.format }
             }
             return try finalResult?.get()
         }
