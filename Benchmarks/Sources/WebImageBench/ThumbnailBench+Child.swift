@@ -1,6 +1,10 @@
 import Foundation
 
-/// Runs a child process and reads its own peak RSS (`wait4`'s rusage, not the sum over all children).
+/// Runs a child process and reads its own peak RSS.
+///
+/// The child runs under GNU `/usr/bin/time -f %M`: a process spawned straight from this one (posix_spawn
+/// shares our memory until exec) inherits our high-water mark in Linux's `ru_maxrss`, so the bench process's
+/// 100+ MB would be reported for every child; `time` forks the child from its own small process instead.
 enum ChildProcess {
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -22,6 +26,18 @@ enum ChildProcess {
 
     /// Runs `path arguments…` with stdout/stderr discarded; throws unless it exits 0. Returns its peak RSS.
     static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, peakRSS: Int) {
+        let report = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-bench-rss-\(getpid()).txt")
+        let result = try spawn("/usr/bin/time", ["-f", "%M", "-o", report.path, path] + arguments)
+        let text = try String(contentsOf: report, encoding: .utf8)
+        try FileManager.default.removeItem(at: report)
+        guard let kib = text.split(whereSeparator: \.isNewline).last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else {
+            throw Failure(description: "no peak RSS from /usr/bin/time: \(text)")
+        }
+        return (result, kib * 1024)
+    }
+
+    /// posix_spawn + wait4 with stdout/stderr discarded; throws unless it exits 0.
+    private static func spawn(_ path: String, _ arguments: [String]) throws -> Int32 {
         var argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) }
         argv.append(nil)
         defer { for p in argv { free(p) } }
@@ -40,6 +56,6 @@ enum ChildProcess {
         guard status & 0x7F == 0, exit == 0 else {
             throw Failure(description: "\(path) \(arguments.joined(separator: " ")) ended with status \(status)")
         }
-        return (exit, Int(usage.ru_maxrss) * 1024)
+        return exit
     }
 }
