@@ -82,6 +82,8 @@ wi_status wi_jpeg_stream_start(wi_jpeg_stream *stream, uint32_t *output_width, u
 /// Consumes the data available and, when a scan more than last time is complete (or the image is), renders
 /// the image as of that scan into `pixels` (opaque RGBA8, rows `stride` apart) and sets `*rendered` to 1.
 /// `*is_complete` becomes 1 once the whole image was rendered (the stream is then finished).
+/// Intermediate scans render with the fast IDCT and without block smoothing (previews); the final image
+/// with libjpeg's defaults, exactly as a one-shot decode.
 /// Returns WI_OK (even when nothing new could be rendered) or WI_ERROR.
 wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t stride, int *rendered,
                                 int *is_complete, uint32_t *scans_rendered, char *message);
