@@ -1,6 +1,6 @@
 import Foundation
 
-/// Runs a child process and reads its own peak RSS.
+/// Runs a child process and reads its own peak RSS and CPU time (user + system).
 ///
 /// The child runs under GNU `/usr/bin/time -f %M`: a process spawned straight from this one (posix_spawn
 /// shares our memory until exec) inherits our high-water mark in Linux's `ru_maxrss`, so the bench process's
@@ -25,15 +25,16 @@ enum ChildProcess {
     }
 
     /// Runs `path arguments…` with stdout/stderr discarded; throws unless it exits 0. Returns its peak RSS.
-    static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, peakRSS: Int) {
+    static func run(_ path: String, _ arguments: [String]) throws -> (status: Int32, peakRSS: Int, cpuSeconds: Double) {
         let report = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-bench-rss-\(getpid()).txt")
-        let result = try spawn("/usr/bin/time", ["-f", "%M", "-o", report.path, path] + arguments)
+        let result = try spawn("/usr/bin/time", ["-f", "%M %U %S", "-o", report.path, path] + arguments)
         let text = try String(contentsOf: report, encoding: .utf8)
         try FileManager.default.removeItem(at: report)
-        guard let kib = text.split(whereSeparator: \.isNewline).last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else {
-            throw Failure(description: "no peak RSS from /usr/bin/time: \(text)")
+        let fields = text.split(whereSeparator: \.isNewline).last?.split(separator: " ") ?? []
+        guard fields.count == 3, let kib = Int(fields[0]), let user = Double(fields[1]), let system = Double(fields[2]) else {
+            throw Failure(description: "no peak RSS / CPU time from /usr/bin/time: \(text)")
         }
-        return (result, kib * 1024)
+        return (result, kib * 1024, user + system)
     }
 
     /// posix_spawn + wait4 with stdout/stderr discarded; throws unless it exits 0.
