@@ -170,7 +170,8 @@ public final class IncrementalDecoder {
         var pixels = buffer
         if let size = options.maxPixelSize, size > 0 { pixels = try pixels.resized(maxPixelSize: size) }
         return Image(frames: [ImageFrame(buffer: pixels)], format: format, loopCount: 1,
-                     hasAlpha: info?.hasAlpha ?? true, isProgressive: isProgressive, isPartial: true,
+                     hasAlpha: format != .jpeg && !pixels.isOpaque,  // rows not yet received are transparent
+                     isProgressive: isProgressive, isPartial: true,
                      orientation: info?.orientation ?? .up)
     }
 
