@@ -239,6 +239,11 @@ wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t 
     int target = stream->last_completed_scan;
     if (target == 0 || (target <= stream->last_rendered_scan && !reached_eoi)) return WI_OK;
     // Output a completed scan: its coefficients are all buffered, so the output pass never suspends.
+    // Intermediate scans are previews: the fast integer IDCT and no block smoothing make each about twice as
+    // cheap. The final pass uses libjpeg's defaults (accurate IDCT; smoothing never applies once every
+    // coefficient is known), so the finished image equals a one-shot decode.
+    cinfo->dct_method = reached_eoi ? JDCT_ISLOW : JDCT_IFAST;
+    cinfo->do_block_smoothing = reached_eoi ? TRUE : FALSE;
     jpeg_start_output(cinfo, target);
     int cmyk = cinfo->out_color_space == JCS_CMYK;
     while (cinfo->output_scanline < cinfo->output_height) {

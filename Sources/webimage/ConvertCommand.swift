@@ -12,12 +12,15 @@ struct ConvertCommand: ParsableCommand {
         The output format comes from OUT's extension (png, apng, jpg/jpeg, webp, gif) unless --format is given.
         An animated input written as GIF, WebP or APNG (also to a .png name) keeps every frame, duration and
         the loop count; a still format gets the first frame, or frame N with --frame. EXIF orientation is
-        applied to still output. A file that cannot be read or decoded is reported on stderr with exit status 1.
+        applied to still output. --thumbnail N decodes a downsampled image whose longest side is at most N
+        (JPEG through DCT scaling, PNG row by row; animations give a still of their first frame, or of frame N
+        with --frame), never enlarging. A file that cannot be read or decoded is reported on stderr with exit status 1.
 
         Examples:
           webimage convert photo.jpg photo.webp --quality 80
           webimage convert anim.gif anim.png
           webimage convert anim.webp frame3.png --frame 3
+          webimage convert huge.jpg thumb.jpg --thumbnail 400
         """
     )
 
@@ -36,7 +39,11 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Write only frame N (0-based) as a still image.")
     var frame: Int?
 
+    @Option(help: "Decode a thumbnail whose longest side is at most N pixels (never enlarges).")
+    var thumbnail: Int?
+
     func validate() throws {
+        if let thumbnail, thumbnail < 1 { throw ValidationError("--thumbnail must be 1 or more") }
         guard (0...100).contains(quality) else { throw ValidationError("--quality must be between 0 and 100") }
         if let frame, frame < 0 { throw ValidationError("--frame must be 0 or more") }
     }
@@ -58,29 +65,34 @@ struct ConvertCommand: ParsableCommand {
             throw ConvertError("\(input): cannot read: \(error.localizedDescription)")
         }
         let image: Image
-        do { image = try ImageDecoder.decode(data) } catch { throw ConvertError("\(input): cannot decode: \(error)") }
+        // --frame picks a frame of the full animation, so the thumbnail is made from it after decoding.
+        let options = DecodeOptions(maxPixelSize: frame == nil ? thumbnail : nil)
+        do { image = try ImageDecoder.decode(data, options: options) } catch {
+            throw ConvertError("\(input): cannot decode: \(error)")
+        }
         let name = format ?? URL(fileURLWithPath: output).pathExtension
         guard var target = Self.format(named: name) else {
             throw ValidationError("unknown output format '\(name)'; use --format png|apng|jpeg|webp|gif")
         }
-        let options = EncodeOptions(quality: quality / 100)
+        let encodeOptions = EncodeOptions(quality: quality / 100)
         let encoded: Data
         if let frame {
             guard frame < image.frameCount else {
                 throw ConvertError("\(input): --frame \(frame) but the image has \(image.frameCount) frame(s)")
             }
-            let buffer = try image.frame(at: frame).buffer
-            var encoder = ImageEncoder(format: target == .apng ? .png : target, loopCount: 1, options: options)
+            var buffer = try image.frame(at: frame).buffer
+            if let thumbnail { buffer = try buffer.resized(maxPixelSize: thumbnail) }
+            var encoder = ImageEncoder(format: target == .apng ? .png : target, loopCount: 1, options: encodeOptions)
             encoder.addFrame(buffer)
             encoded = try encoder.encode()
         } else if image.isAnimated, [.gif, .webp, .apng, .png].contains(target) {
             if target == .png { target = .apng }
-            var encoder = ImageEncoder(format: target, loopCount: image.loopCount, options: options)
+            var encoder = ImageEncoder(format: target, loopCount: image.loopCount, options: encodeOptions)
             for frame in try image.allFrames() { encoder.addFrame(frame.buffer, duration: frame.duration) }
             encoded = try encoder.encode()
         } else {
             let upright = try image.orientation.upright(image.firstFrame.buffer)
-            var encoder = ImageEncoder(format: target, loopCount: image.loopCount, options: options)
+            var encoder = ImageEncoder(format: target, loopCount: image.loopCount, options: encodeOptions)
             encoder.addFrame(upright, duration: image.duration(at: 0))
             encoded = try encoder.encode()
         }

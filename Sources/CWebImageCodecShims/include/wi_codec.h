@@ -82,6 +82,8 @@ wi_status wi_jpeg_stream_start(wi_jpeg_stream *stream, uint32_t *output_width, u
 /// Consumes the data available and, when a scan more than last time is complete (or the image is), renders
 /// the image as of that scan into `pixels` (opaque RGBA8, rows `stride` apart) and sets `*rendered` to 1.
 /// `*is_complete` becomes 1 once the whole image was rendered (the stream is then finished).
+/// Intermediate scans render with the fast IDCT and without block smoothing (previews); the final image
+/// with libjpeg's defaults, exactly as a one-shot decode.
 /// Returns WI_OK (even when nothing new could be rendered) or WI_ERROR.
 wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t stride, int *rendered,
                                 int *is_complete, uint32_t *scans_rendered, char *message);
@@ -127,6 +129,10 @@ wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, s
 wi_status wi_png_decoder_start_rows(wi_png_decoder *decoder, int *passes, char *message);
 /// Reads the next row into `row` (at least `width * 4` bytes).
 wi_status wi_png_decoder_read_row(wi_png_decoder *decoder, uint8_t *row, char *message);
+/// Like `read_row`, but through libpng's "rectangle" display row (`png_read_row(png, NULL, display)`): for
+/// Adam7, each pass's pixels are replicated over the block they stand for, so after any pass the buffer holds
+/// a coarse full image (progressive display of a partial download).
+wi_status wi_png_decoder_read_display_row(wi_png_decoder *decoder, uint8_t *display, char *message);
 /// Reads the chunks after the image data up to IEND (`png_read_end`).
 wi_status wi_png_decoder_finish(wi_png_decoder *decoder, char *message);
 

@@ -10,6 +10,10 @@ import Foundation
 /// every other broken animation chunk (CRC, sequence numbers, frame outside the canvas, a frame without data)
 /// is an `ImageCodecError.corruptData` error, even when the default image alone would decode.
 ///
+/// `DecodeOptions.maxPixelSize`: a still default image decodes as a PNG thumbnail (row by row); an animation
+/// larger than `maxPixelSize` gives a still thumbnail of its first frame (composited at canvas size, then
+/// resized); one that already fits stays animated.
+///
 /// - Important: Stateless and thread-safe. Lazily decoded images hold the data and decode frames on demand.
 public enum APNGDecoder {
     /// Decodes `data`: the first frame now; the others on demand, or now with `options.preloadAllFrames`;
@@ -18,6 +22,13 @@ public enum APNGDecoder {
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
         let container = try data.withUnsafeBytes { try APNGContainer.parse($0) }
         let original = options.keepsOriginalData ? data : nil
+        if container.isAnimationValid, let size = options.maxPixelSize, size > 0,
+           max(container.canvasWidth, container.canvasHeight) > size {
+            var firstOnly = options
+            firstOnly.firstFrameOnly = true
+            firstOnly.maxPixelSize = nil
+            return try decode(data, options: firstOnly).stillThumbnail(maxPixelSize: size)
+        }
         guard container.isAnimationValid else {
             let (buffer, header) = try PNGDecoder.decodeBuffer(data, format: .apng, options: options)
             return Image(frames: [ImageFrame(buffer: buffer)], format: .apng, loopCount: 1, hasAlpha: header.hasAlpha,

@@ -17,7 +17,14 @@ public struct DecodeOptions: Sendable, Hashable {
     /// Keep the encoded bytes in `Image.originalData`. Default `true`.
     public var keepsOriginalData: Bool
     /// Longest side, in pixels, of a downsampled (thumbnail) decode; `nil` (default) decodes at full size.
-    /// Aspect ratio is kept and the image is never enlarged.
+    /// Aspect ratio is kept (`PixelBuffer.fittingSize`) and the image is never enlarged.
+    ///
+    /// JPEG scales in the DCT (1/2, 1/4, 1/8) then resizes (Lanczos3); non-interlaced PNG streams rows into a
+    /// `RowResampler`; still WebP scales inside libwebp; interlaced PNG decodes whole then resizes. Animated
+    /// images (GIF, APNG, animated WebP) larger than `maxPixelSize` give a still thumbnail of their first
+    /// frame; animations that already fit stay animated. `limits` apply to what is
+    /// allocated (the thumbnail), so an image too big for them at full size can still decode as a thumbnail;
+    /// the source may then have at most 4 × `limits.maxPixelsPerFrame` pixels (a cap on decode work).
     public var maxPixelSize: Int?
 
     /// Makes options; every parameter defaults to the value documented on its property.

@@ -18,7 +18,10 @@ import Foundation
 /// - Durations: the graphics control delay (centiseconds) with the browsers' rule (< 0.011 s plays 0.1 s).
 /// - `hasAlpha`: any frame with a transparent index, a first frame not covering the logical screen, or any
 ///   background disposal (each can leave transparent pixels on the canvas).
-/// - `DecodeOptions.maxPixelSize` is not applied: GIFs always decode at full size.
+/// - `DecodeOptions.maxPixelSize` smaller than the logical screen gives a still thumbnail of the first frame
+///   (a GIF that already fits keeps its animation): it is composited at canvas size
+///   (`GIFCanvas` places interlaced rows in pass order; limits are checked at canvas size), then resized
+///   (Lanczos3). The full canvas is allocated: GIFs are small in practice, and a frame may not cover it.
 ///
 /// - Important: Stateless and thread-safe.
 public enum GIFDecoder {
@@ -27,7 +30,16 @@ public enum GIFDecoder {
     /// - Throws: `ImageCodecError.limitExceeded`, `.invalidDimensions`, `.truncated`, or `.corruptData` with
     ///   giflib's message.
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        try data.withUnsafeBytes { bytes in
+        if let size = options.maxPixelSize, size > 0, data.count >= 10,
+           max(Int(data[data.startIndex + 6]) | Int(data[data.startIndex + 7]) << 8,
+               Int(data[data.startIndex + 8]) | Int(data[data.startIndex + 9]) << 8) > size {
+            // The logical screen (bytes 6…9) is larger than the thumbnail.
+            var firstOnly = options
+            firstOnly.firstFrameOnly = true
+            firstOnly.maxPixelSize = nil
+            return try decode(data, options: firstOnly).stillThumbnail(maxPixelSize: size)
+        }
+        return try data.withUnsafeBytes { bytes in
             try GIFReader.withHandle(bytes) { gif, input in
                 let width = Int(gif.pointee.SWidth), height = Int(gif.pointee.SHeight)
                 try options.limits.check(width: width, height: height)

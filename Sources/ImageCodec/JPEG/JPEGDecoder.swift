@@ -4,6 +4,11 @@ import Foundation
 /// (Adobe inverted CMYK) all become RGB. EXIF orientation is read from APP1 and reported on the image; the
 /// pixels stay as stored (`JPEGOrientation.apply` internally; the processing module exports the public transform).
 ///
+/// `DecodeOptions.maxPixelSize` decodes a thumbnail: libjpeg's DCT-domain scaling to the smallest of 1/8, 1/4,
+/// 1/2 that is still at least the thumbnail size, then `PixelBuffer.resized` (Lanczos3) to the exact size
+/// (`PixelBuffer.fittingSize`). Orientation is handled as for full decodes: reported, pixels as stored (the
+/// longest side is the same either way). Limits apply to the allocated buffers; see `DownsamplePlan`.
+///
 /// Truncated data that libjpeg can still decode ("Premature end of JPEG file") gives an image with
 /// `isPartial == true`; the missing rows are libjpeg's fill. Every fatal libjpeg error gives
 /// `ImageCodecError.corruptData` with libjpeg's own message.
@@ -18,19 +23,32 @@ public enum JPEGDecoder {
             let session = try JPEGDecodeSession(bytes: bytes)
             let header = try session.readHeader()
             let stored = session.exifPayload().flatMap(JPEGEXIF.storedOrientation(in:))
+            let orientation = stored.flatMap(ImageOrientation.init(rawValue:))
+            if let plan = try DownsamplePlan.make(width: header.width, height: header.height,
+                                                  maxPixelSize: options.maxPixelSize) {
+                let (buffer, partial) = try decodeThumbnail(session, plan: plan, options: options)
+                return (buffer, header, orientation, partial)
+            }
             try options.limits.check(width: header.width, height: header.height)
             let size = try session.setScale(1, 1)
-            // Not zeroed: libjpeg writes every row (the shim clears any row it could not produce).
-            var buffer = try PixelBuffer(width: size.width, height: size.height, pixelFormat: options.pixelFormat,
-                                         zeroed: false)
-            let stride = buffer.bytesPerRow
-            let outcome = try buffer.withUnsafeMutableBytes { try session.decode(into: $0.baseAddress!, bytesPerRow: stride) }
-            return (buffer, header, stored.flatMap(ImageOrientation.init(rawValue:)), outcome.isPrematureEnd)
+            let (buffer, partial) = try decodePixels(session, width: size.width, height: size.height,
+                                                     format: options.pixelFormat)
+            return (buffer, header, orientation, partial)
         }
         return Image(frames: [ImageFrame(buffer: decoded.buffer)], format: .jpeg, loopCount: 1, hasAlpha: false,
                      isProgressive: decoded.header.isProgressive, isPartial: decoded.partial,
                      orientation: decoded.orientation ?? .up,
                      originalData: options.keepsOriginalData ? data : nil)
+    }
+
+    /// Decodes every row of `session` (scale already set) into a new `width × height` buffer.
+    static func decodePixels(_ session: JPEGDecodeSession, width: Int, height: Int,
+                             format: PixelBuffer.PixelFormat) throws -> (PixelBuffer, partial: Bool) {
+        // Not zeroed: libjpeg writes every row (the shim clears any row it could not produce).
+        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: format, zeroed: false)
+        let stride = buffer.bytesPerRow
+        let outcome = try buffer.withUnsafeMutableBytes { try session.decode(into: $0.baseAddress!, bytesPerRow: stride) }
+        return (buffer, outcome.isPrematureEnd)
     }
 
     /// Reads header facts (size, progressive, EXIF orientation) without decoding pixels.

@@ -4,6 +4,11 @@ import Foundation
 /// scaled (rounded) to 8 bits. libpng's default checks apply: a CRC error in a critical chunk is an error, in
 /// an ancillary chunk a warning.
 ///
+/// `DecodeOptions.maxPixelSize` decodes a thumbnail: a non-interlaced PNG is read row by row into a
+/// `RowResampler` (Lanczos3), so only the thumbnail and a few rows are allocated, and the limits apply to
+/// the thumbnail (plus `DownsamplePlan`'s work cap on the source). Adam7 rows are only final after the last
+/// pass, so an interlaced PNG is decoded at full size (limits checked at full size) and then resized.
+///
 /// - Important: Stateless and thread-safe.
 public enum PNGDecoder {
     /// Decodes `data` into one frame. `options.limits` is checked from IHDR before allocating.
@@ -31,6 +36,10 @@ public enum PNGDecoder {
         throws -> (PixelBuffer, PNGDecodeSession.Header) {
         let session = try PNGDecodeSession(bytes: bytes, format: format)
         let header = try session.readInfo()
+        if let plan = try DownsamplePlan.make(width: header.width, height: header.height,
+                                              maxPixelSize: options.maxPixelSize) {
+            return (try decodeThumbnail(session, header: header, plan: plan, options: options), header)
+        }
         try options.limits.check(width: header.width, height: header.height)
         // Not zeroed: libpng writes every pixel (all rows; Adam7's seven passes cover every pixel once).
         var buffer = try PixelBuffer(width: header.width, height: header.height, pixelFormat: options.pixelFormat,

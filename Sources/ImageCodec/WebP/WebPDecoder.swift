@@ -11,7 +11,8 @@ import Foundation
 ///   forever), which is also `storedLoopCount`.
 /// - Limits are checked from `WebPGetFeatures` / `WebPDemux` (headers only) before anything is allocated.
 /// - `DecodeOptions.maxPixelSize` scales still images inside libwebp (limits apply to the scaled size);
-///   animations always decode at full size.
+///   an animation larger than it gives a still thumbnail of its first frame (decoded at canvas size, then
+///   resized); one that already fits stays animated.
 ///
 /// - Important: Stateless and thread-safe.
 public enum WebPDecoder {
@@ -30,6 +31,12 @@ public enum WebPDecoder {
             }
             return Image(frames: [ImageFrame(buffer: buffer)], format: .webp, loopCount: 1, storedLoopCount: nil,
                          hasAlpha: container.hasAlpha, originalData: original)
+        }
+        if let size = options.maxPixelSize, size > 0, max(container.width, container.height) > size {
+            var firstOnly = options
+            firstOnly.firstFrameOnly = true
+            firstOnly.maxPixelSize = nil
+            return try decode(data, options: firstOnly).stillThumbnail(maxPixelSize: size)
         }
         let frameCount = options.firstFrameOnly ? 1 : container.frameCount
         try options.limits.check(width: container.width, height: container.height, frameCount: frameCount)

@@ -20,8 +20,8 @@ extension ImageLoadTask {
         guard !isDone else { return }
         var image: Image
         do {
+            // With a thumbnail size the decoder downsamples itself (DecodeOptions.maxPixelSize).
             image = try ImageDecoder.decode(data, options: decodeOptions).withScale(metadata.scale)
-            image = try thumbnail(of: image)
         } catch {
             let codecError = error as? ImageCodecError ?? .corruptData(format: ImageFormat.sniff(data), message: "\(error)")
             if source == .diskCache, let cache = context.cache {
@@ -56,15 +56,5 @@ extension ImageLoadTask {
             if storesToDisk { cache.storeOnDisk(data, forKey: context.cacheKey, metadata: metadata) }
         }
         finish(image: image, source: source, error: nil)
-    }
-
-    /// A thumbnail no larger than `thumbnailPixelSize` on its longest side (first frame), when the decoder did
-    /// not already downsample.
-    private func thumbnail(of image: Image) throws -> Image {
-        guard let size = context.thumbnailPixelSize, size > 0, max(image.width, image.height) > size else { return image }
-        let buffer = try image.firstFrame.buffer.resized(maxPixelSize: size)
-        return Image(frames: [ImageFrame(buffer: buffer)], format: image.format, loopCount: 1, hasAlpha: image.hasAlpha,
-                     isProgressive: image.isProgressive, scale: image.scale, orientation: image.orientation,
-                     originalData: nil)
     }
 }

@@ -40,6 +40,8 @@ final class ImageLoadTask: Sendable {
     /// Removes this task from the manager's registry (if still registered).
     let unregister: @Sendable (ImageLoadTask) -> Void
     let imageQueue: DispatchQueue
+    /// The incremental decoder of partial images; only used on `imageQueue`.
+    let incremental = IncrementalDecoderBox()
 
     struct State {
         var subscribers: [ObjectIdentifier: ImageOperation] = [:]

@@ -1,0 +1,204 @@
+import Foundation
+
+/// Decodes an image while its data arrives (YYImageDecoder's `updateData:final:`): append each chunk with
+/// `update(_:isFinal:)`, ask for the best image so far with `makeImage()`.
+///
+/// ```swift
+/// let decoder = IncrementalDecoder()
+/// for chunk in chunks { try decoder.update(chunk, isFinal: false); show(try decoder.makeImage()) }
+/// try decoder.update(Data(), isFinal: true)
+/// let image = try decoder.makeImage()          // exactly ImageDecoder.decode(allBytes, options:)
+/// ```
+///
+/// What "so far" gives, by format:
+/// - Progressive JPEG: libjpeg's buffered-image mode, resumed as data arrives (no re-decode): each new image
+///   shows the newest completed scan, a sharper full image each time.
+/// - Baseline JPEG: the rows received so far; rows past the data are libjpeg's gray fill.
+/// - PNG: rows so far; an interlaced (Adam7) PNG gives a coarse full image after each pass (libpng's
+///   display rows replicate each pass's pixels); rows not reached are transparent.
+/// - GIF: the first frame once its data is complete.
+/// - Still WebP: libwebp's incremental decoder (`WebPIAppend`), resumed as data arrives: the rows so far, the
+///   rest transparent. Animated WebP: nothing until final.
+/// Baseline JPEG, PNG and GIF partial images are decoded from the start of the bytes so far (not libpng's
+/// progressive reader); to bound that work, and the cost of rendering progressive scans, a new partial image is
+/// made only when the bytes received have at least doubled since the previous one (otherwise `makeImage()`
+/// returns the previous image again).
+///
+/// Once the data is final, `makeImage()` returns exactly what `ImageDecoder.decode(allBytes, options:)`
+/// returns (same pixels, same metadata, same errors); truncated or corrupt data never crashes.
+/// `options.maxPixelSize` applies to partial images too (they are resized).
+///
+/// - Important: Not thread-safe: one owner feeds it and asks for images from one thread (or serial queue)
+///   at a time. Memory: the decoder keeps a copy of all bytes received.
+public final class IncrementalDecoder {
+    /// The decode options used for every image (limits, pixel format, `maxPixelSize`, …).
+    public let options: DecodeOptions
+    /// The format, sniffed from the first 16 bytes (an APNG may read as `.png` until the final image is
+    /// made); `.unknown` until enough bytes arrived.
+    public private(set) var format: ImageFormat = .unknown
+    /// Header facts (size, alpha, progressive/interlaced) as soon as the header arrived; `nil` before.
+    public private(set) var info: ImageInfo?
+    /// Whether the data was marked final.
+    public private(set) var isFinal = false
+    /// All bytes received so far.
+    public private(set) var data = Data()
+
+    /// Whether the image is a progressive JPEG or an interlaced (Adam7) PNG (or GIF), per its header; `false`
+    /// until `info` is known. YYWebImage uses it to decide on progressive blur.
+    public var isProgressive: Bool { info?.isProgressive ?? false }
+
+    private var jpegStream: JPEGStreamSession?
+    private var webpSession: WebPIncrementalSession?
+    private var streamBuffer: PixelBuffer?
+    private var streamFailed = false
+    private var streamComplete = false
+    private var lastImage: Image?
+    private var bytesAtLastImage = 0
+    private var finalResult: Result<Image, Error>?
+
+    /// Makes a decoder; `options` default to `DecodeOptions()`.
+    public init(options: DecodeOptions = DecodeOptions()) {
+        self.options = options
+    }
+
+    /// Appends `chunk` to the data received so far (append semantics: pass only the new bytes); `isFinal`
+    /// marks the end of the data (an empty chunk is fine). Updates `format` and `info` from the header.
+    ///
+    /// - Throws: `ImageCodecError.corruptData` when called after the data was final. Invalid data is
+    ///   reported by `makeImage()` once final.
+    public func update(_ chunk: Data, isFinal: Bool) throws {
+        guard !self.isFinal else {
+            throw ImageCodecError.corruptData(format: format, message: "update after the final data")
+        }
+        data.append(chunk)
+        self.isFinal = isFinal
+        if format == .unknown, data.count >= 16 || isFinal { format = ImageFormat.sniff(data) }
+        if info == nil, format != .unknown { info = IncrementalHeader.read(data, format: format) }
+        if format == .webp, !streamFailed, !isFinal { feedWebP(chunk) }
+        if format == .jpeg, !streamFailed, info?.isProgressive == true {
+            do {
+                if jpegStream == nil {
+                    jpegStream = try JPEGStreamSession()
+                    try jpegStream?.append(data, isFinal: isFinal)
+                } else {
+                    try jpegStream?.append(chunk, isFinal: isFinal)
+                }
+            } catch {
+                // The stream is only for partial images; the final one-shot decode reports real errors.
+                dropStream()
+            }
+        }
+    }
+
+    /// The best image so far, or `nil` when nothing can be shown yet. Once final, the one-shot result.
+    ///
+    /// - Throws: only once the data is final: the error `ImageDecoder.decode` throws for the whole data.
+    /// - Important: O(pixels) when a new partial image is made; see the type's notes on how often.
+    public func makeImage() throws -> Image? {
+        if isFinal {
+            if finalResult == nil {
+                if let image = finishStream() {
+                    finalResult = .success(image)
+                } else {
+                    finalResult = Result { try ImageDecoder.decode(data, options: options) }
+                }
+                dropStream()
+                // An APNG is only told from a PNG by its acTL chunk, which the first bytes may not hold.
+                if case .success(let image)? = finalResult { format = image.format }
+            }
+            return try finalResult?.get()
+        }
+        guard format != .unknown, info != nil else { return nil }
+        guard lastImage == nil || data.count >= 2 * bytesAtLastImage else { return lastImage }
+        let buffer: PixelBuffer?
+        if let stream = jpegStream { buffer = renderScan(stream) } else if let webp = webpSession {
+            do { buffer = try webp.rowsSoFar() } catch { buffer = nil }  // allocation failure: nothing new
+        } else {
+            buffer = PartialSnapshot.decode(data, format: format, pixelFormat: options.pixelFormat, limits: options.limits)
+        }
+        guard let buffer else { return lastImage }
+        let image = try partialImage(buffer)
+        lastImage = image
+        bytesAtLastImage = data.count
+        return image
+    }
+
+    /// Renders the newest completed scan of a progressive JPEG into the reused stream buffer; `nil` when no
+    /// new scan was complete. Sets `streamComplete` once libjpeg reached the end of the image.
+    private func renderScan(_ stream: JPEGStreamSession) -> PixelBuffer? {
+        do {
+            guard try stream.prepare(limits: options.limits), let size = stream.outputSize else { return nil }
+            if streamBuffer == nil {
+                streamBuffer = try PixelBuffer(width: size.width, height: size.height, pixelFormat: options.pixelFormat,
+                                               zeroed: true)
+            }
+            guard var buffer = streamBuffer else { return nil }
+            // The previous partial image shares these pixels; writing copies them first (copy-on-write).
+            let stride = buffer.bytesPerRow
+            let progress = try buffer.withUnsafeMutableBytes { try stream.render(into: $0.baseAddress!, bytesPerRow: stride) }
+            streamBuffer = buffer
+            streamComplete = progress.isComplete
+            return progress.didRender ? buffer : nil
+        } catch {
+            dropStream()
+            return nil
+        }
+    }
+
+    /// The final image of a progressive JPEG from the stream that already holds every scan's coefficients
+    /// (only the last output pass is left), or `nil` to fall back to the one-shot decode: with `maxPixelSize`
+    /// (the one-shot decode scales in the DCT), without a final EOI marker (truncated data is reported as
+    /// partial by the one-shot decode), or when the stream failed. libjpeg gives the same pixels either way.
+    private func finishStream() -> Image? {
+        guard let stream = jpegStream, options.maxPixelSize == nil, data.count >= 2,
+              data[data.endIndex - 2] == 0xFF, data[data.endIndex - 1] == 0xD9 else { return nil }
+        do {
+            let info = try JPEGDecoder.info(data)
+            for _ in 0..<8 where !streamComplete { _ = renderScan(stream) }
+            if streamComplete, let buffer = streamBuffer {
+                return Image(frames: [ImageFrame(buffer: buffer)], format: .jpeg, loopCount: 1, hasAlpha: false,
+                             isProgressive: true, orientation: info.orientation,
+                             originalData: options.keepsOriginalData ? data : nil)
+            }
+            return nil
+        } catch {
+            return nil  // the one-shot decode gives the verdict
+        }
+    }
+
+    private func partialImage(_ buffer: PixelBuffer) throws -> Image {
+        var pixels = buffer
+        if let size = options.maxPixelSize, size > 0 { pixels = try pixels.resized(maxPixelSize: size) }
+        return Image(frames: [ImageFrame(buffer: pixels)], format: format, loopCount: 1,
+                     hasAlpha: format != .jpeg && !pixels.isOpaque,  // rows not yet received are transparent
+                     isProgressive: isProgressive, isPartial: true,
+                     orientation: info?.orientation ?? .up)
+    }
+
+    /// Starts libwebp's incremental decoder once a still WebP's header is there, then appends each chunk.
+    private func feedWebP(_ chunk: Data) {
+        do {
+            if let session = webpSession {
+                try session.append(chunk)
+            } else if let session = try WebPIncrementalSession.make(data, pixelFormat: options.pixelFormat,
+                                                                    limits: options.limits) {
+                webpSession = session
+                try session.append(data)
+            }
+        } catch {
+            // Partial images only: the final one-shot decode reports the error.
+            dropStream()
+        }
+    }
+
+    private func dropStream() {
+        webpSession = nil
+        jpegStream = nil
+        streamBuffer = nil
+        streamComplete = false
+        streamFailed = true
+    }
+}
+
+@available(*, unavailable, message: "IncrementalDecoder is not thread-safe; confine it to one queue")
+extension IncrementalDecoder: Sendable {}

@@ -1,0 +1,26 @@
+extension JPEGDecoder {
+    /// The DCT-domain scale denominator (8, 4, 2 or 1) giving the smallest output at least the plan's size.
+    /// libjpeg's scaled size is `ceil(side / denominator)`.
+    static func scaleDenominator(for plan: DownsamplePlan) -> Int {
+        for denominator in [8, 4, 2] {
+            let w = (plan.sourceWidth + denominator - 1) / denominator
+            let h = (plan.sourceHeight + denominator - 1) / denominator
+            if w >= plan.width && h >= plan.height { return denominator }
+        }
+        return 1
+    }
+
+    /// Decodes a thumbnail: DCT scaling, then a Lanczos3 resize to the plan's exact size. Both the scaled
+    /// image and the thumbnail are checked against the limits before allocation; the full size never is
+    /// allocated (only the work cap applies to it).
+    static func decodeThumbnail(_ session: JPEGDecodeSession, plan: DownsamplePlan,
+                                options: DecodeOptions) throws -> (PixelBuffer, partial: Bool) {
+        try plan.check(options.limits)
+        let denominator = scaleDenominator(for: plan)
+        let scaled = try session.setScale(1, denominator)
+        try options.limits.check(width: scaled.width, height: scaled.height)
+        let (buffer, partial) = try decodePixels(session, width: scaled.width, height: scaled.height,
+                                                 format: options.pixelFormat)
+        return (try buffer.resized(width: plan.width, height: plan.height), partial)
+    }
+}
