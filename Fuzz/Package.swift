@@ -6,7 +6,7 @@
 // Each `Fuzz…` target is one libFuzzer binary: a single file exporting `LLVMFuzzerTestOneInput` and no
 // `main` (libFuzzer brings its own), built by `make fuzz` (see FUZZ_BUILD in the Makefile for the flags and
 // why each is needed), one product at a time.
-// To add a target (e.g. for the incremental decoder once it lands): add an executable target here whose one
+// To add a target: add an executable target here whose one
 // file is not named main.swift and has no top-level code, and add its name to FUZZ_TARGETS in the Makefile.
 import PackageDescription
 
@@ -21,6 +21,11 @@ let package = Package(
         // Sniffing + decoding of every format, every frame of animations, thumbnails, small limits.
         .executableTarget(
             name: "FuzzDecode",
+            dependencies: [.product(name: "WebImage", package: "WebImage")]
+        ),
+        // IncrementalDecoder fed in chunks of a size the input picks; once final it must equal a one-shot decode.
+        .executableTarget(
+            name: "FuzzIncremental",
             dependencies: [.product(name: "WebImage", package: "WebImage")]
         ),
         // KVStorage / DiskCache opened on a garbage manifest, WAL or data file.

@@ -87,6 +87,7 @@ struct FetchCommand: ParsableCommand {
         let bar = ProgressBar(title: "fetch", total: requests.count)
         let start = Date()
         let outcomes = loader.load(requests) { bar.advance(bytes: $0.bytes) }
+        manager.cache?.waitForPendingWrites() // disk writes run in the background; keep them before exiting
         let seconds = Date().timeIntervalSince(start)
         bar.finish()
         var bytes: Int64 = 0

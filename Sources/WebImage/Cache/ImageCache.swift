@@ -26,9 +26,9 @@ public final class ImageCache: Sendable {
     public let diskCache: DiskCache
     /// Where the disk cache lives.
     public var path: String { diskCache.path }
-    /// Serial queue for the pipeline's disk lookups and background writes: a lookup never overtakes a write
-    /// queued before it.
-    let ioQueue = DispatchQueue(label: "webimage.cache.io", qos: .userInitiated)
+    /// Serial queue for the pipeline's disk lookups and background writes, one per folder in the process (so
+    /// every `ImageCache` on a path shares it): a lookup never overtakes a write queued before it.
+    let ioQueue: DispatchQueue
 
     private let settings = Mutex(Settings())
     private struct Settings {
@@ -67,6 +67,7 @@ public final class ImageCache: Sendable {
     /// - Throws: `KVCacheError` when the folder or its database cannot be created.
     public init(path: String = ImageCache.defaultPath()) throws(KVCacheError) {
         diskCache = try DiskCache(path: path)
+        ioQueue = ImageCache.ioQueue(forPath: diskCache.path)
         memoryCache = MemoryCache(name: "webimage.images")
         memoryCache.ageLimit = 12 * 60 * 60
     }

@@ -46,6 +46,7 @@ struct DemoRunner {
         for (name, manager) in [("cold", cold), ("warm disk", warm), ("warm memory", warm)] {
             phases.append(load(urls, gallery: gallery, with: manager, phase: name))
         }
+        cold.cache?.waitForPendingWrites() // the cache folder is kept for `webimage cache stats`
 
         var table = Table(DemoPhase.tableHeader, rightAligned: DemoPhase.numericColumns)
         for phase in phases { table.add(phase.tableRow) }
