@@ -56,25 +56,23 @@ struct FileIO {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .io(errno: errno, operation: "fstat", path: path) }
         let size = Int(info.st_size)
-        var data = Data(count: size)
-        var failure: Int32 = 0
-        let total = data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) -> Int in
-            var offset = 0
-            while offset < size, let base = buffer.baseAddress {
-                let got = Glibc.read(fd, base + offset, size - offset)
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return offset
-                }
-                if got == 0 { break }
-                offset += got
+        guard size > 0 else { return Data() }
+        // An uninitialised buffer handed to `Data` without a copy: `Data(count:)` would zero it first, a
+        // wasted pass over a large value.
+        guard let buffer = malloc(size) else { throw .io(errno: ENOMEM, operation: "read", path: path) }
+        var offset = 0
+        while offset < size {
+            let got = Glibc.read(fd, buffer + offset, size - offset)
+            if got < 0 {
+                if errno == EINTR { continue }
+                let failure = errno
+                free(buffer)
+                throw .io(errno: failure, operation: "read", path: path)
             }
-            return offset
+            if got == 0 { break }
+            offset += got
         }
-        if failure != 0 { throw .io(errno: failure, operation: "read", path: path) }
-        if total < size { data.count = total }
-        return data
+        return Data(bytesNoCopy: buffer, count: offset, deallocator: .free)
     }
 
     /// Renames `source` to `destination`, replacing it atomically.

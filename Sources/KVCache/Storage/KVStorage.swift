@@ -71,6 +71,9 @@ public final class KVStorage {
     var pendingAccessTimes: [String: Int64] = [:]
     var lastStamp: Int64 = 0
     var fileCounter = 0
+    /// Whether a file went to `trash/` since `takeTrashFlag()` last ran (so `DiskCache` schedules a trash
+    /// sweep only when there is something to sweep).
+    var hasNewTrash = false
     var isClosed = false
 
     var manifestPath: String { path + "/manifest.sqlite" }
@@ -142,6 +145,12 @@ public final class KVStorage {
     func nextStamp() -> Int64 {
         lastStamp = max(wallClockMicroseconds(), lastStamp + 1)
         return lastStamp
+    }
+
+    /// Whether files went to `trash/` since the last call; clears the flag.
+    func takeTrashFlag() -> Bool {
+        defer { hasNewTrash = false }
+        return hasNewTrash
     }
 
     /// A process-unique name for a temporary or trashed file.
