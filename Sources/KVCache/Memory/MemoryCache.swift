@@ -79,7 +79,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// The maximum age in seconds since an object was last set or read. No limit (`.infinity`) by default.
-    /// Enforced by the background trim and `trim(toAge:)`.
+    /// Enforced by the background trim and `trim(toAge:)`. Access times are read from a coarse monotonic
+    /// clock: precise to one kernel tick (1–4 ms).
     public var ageLimit: Double {
         get { state.withLock { $0.ageLimit } }
         set { state.withLock { $0.ageLimit = max(0, newValue) } }
