@@ -46,23 +46,30 @@ struct FileIO {
     }
 
     /// The contents of the file at `path`, or `nil` when it does not exist.
-    func read(_ path: String) throws(KVCacheError) -> Data? {
+    ///
+    /// With `expectedSize` (the size the manifest records), the buffer is sized from it and no `fstat` is
+    /// needed: one byte more is asked for, so a longer file comes back one byte longer than expected and a
+    /// shorter one short; either way the caller sees the size mismatch.
+    func read(_ path: String, expectedSize: Int64? = nil) throws(KVCacheError) -> Data? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
             throw .io(errno: errno, operation: "open for reading", path: path)
         }
         defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .io(errno: errno, operation: "fstat", path: path) }
-        let size = Int(info.st_size)
-        guard size > 0 else { return Data() }
+        let capacity: Int
+        if let expectedSize, expectedSize >= 0, expectedSize < Int64(Int32.max) {
+            capacity = Int(expectedSize) + 1
+        } else {
+            capacity = try Self.size(of: fd, path: path)
+        }
+        guard capacity > 0 else { return Data() }
         // An uninitialised buffer handed to `Data` without a copy: `Data(count:)` would zero it first, a
         // wasted pass over a large value.
-        guard let buffer = malloc(size) else { throw .io(errno: ENOMEM, operation: "read", path: path) }
+        guard let buffer = malloc(capacity) else { throw .io(errno: ENOMEM, operation: "read", path: path) }
         var offset = 0
-        while offset < size {
-            let got = Glibc.read(fd, buffer + offset, size - offset)
+        while offset < capacity {
+            let got = Glibc.read(fd, buffer + offset, capacity - offset)
             if got < 0 {
                 if errno == EINTR { continue }
                 let failure = errno
@@ -73,6 +80,13 @@ struct FileIO {
             offset += got
         }
         return Data(bytesNoCopy: buffer, count: offset, deallocator: .free)
+    }
+
+    /// The size of the open file `fd`.
+    private static func size(of fd: Int32, path: String) throws(KVCacheError) -> Int {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .io(errno: errno, operation: "fstat", path: path) }
+        return Int(info.st_size)
     }
 
     /// Renames `source` to `destination`, replacing it atomically.

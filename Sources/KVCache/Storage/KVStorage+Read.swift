@@ -13,7 +13,7 @@ extension KVStorage {
                     recordAccess(key)
                     return item
                 }
-                let data = try io.read(dataPath + "/" + filename)
+                let data = try io.read(dataPath + "/" + filename, expectedSize: item.size)
                 if let data, Int64(data.count) == item.size {
                     item.value = data
                     recordAccess(key)
