@@ -1,20 +1,31 @@
-/// One slot of `LinkedMap`: a key, its value, its cost, its last access time and the list links (slot
-/// indices, `-1` for none). A free slot has no key and no value and is chained through `next`.
+/// One slot of `LinkedMap`: a key, its value, its cost and its last access time. A free slot has no key
+/// and no value.
 @usableFromInline
 struct LinkedMapSlot<Key: Hashable, Value> {
     @usableFromInline var key: Key?
     @usableFromInline var value: Value?
     @usableFromInline var cost: Int
     @usableFromInline var time: Double
-    @usableFromInline var prev: Int32
-    @usableFromInline var next: Int32
 
     @inlinable
-    init(key: Key?, value: Value?, cost: Int, time: Double, prev: Int32, next: Int32) {
+    init(key: Key?, value: Value?, cost: Int, time: Double) {
         self.key = key
         self.value = value
         self.cost = cost
         self.time = time
+    }
+}
+
+/// The list links of one `LinkedMap` slot (slot indices, `-1` for none). Kept in their own dense array
+/// (8 bytes a slot): a move to the head touches the neighbours' links only, which then stay in cache.
+/// A free slot is chained to the next free one through `next`.
+@usableFromInline
+struct LinkedMapLink {
+    @usableFromInline var prev: Int32
+    @usableFromInline var next: Int32
+
+    @inlinable
+    init(prev: Int32, next: Int32) {
         self.prev = prev
         self.next = next
     }
@@ -46,11 +57,14 @@ struct LinkedMapEntry<Key, Value> {
 struct LinkedMap<Key: Hashable, Value> {
     @usableFromInline typealias Slot = LinkedMapSlot<Key, Value>
     @usableFromInline typealias Entry = LinkedMapEntry<Key, Value>
+    @usableFromInline typealias Link = LinkedMapLink
 
     /// Key → slot index.
     @usableFromInline var index: [Key: Int32] = [:]
     /// Live and free slots.
     @usableFromInline var slots: ContiguousArray<Slot> = []
+    /// `links[i]` links `slots[i]`.
+    @usableFromInline var links: ContiguousArray<Link> = []
     /// Most recently used slot, `-1` when empty.
     @usableFromInline var head: Int32 = -1
     /// Least recently used slot, `-1` when empty.
@@ -95,14 +109,17 @@ struct LinkedMap<Key: Hashable, Value> {
             bringToHead(found)
             return old
         }
-        let slot = Slot(key: key, value: value, cost: cost, time: now, prev: -1, next: head)
+        let slot = Slot(key: key, value: value, cost: cost, time: now)
+        let link = Link(prev: -1, next: head)
         if freeHead >= 0 {
-            freeHead = slots[Int(candidate)].next
+            freeHead = links[Int(candidate)].next
             slots[Int(candidate)] = slot
+            links[Int(candidate)] = link
         } else {
             slots.append(slot)
+            links.append(link)
         }
-        if head >= 0 { slots[Int(head)].prev = candidate } else { tail = candidate }
+        if head >= 0 { links[Int(head)].prev = candidate } else { tail = candidate }
         head = candidate
         totalCost = totalCost.addingSaturating(cost)
         return nil
@@ -119,13 +136,12 @@ struct LinkedMap<Key: Hashable, Value> {
     @inlinable
     mutating func bringToHead(_ i: Int32) {
         guard head != i else { return }
-        let prev = slots[Int(i)].prev, next = slots[Int(i)].next
+        let prev = links[Int(i)].prev, next = links[Int(i)].next
         // `i` is not the head, so it has a previous slot.
-        slots[Int(prev)].next = next
-        if next >= 0 { slots[Int(next)].prev = prev } else { tail = prev }
-        slots[Int(i)].prev = -1
-        slots[Int(i)].next = head
-        slots[Int(head)].prev = i
+        links[Int(prev)].next = next
+        if next >= 0 { links[Int(next)].prev = prev } else { tail = prev }
+        links[Int(i)] = Link(prev: -1, next: head)
+        links[Int(head)].prev = i
         head = i
     }
 
@@ -147,12 +163,13 @@ struct LinkedMap<Key: Hashable, Value> {
     /// Unlinks slot `i` (already gone from `index`), puts it on the free list and returns its entry.
     @inlinable
     mutating func unlink(_ i: Int32) -> Entry? {
-        let prev = slots[Int(i)].prev, next = slots[Int(i)].next
-        if prev >= 0 { slots[Int(prev)].next = next } else { head = next }
-        if next >= 0 { slots[Int(next)].prev = prev } else { tail = prev }
+        let prev = links[Int(i)].prev, next = links[Int(i)].next
+        if prev >= 0 { links[Int(prev)].next = next } else { head = next }
+        if next >= 0 { links[Int(next)].prev = prev } else { tail = prev }
         totalCost = totalCost.subtractingSaturating(slots[Int(i)].cost)
         let key = slots[Int(i)].key, value = slots[Int(i)].value
-        slots[Int(i)] = Slot(key: nil, value: nil, cost: 0, time: 0, prev: -1, next: freeHead)
+        slots[Int(i)] = Slot(key: nil, value: nil, cost: 0, time: 0)
+        links[Int(i)] = Link(prev: -1, next: freeHead)
         freeHead = i
         guard let key, let value else { return nil }
         return Entry(key: key, value: value)
@@ -173,7 +190,7 @@ struct LinkedMap<Key: Hashable, Value> {
         var i = head
         while i >= 0, keys.count <= slots.count {
             if let key = slots[Int(i)].key { keys.append(key) }
-            i = slots[Int(i)].next
+            i = links[Int(i)].next
         }
         return keys
     }
@@ -181,6 +198,7 @@ struct LinkedMap<Key: Hashable, Value> {
     /// Checks list ↔ dictionary agreement, links, totals, time order and the free list; returns the first
     /// problem found.
     func invariantViolation() -> String? {
+        if links.count != slots.count { return "\(slots.count) slots, \(links.count) links" }
         var seen = 0
         var cost = 0
         var i = head
@@ -192,11 +210,11 @@ struct LinkedMap<Key: Hashable, Value> {
             let slot = slots[Int(i)]
             guard let key = slot.key, slot.value != nil else { return "free slot \(i) in the list" }
             guard index[key] == i else { return "slot for \(key) not in dictionary" }
-            guard slot.prev == previous else { return "broken prev link at \(key)" }
+            guard links[Int(i)].prev == previous else { return "broken prev link at \(key)" }
             if previous >= 0, slots[Int(previous)].time < slot.time { return "time order broken at \(key)" }
             cost = cost.addingSaturating(slot.cost)
             previous = i
-            i = slot.next
+            i = links[Int(i)].next
         }
         if seen != index.count { return "list has \(seen) nodes, dictionary \(index.count)" }
         if tail != previous { return "tail is not the last node" }
@@ -207,7 +225,7 @@ struct LinkedMap<Key: Hashable, Value> {
             free += 1
             guard Int(f) < slots.count, free <= slots.count else { return "free list broken at \(f)" }
             guard slots[Int(f)].key == nil, slots[Int(f)].value == nil else { return "live slot \(f) on the free list" }
-            f = slots[Int(f)].next
+            f = links[Int(f)].next
         }
         if free + seen != slots.count { return "\(slots.count) slots, \(seen) live and \(free) free" }
         return nil
