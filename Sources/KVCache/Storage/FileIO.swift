@@ -5,6 +5,14 @@ import Glibc
 import Musl
 #endif
 
+/// Linux's `O_NOATIME` (`01000000` on every Linux architecture), which Glibc exports only under
+/// `_GNU_SOURCE`; 0 elsewhere.
+#if os(Linux)
+private let openNoAccessTime: Int32 = 0o1000000
+#else
+private let openNoAccessTime: Int32 = 0
+#endif
+
 /// The POSIX file calls of `KVStorage`, each routed through the fault seam and turned into `KVCacheError`.
 ///
 /// - Important: Stateless apart from the seam; safe from any thread.
@@ -51,7 +59,10 @@ struct FileIO {
     /// needed: one byte more is asked for, so a longer file comes back one byte longer than expected and a
     /// shorter one short; either way the caller sees the size mismatch.
     func read(_ path: String, expectedSize: Int64? = nil) throws(KVCacheError) -> Data? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // `O_NOATIME`: a read need not dirty the inode (LRU order lives in the manifest). The kernel allows it
+        // only to the file's owner; another user's file is opened without it.
+        var fd = open(path, O_RDONLY | O_CLOEXEC | openNoAccessTime)
+        if fd < 0 && errno == EPERM { fd = open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
             throw .io(errno: errno, operation: "open for reading", path: path)
