@@ -114,10 +114,12 @@ public final class DiskCache: Sendable {
     public func setObject(_ data: Data?, forKey key: String, extendedData: Data? = nil) throws(KVCacheError) {
         guard let data else { return try removeObject(forKey: key) }
         let filename = data.count > core.inlineThreshold || core.inlineThreshold == 0 ? core.filename(forKey: key) : nil
-        try core.withStorage { (storage) throws(KVCacheError) in
+        let trashed = try core.withStorage { (storage) throws(KVCacheError) -> Bool in
             try storage.save(key: key, value: data, filename: filename, extendedData: extendedData)
+            return storage.takeTrashFlag()
         }
-        if filename != nil { core.scheduleEmptyTrash() }
+        // Only a replaced file goes to trash; a sweep per write would cost a dispatch and a readdir.
+        if trashed { core.scheduleEmptyTrash() }
     }
 
     /// Replaces the extended data of the value for `key`; returns whether the key was found.

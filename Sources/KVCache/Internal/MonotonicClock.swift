@@ -6,11 +6,19 @@ import Musl
 import Darwin
 #endif
 
-/// Seconds from a monotonic clock (`CLOCK_MONOTONIC`): for memory-cache ages, immune to wall-clock jumps.
+/// Seconds from a monotonic clock: for memory-cache ages, immune to wall-clock jumps.
+///
+/// On Linux this is `CLOCK_MONOTONIC_COARSE`: the time of the last kernel tick, so its precision is one
+/// tick (1–4 ms; `clock_getres` says which), ample for age limits in seconds. It is read on every get and
+/// set, and costs about 8 ns where `CLOCK_MONOTONIC` measured 61 ns on the benchmark machine.
 @inlinable
 func monotonicSeconds() -> Double {
     var ts = timespec()
+    #if os(Linux)
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
+    #else
     clock_gettime(CLOCK_MONOTONIC, &ts)
+    #endif
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 

@@ -19,7 +19,7 @@ extension MemoryCache {
     public func trim(toAge age: Double) {
         if age <= 0 { removeAllObjects(); return }
         let now = clock()
-        trim(blocking: true) { map, _ in map.tail.map { now - $0.time > age } ?? false }
+        trim(blocking: true) { map, _ in map.tailTime.map { now - $0 > age } ?? false }
     }
 
     /// Removes tail nodes while `shouldEvict` holds, in batches of 64 per lock hold.
@@ -30,7 +30,7 @@ extension MemoryCache {
     @discardableResult
     func trim(blocking: Bool, while shouldEvict: @escaping @Sendable (LinkedMap<Key, Value>, State) -> Bool) -> Bool {
         while true {
-            let batch: ([Node], Bool, Bool)?
+            let batch: ([Entry], Bool, Bool)?
             if blocking {
                 batch = state.withLock { Self._evictBatch(&$0, shouldEvict) }
             } else {
@@ -52,8 +52,8 @@ extension MemoryCache {
     /// release mode. The lock is held.
     static func _evictBatch(
         _ state: inout State, _ shouldEvict: (LinkedMap<Key, Value>, State) -> Bool
-    ) -> ([Node], Bool, Bool) {
-        var evicted: [Node] = []
+    ) -> ([Entry], Bool, Bool) {
+        var evicted: [Entry] = []
         while evicted.count < 64, shouldEvict(state.map, state), let tail = state.map.removeTail() {
             evicted.append(tail)
         }
@@ -76,6 +76,6 @@ extension MemoryCache {
         let now = clock()
         trim(blocking: false) { map, state in map.totalCost > state.costLimit }
         trim(blocking: false) { map, state in map.count > state.countLimit }
-        trim(blocking: false) { map, state in map.tail.map { now - $0.time > state.ageLimit } ?? false }
+        trim(blocking: false) { map, state in map.tailTime.map { now - $0 > state.ageLimit } ?? false }
     }
 }

@@ -20,7 +20,7 @@ import WebImageSync
 ///   released after the lock is dropped, on a background queue when `releasesAsynchronously` is true, so
 ///   freeing a large bitmap never stalls readers.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    @usableFromInline typealias Node = LinkedMapNode<Key, Value>
+    @usableFromInline typealias Entry = LinkedMapEntry<Key, Value>
 
     /// The map and the limits that guard it. Limits live under the same lock so a set reads them for free.
     @usableFromInline
@@ -79,7 +79,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// The maximum age in seconds since an object was last set or read. No limit (`.infinity`) by default.
-    /// Enforced by the background trim and `trim(toAge:)`.
+    /// Enforced by the background trim and `trim(toAge:)`. Access times are read from a coarse monotonic
+    /// clock: precise to one kernel tick (1–4 ms).
     public var ageLimit: Double {
         get { state.withLock { $0.ageLimit } }
         set { state.withLock { $0.ageLimit = max(0, newValue) } }
@@ -111,19 +112,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Whether an object is stored for `key`. Does not count as an access (the LRU order is unchanged).
     @inlinable
     public func containsObject(forKey key: Key) -> Bool {
-        state.withLock { $0.map[key] != nil }
+        state.withLock { $0.map.contains(key) }
     }
 
     /// The object for `key`, or `nil`. A hit becomes the most recently used object.
     @inlinable
     public func object(forKey key: Key) -> Value? {
         let now = clock()
-        return state.withLock { state -> Value? in
-            guard let node = state.map[key] else { return nil }
-            node.time = now
-            state.map.bringToHead(node)
-            return node.value
-        }
+        return state.withLock { state -> Value? in state.map.get(key, now: now) }
     }
 
     // MARK: Mutations
@@ -138,31 +134,29 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         }
         let now = clock()
         let cost = max(0, cost)
-        let (evicted, async) = state.withLock { state -> ([Node], Bool) in
-            if let node = state.map[key] {
-                state.map.updateCost(of: node, to: cost)
-                node.value = value
-                node.time = now
-                state.map.bringToHead(node)
-            } else {
-                state.map.insertAtHead(Node(key: key, value: value, cost: cost, time: now))
+        // `replaced` (the previous value of `key`) is released here, after the lock is dropped.
+        let (evicted, replaced, async) = state.withLock { state -> ([Entry], Value?, Bool) in
+            let replaced = state.map.set(key, value: value, cost: cost, now: now)
+            guard state.map.count > state.countLimit || state.map.totalCost > state.costLimit else {
+                return ([], replaced, false)
             }
-            var evicted: [Node] = []
+            var evicted: [Entry] = []
             while state.map.count > state.countLimit || state.map.totalCost > state.costLimit,
                   let tail = state.map.removeTail() {
                 evicted.append(tail)
             }
-            return (evicted, state.releasesAsynchronously)
+            return (evicted, replaced, state.releasesAsynchronously)
         }
+        withExtendedLifetime(replaced) {}
         release(evicted, asynchronously: async)
     }
 
     /// Removes the object for `key`, if any.
     @inlinable
     public func removeObject(forKey key: Key) {
-        let (removed, async) = state.withLock { state -> ([Node], Bool) in
-            guard let node = state.map[key] else { return ([], false) }
-            return ([state.map.remove(node)], state.releasesAsynchronously)
+        let (removed, async) = state.withLock { state -> ([Entry], Bool) in
+            guard let entry = state.map.remove(key) else { return ([], false) }
+            return ([entry], state.releasesAsynchronously)
         }
         release(removed, asynchronously: async)
     }
@@ -170,25 +164,25 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Removes every object. The objects are freed outside the lock (in the background by default).
     public func removeAllObjects() {
         let (removed, async) = state.withLock { state in (state.map.removeAll(), state.releasesAsynchronously) }
-        guard !removed.isEmpty else { return }
+        guard removed.count > 0 else { return }
         let doomed = Doomed(removed)
         if async {
             DispatchQueue.global(qos: .utility).async { withExtendedLifetime(doomed) {} }
         }
     }
 
-    /// Evicted nodes waiting to be freed on the background queue; one drain is queued at a time, so an
+    /// Evicted entries waiting to be freed on the background queue; one drain is queued at a time, so an
     /// eviction per set costs an append, not a dispatch.
     @usableFromInline
     struct Graveyard {
-        @usableFromInline var nodes: [Node] = []
+        @usableFromInline var nodes: [Entry] = []
         @usableFromInline var isDrainScheduled = false
         @usableFromInline init() {}
     }
 
-    /// Releases nodes that left the map: here, outside the lock, or on a background queue.
+    /// Releases entries that left the map: here, outside the lock, or on a background queue.
     @usableFromInline
-    func release(_ nodes: [Node], asynchronously: Bool) {
+    func release(_ nodes: [Entry], asynchronously: Bool) {
         guard !nodes.isEmpty, asynchronously else { return }
         let arrivals = Doomed(nodes)
         let mustSchedule = graveyard.withLock { graveyard -> Bool in
@@ -200,7 +194,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         guard mustSchedule else { return }
         // Holds the cache until the drain ran; the drain frees the nodes after dropping the lock.
         DispatchQueue.global(qos: .utility).async { [self] in
-            let doomed = graveyard.withLock { graveyard -> Doomed<[Node]> in
+            let doomed = graveyard.withLock { graveyard -> Doomed<[Entry]> in
                 let doomed = Doomed(graveyard.nodes)
                 graveyard.nodes = []
                 graveyard.isDrainScheduled = false

@@ -5,6 +5,14 @@ import Glibc
 import Musl
 #endif
 
+/// Linux's `O_NOATIME` (`01000000` on every Linux architecture), which Glibc exports only under
+/// `_GNU_SOURCE`; 0 elsewhere.
+#if os(Linux)
+private let openNoAccessTime: Int32 = 0o1000000
+#else
+private let openNoAccessTime: Int32 = 0
+#endif
+
 /// The POSIX file calls of `KVStorage`, each routed through the fault seam and turned into `KVCacheError`.
 ///
 /// - Important: Stateless apart from the seam; safe from any thread.
@@ -46,35 +54,50 @@ struct FileIO {
     }
 
     /// The contents of the file at `path`, or `nil` when it does not exist.
-    func read(_ path: String) throws(KVCacheError) -> Data? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    ///
+    /// With `expectedSize` (the size the manifest records), the buffer is sized from it and no `fstat` is
+    /// needed: one byte more is asked for, so a longer file comes back one byte longer than expected and a
+    /// shorter one short; either way the caller sees the size mismatch.
+    func read(_ path: String, expectedSize: Int64? = nil) throws(KVCacheError) -> Data? {
+        // `O_NOATIME`: a read need not dirty the inode (LRU order lives in the manifest). The kernel allows it
+        // only to the file's owner; another user's file is opened without it.
+        var fd = open(path, O_RDONLY | O_CLOEXEC | openNoAccessTime)
+        if fd < 0 && errno == EPERM { fd = open(path, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else {
             if errno == ENOENT { return nil }
             throw .io(errno: errno, operation: "open for reading", path: path)
         }
         defer { close(fd) }
+        let capacity: Int
+        if let expectedSize, expectedSize >= 0, expectedSize < Int64(Int32.max) {
+            capacity = Int(expectedSize) + 1
+        } else {
+            capacity = try Self.size(of: fd, path: path)
+        }
+        guard capacity > 0 else { return Data() }
+        // An uninitialised buffer handed to `Data` without a copy: `Data(count:)` would zero it first, a
+        // wasted pass over a large value.
+        guard let buffer = malloc(capacity) else { throw .io(errno: ENOMEM, operation: "read", path: path) }
+        var offset = 0
+        while offset < capacity {
+            let got = Glibc.read(fd, buffer + offset, capacity - offset)
+            if got < 0 {
+                if errno == EINTR { continue }
+                let failure = errno
+                free(buffer)
+                throw .io(errno: failure, operation: "read", path: path)
+            }
+            if got == 0 { break }
+            offset += got
+        }
+        return Data(bytesNoCopy: buffer, count: offset, deallocator: .free)
+    }
+
+    /// The size of the open file `fd`.
+    private static func size(of fd: Int32, path: String) throws(KVCacheError) -> Int {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .io(errno: errno, operation: "fstat", path: path) }
-        let size = Int(info.st_size)
-        var data = Data(count: size)
-        var failure: Int32 = 0
-        let total = data.withUnsafeMutableBytes { (buffer: UnsafeMutableRawBufferPointer) -> Int in
-            var offset = 0
-            while offset < size, let base = buffer.baseAddress {
-                let got = Glibc.read(fd, base + offset, size - offset)
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    failure = errno
-                    return offset
-                }
-                if got == 0 { break }
-                offset += got
-            }
-            return offset
-        }
-        if failure != 0 { throw .io(errno: failure, operation: "read", path: path) }
-        if total < size { data.count = total }
-        return data
+        return Int(info.st_size)
     }
 
     /// Renames `source` to `destination`, replacing it atomically.

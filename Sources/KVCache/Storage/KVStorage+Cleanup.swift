@@ -51,6 +51,7 @@ extension KVStorage {
         let source = dataPath + "/" + filename
         do {
             try io.rename(source, to: trashPath + "/" + uniqueName() + "-" + filename)
+            hasNewTrash = true
         } catch {
             if case .io(let code, _, _) = error, code == ENOENT { return }
             do {

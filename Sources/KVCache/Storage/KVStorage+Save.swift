@@ -4,14 +4,14 @@ extension KVStorage {
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`: it takes the write lock up front, so writers in
     /// other processes queue behind it). Rolls back and rethrows on failure.
     func inWriteTransaction<T>(_ body: () throws(KVCacheError) -> T) throws(KVCacheError) -> T {
-        try database.execute("BEGIN IMMEDIATE")
+        try database.executePrepared("BEGIN IMMEDIATE")
         do {
             let result = try body()
-            try database.execute("COMMIT")
+            try database.executePrepared("COMMIT")
             return result
         } catch {
             do {
-                try database.execute("ROLLBACK")
+                try database.executePrepared("ROLLBACK")
             } catch {
                 // After some errors SQLite has already rolled back; nothing is left open either way.
                 kvLog.debug("KVStorage: ROLLBACK after \(error) reported: \(error)")
@@ -45,6 +45,7 @@ extension KVStorage {
         if let name = storedFilename, !Self.isSafeFilename(name) {
             throw .invalidArgument("bad filename \(name)")
         }
+        if storedFilename == nil, try saveInlineIfNoFile(key: key, value: value, extendedData: extendedData) { return }
         var temporary: String?
         if storedFilename != nil {
             let tmp = tmpPath + "/" + uniqueName()
@@ -91,6 +92,34 @@ extension KVStorage {
         }
         pendingAccessTimes.removeValue(forKey: key)
         if let previous, previous != placed { moveToTrash(previous) }
+    }
+
+    /// The fast path of an inline save: one upsert in autocommit (no `BEGIN`/`SELECT`/`COMMIT`, nothing on
+    /// the file system), applied only when the key is new or its row is inline too. Returns `false`, having
+    /// changed nothing, when the current row uses a file: that case needs the transaction of `save` so the
+    /// old file goes to trash after the row stops referencing it.
+    func saveInlineIfNoFile(key: String, value: Data, extendedData: Data?) throws(KVCacheError) -> Bool {
+        let now = nextStamp()
+        let saved = try guarded { () throws(KVCacheError) -> Bool in
+            let upsert = try database.prepare("""
+                INSERT INTO manifest (key, filename, size, inline_data, modification_time, last_access_time,
+                    extended_data) VALUES (?1, NULL, ?2, ?3, ?4, ?4, ?5)
+                ON CONFLICT(key) DO UPDATE SET size = excluded.size, inline_data = excluded.inline_data,
+                    modification_time = excluded.modification_time, last_access_time = excluded.last_access_time,
+                    extended_data = excluded.extended_data
+                WHERE manifest.filename IS NULL
+                """)
+            defer { upsert.reset() }
+            upsert.bind(key, at: 1)
+            upsert.bind(Int64(value.count), at: 2)
+            upsert.bind(value, at: 3)
+            upsert.bind(now, at: 4)
+            upsert.bind(extendedData, at: 5)
+            try upsert.run()
+            return database.changes > 0
+        }
+        if saved { pendingAccessTimes.removeValue(forKey: key) }
+        return saved
     }
 
     /// Replaces the extended data of an existing entry; returns whether the key was found.

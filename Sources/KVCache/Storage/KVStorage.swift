@@ -21,7 +21,9 @@ import Glibc
 // serialises writers across processes), it is renamed into data/ under a name no row uses and the row is
 // upserted; after COMMIT the file the row used before goes to trash/. Delete order: the row goes (COMMIT),
 // then its file moves to trash/. So at every instant a row's file exists, and a crash can only leave
-// unreferenced files in data/ or tmp/, which the next exclusive open removes.
+// unreferenced files in data/ or tmp/, which the next exclusive open removes. An inline value whose key
+// has no row or an inline row needs no file step: it is one upsert in autocommit (itself atomic), which
+// changes nothing when the row turned out to use a file; that case takes the transaction above.
 
 /// A key-value store in one folder: a SQLite manifest plus value files (YYKVStorage).
 ///
@@ -71,6 +73,9 @@ public final class KVStorage {
     var pendingAccessTimes: [String: Int64] = [:]
     var lastStamp: Int64 = 0
     var fileCounter = 0
+    /// Whether a file went to `trash/` since `takeTrashFlag()` last ran (so `DiskCache` schedules a trash
+    /// sweep only when there is something to sweep).
+    var hasNewTrash = false
     var isClosed = false
 
     var manifestPath: String { path + "/manifest.sqlite" }
@@ -142,6 +147,12 @@ public final class KVStorage {
     func nextStamp() -> Int64 {
         lastStamp = max(wallClockMicroseconds(), lastStamp + 1)
         return lastStamp
+    }
+
+    /// Whether files went to `trash/` since the last call; clears the flag.
+    func takeTrashFlag() -> Bool {
+        defer { hasNewTrash = false }
+        return hasNewTrash
     }
 
     /// A process-unique name for a temporary or trashed file.

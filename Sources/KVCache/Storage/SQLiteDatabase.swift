@@ -58,6 +58,21 @@ final class SQLiteDatabase {
         guard rc == SQLITE_OK else { throw error(rc, sql) }
     }
 
+    /// Runs a statement without results or bindings (`BEGIN IMMEDIATE`, `COMMIT`, `ROLLBACK`) through the
+    /// prepared-statement cache, so a transaction does not re-parse its SQL every time. `COMMIT` goes through
+    /// the fault seam, like `execute`.
+    func executePrepared(_ sql: String) throws(KVCacheError) {
+        if sql == "COMMIT", faults?.check(.sqliteStep) != nil {
+            throw .sqlite(code: SQLITE_FULL, message: "injected fault", operation: sql)
+        }
+        let statement = try prepare(sql)
+        let rc = sqlite3_step(statement.pointer)
+        // Read the error before the reset (which returns the same code but may not keep the message).
+        let failure = rc == SQLITE_DONE || rc == SQLITE_ROW ? nil : error(rc, sql)
+        sqlite3_reset(statement.pointer)
+        if let failure { throw failure }
+    }
+
     /// Runs a one-row, one-column text query such as `PRAGMA quick_check` and returns every row's text.
     func textRows(_ sql: String) throws(KVCacheError) -> [String] {
         let statement = try prepare(sql)
