@@ -13,13 +13,9 @@ extension KVStorage {
                     recordAccess(key)
                     return item
                 }
-<<<<<<< HEAD
                 // A damaged manifest may name a path outside data/: a corrupt entry, never read.
                 let isSafe = Self.isSafeFilename(filename)
-                let data = isSafe ? try io.read(dataPath + "/" + filename) : nil
-=======
-                let data = try io.read(dataPath + "/" + filename, expectedSize: item.size)
->>>>>>> kvperf
+                let data = isSafe ? try io.read(dataPath + "/" + filename, expectedSize: item.size) : nil
                 if let data, Int64(data.count) == item.size {
                     item.value = data
                     recordAccess(key)
