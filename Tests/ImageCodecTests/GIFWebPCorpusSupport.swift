@@ -113,3 +113,31 @@ enum GIFWebPTestImages {
         return try PixelBuffer(width: width, height: height, pixelFormat: .rgba8, bytes: bytes)
     }
 }
+
+extension GIFWebPCorpus {
+    /// Every corpus file of `format`, truncated at 10 offsets and with random byte flips, decodes (preloaded
+    /// and lazily) or throws an `ImageCodecError`, and `info` never throws anything else; some variants must
+    /// decode and some must be rejected, so the check cannot pass vacuously.
+    static func assertHostileVariantsDecodeOrThrow(format: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let entries = try GIFWebPCorpus.entries(format: format)
+        var decoded = 0, rejected = 0
+        for (n, entry) in entries.enumerated() {
+            let data = try Data(contentsOf: entry.url)
+            for variant in GIFWebPCorpus.hostileVariants(of: data, flips: 6, seed: UInt64(n + 1)) {
+                if GIFWebPCorpus.decodeAllFrames(variant, options: DecodeOptions(preloadAllFrames: true)) != nil {
+                    decoded += 1
+                } else {
+                    rejected += 1
+                }
+                _ = GIFWebPCorpus.decodeAllFrames(variant)
+                do {
+                    _ = try ImageDecoder.info(variant)
+                } catch {
+                    XCTAssertTrue(error is ImageCodecError, "info threw \(type(of: error)): \(error)", file: file, line: line)
+                }
+            }
+        }
+        XCTAssertGreaterThan(rejected, 0, file: file, line: line)
+        XCTAssertGreaterThan(decoded, 0, file: file, line: line)
+    }
+}
