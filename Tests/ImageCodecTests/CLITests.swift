@@ -5,29 +5,12 @@ import XCTest
 
 /// Runs the built `webimage` binary (`.build/debug/webimage`) on corpus files and temporary files.
 final class CLITests: XCTestCase {
-    struct Run {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Run = WebImageCLI.Run
 
     private func webimage(_ arguments: [String]) throws -> Run {
-        let binary = Corpus.packageRoot.appendingPathComponent(".build/debug/webimage")
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            throw XCTSkip("\(binary.path) not built; run `swift build` first")
+        do { return try WebImageCLI.run(arguments) } catch let notBuilt as WebImageCLI.NotBuilt {
+            throw XCTSkip(notBuilt.description)
         }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                   stderr: String(decoding: errData, as: UTF8.self))
     }
 
     private func corpusFile(_ suffix: String) throws -> URL {

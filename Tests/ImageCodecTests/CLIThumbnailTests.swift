@@ -6,20 +6,12 @@ import XCTest
 /// `webimage convert IN OUT --thumbnail N` through the built binary.
 final class CLIThumbnailTests: XCTestCase {
     private func webimage(_ arguments: [String]) throws -> (status: Int32, stderr: String) {
-        let binary = Corpus.packageRoot.appendingPathComponent(".build/debug/webimage")
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            throw XCTSkip("\(binary.path) not built; run `swift build` first")
+        do {
+            let run = try WebImageCLI.run(arguments)
+            return (run.status, run.stderr)
+        } catch let notBuilt as WebImageCLI.NotBuilt {
+            throw XCTSkip(notBuilt.description)
         }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = arguments
-        let err = Pipe()
-        process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: errData, as: UTF8.self))
     }
 
     private func temporaryURL(_ name: String) -> URL {

@@ -1,0 +1,49 @@
+import Dispatch
+import Foundation
+
+/// Runs the built `webimage` binary (`.build/debug/webimage`, which `swift build` and `swift test` build) as a
+/// child process, for the CLI tests of every test target.
+///
+/// Tests turn `NotBuilt` into an `XCTSkip` with its message.
+public enum WebImageCLI {
+    /// What one run printed and how it ended.
+    public struct Run: Sendable {
+        public var status: Int32
+        public var stdout: String
+        public var stderr: String
+    }
+
+    /// Thrown when the binary has not been built.
+    public struct NotBuilt: Error, CustomStringConvertible {
+        public let path: String
+        public var description: String { "\(path) not built; run `swift build` first" }
+    }
+
+    /// The binary's location.
+    public static var binary: URL { Corpus.packageRoot.appendingPathComponent(".build/debug/webimage") }
+
+    /// Runs `webimage arguments…` and waits for it.
+    public static func run(_ arguments: [String]) throws -> Run {
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw NotBuilt(path: binary.path) }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        // Drain stderr on another thread so a full pipe can never block the child.
+        let errorData = Mutex<Data>(Data())
+        let drained = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let data = err.fileHandleForReading.readDataToEndOfFile()
+            errorData.withLock { $0 = data }
+            drained.signal()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        drained.wait()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                   stderr: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
+    }
+}
