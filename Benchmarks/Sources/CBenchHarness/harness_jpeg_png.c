@@ -24,6 +24,11 @@ static void bench_jpeg_error_exit(j_common_ptr cinfo) { longjmp(((struct bench_j
 static void bench_jpeg_output_message(j_common_ptr cinfo) { (void)cinfo; }
 
 int bench_jpeg_decode_rgba(const uint8_t *data, size_t size, uint8_t **pixels, uint32_t *width, uint32_t *height) {
+    return bench_jpeg_decode_rgba_scaled(data, size, 1, pixels, width, height);
+}
+
+int bench_jpeg_decode_rgba_scaled(const uint8_t *data, size_t size, unsigned scale_denom, uint8_t **pixels,
+                                  uint32_t *width, uint32_t *height) {
     struct jpeg_decompress_struct cinfo;
     struct bench_jpeg_error err;
     uint8_t *volatile out = NULL;
@@ -39,6 +44,8 @@ int bench_jpeg_decode_rgba(const uint8_t *data, size_t size, uint8_t **pixels, u
     jpeg_mem_src(&cinfo, data, (unsigned long)size);
     jpeg_read_header(&cinfo, TRUE);
     cinfo.out_color_space = JCS_EXT_RGBA;
+    cinfo.scale_num = 1;
+    cinfo.scale_denom = scale_denom;
     jpeg_start_decompress(&cinfo);
     size_t stride = (size_t)cinfo.output_width * 4;
     out = malloc(stride * cinfo.output_height);

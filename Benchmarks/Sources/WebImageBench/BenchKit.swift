@@ -110,3 +110,9 @@ protocol BenchSuite {
     /// Runs the suite and adds results to `BenchReport.shared`.
     static func run(_ settings: BenchSettings) throws
 }
+
+/// A benchmark that could not run (a peer or harness call failed); the message says which.
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -22,7 +22,7 @@ enum CodecGIFWebPBench: BenchSuite {
                 _ = try ImageDecoder.decode(data, options: DecodeOptions(keepsOriginalData: false))
             } _: {
                 let status = data.withUnsafeBytes { bench_webp_decode($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, 1) }
-                guard status == 0 else { throw CodecGIFWebPBenchError(message: "bench_webp_decode failed: \(status)") }
+                guard status == 0 else { throw BenchFailure("bench_webp_decode failed: \(status)") }
             }
             add(label, ours: megapixels / ours, c: megapixels / c, peer: "C harness (libwebp WebPDecode direct)")
         }
@@ -36,10 +36,10 @@ enum CodecGIFWebPBench: BenchSuite {
         let gifIterations = settings.quick ? 3 : 15
         let (ours, c) = try alternating(iterations: gifIterations) {
             let image = try ImageDecoder.decode(gif, options: DecodeOptions(preloadAllFrames: true, keepsOriginalData: false))
-            guard image.frameCount == frameCount else { throw CodecGIFWebPBenchError(message: "GIF decoded \(image.frameCount) frames") }
+            guard image.frameCount == frameCount else { throw BenchFailure("GIF decoded \(image.frameCount) frames") }
         } _: {
             let count = gif.withUnsafeBytes { bench_gif_decode_all($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) }
-            guard count == frameCount else { throw CodecGIFWebPBenchError(message: "bench_gif_decode_all returned \(count)") }
+            guard count == frameCount else { throw BenchFailure("bench_gif_decode_all returned \(count)") }
         }
         add("GIF 100×480×360 decode, all frames", ours: megapixels / ours, c: megapixels / c,
             peer: "C harness (giflib DGifSlurp + compositing)")
@@ -49,7 +49,7 @@ enum CodecGIFWebPBench: BenchSuite {
             for i in 1..<image.frameCount { _ = try image.frame(at: i) }
         } _: {
             let count = gif.withUnsafeBytes { bench_gif_decode_all($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count) }
-            guard count == frameCount else { throw CodecGIFWebPBenchError(message: "bench_gif_decode_all returned \(count)") }
+            guard count == frameCount else { throw BenchFailure("bench_gif_decode_all returned \(count)") }
         }
         add("GIF 100×480×360 lazy decode, played in order", ours: megapixels / lazy, c: megapixels / c2,
             peer: "C harness (giflib DGifSlurp + compositing)", goal: nil)
@@ -102,7 +102,3 @@ enum CodecGIFWebPBench: BenchSuite {
 }
 
 /// A benchmark precondition failed.
-private struct CodecGIFWebPBenchError: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
-}

@@ -75,7 +75,7 @@ enum CodecJPEGPNGBench: BenchSuite {
                 : bench_jpeg_decode_rgba(base, raw.count, &pixels, &width, &height)
         }
         free(pixels)
-        guard status == 0 else { throw CodecJPEGPNGBenchFailure(description: "C harness decode failed") }
+        guard status == 0 else { throw BenchFailure("C harness decode failed") }
     }
 
     /// A smooth photo-like pattern with fine detail (so the codecs do real work), straight alpha.
@@ -100,6 +100,3 @@ enum CodecJPEGPNGBench: BenchSuite {
 }
 
 /// A benchmark setup failure.
-struct CodecJPEGPNGBenchFailure: Error, CustomStringConvertible {
-    let description: String
-}

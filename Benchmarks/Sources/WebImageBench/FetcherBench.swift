@@ -156,9 +156,3 @@ extension BenchResult {
     /// Adds this result to the shared report.
     func add() { BenchReport.shared.add(self) }
 }
-
-/// A benchmark that could not run as designed.
-struct BenchFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}

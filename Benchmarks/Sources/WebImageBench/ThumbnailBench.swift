@@ -28,6 +28,23 @@ enum ThumbnailBench: BenchSuite {
             suite: name, name: "\(count)× JPEG 4000×3000 → 400 px: downsampled decode", unit: "ms/image",
             ours: ours * 1000, peer: full * 1000, peerName: "full decode + Lanczos3 resize (ours)",
             higherIsBetter: false, goal: "≤ 0.2× full decode + resize", goalMet: ours <= full * 0.2))
+        // The floor: libjpeg-turbo alone decoding at DCT scale 1/8 (what our downsampled path starts with),
+        // called from C. Every coefficient is still entropy-decoded, so no JPEG thumbnail can cost less.
+        let floor = try cpuMedian(count) {
+            var pixels: UnsafeMutablePointer<UInt8>?
+            var width: UInt32 = 0
+            var height: UInt32 = 0
+            let status = jpeg.withUnsafeBytes {
+                bench_jpeg_decode_rgba_scaled($0.baseAddress!.assumingMemoryBound(to: UInt8.self), $0.count, 8,
+                                              &pixels, &width, &height)
+            }
+            free(pixels)
+            guard status == 0 else { throw BenchFailure("libjpeg scaled decode failed") }
+        }
+        BenchReport.shared.add(BenchResult(
+            suite: name, name: "\(count)× JPEG 4000×3000 → 400 px: downsampled decode vs its floor", unit: "ms/image",
+            ours: ours * 1000, peer: floor * 1000, peerName: "libjpeg-turbo DCT 1/8 decode alone (C)",
+            higherIsBetter: false, goal: nil, goalMet: nil))
         if let vips = try vipsThumbnail(input, count: count, settings: settings) {
             BenchReport.shared.add(BenchResult(
                 suite: name, name: "\(count)× JPEG 4000×3000 → 400 px incl. JPEG encode", unit: "ms/image",

@@ -18,6 +18,11 @@ uint64_t bench_thread_cpu_ns(void);
 /// place, setjmp error exit). `*pixels` is freed by the caller with `free`. Returns 0 on success.
 int bench_jpeg_decode_rgba(const uint8_t *data, size_t size, uint8_t **pixels, uint32_t *width, uint32_t *height);
 
+/// `bench_jpeg_decode_rgba` with libjpeg's DCT-domain scaling 1/`scale_denom` (1, 2, 4 or 8): the floor of a
+/// downsampled JPEG decode (entropy decoding of every coefficient is still needed).
+int bench_jpeg_decode_rgba_scaled(const uint8_t *data, size_t size, unsigned scale_denom, uint8_t **pixels,
+                                  uint32_t *width, uint32_t *height);
+
 /// Decodes a PNG with libpng into one malloc'd RGBA8 buffer (palette/gray/tRNS expanded, 16→8 bit, Adam7),
 /// premultiplying colour by alpha when `premultiply` != 0. Returns 0 on success.
 int bench_png_decode_rgba(const uint8_t *data, size_t size, int premultiply, uint8_t **pixels, uint32_t *width,
