@@ -8,6 +8,10 @@ extension Transfer {
         func isOne(of codes: CurlCode...) -> Bool { code.map(codes.contains) ?? false }
         let status = easy.info(CURLINFO_RESPONSE_CODE)
         if code == .ok {
+            // libcurl's FILE protocol "reads" a directory as an empty body.
+            if request.url.isFileURL, let errno = Self.fileErrno(request.url.path), errno == EISDIR {
+                return .failure(.fileUnreadable(path: request.url.path, errno: errno))
+            }
             if isHTTP && status == 304 { return .failure(.notModified(currentResponse())) }
             if isHTTP && status >= 400 { return .failure(.httpStatus(status, currentResponse())) }
             return .success(FetchResult(response: currentResponse(), body: Data()))
@@ -45,11 +49,21 @@ extension Transfer {
             return .failure(.invalidURL(request.url.absoluteString))
         }
         if isOne(of: .fileCouldntReadFile, .readError) {
-            return .failure(.fileUnreadable(path: request.url.path, errno: osErrno))
+            // libcurl's FILE protocol does not record errno (CURLINFO_OS_ERRNO is 0): ask the file system.
+            let errno = osErrno != 0 ? osErrno : (Self.fileErrno(request.url.path) ?? EIO)
+            return .failure(.fileUnreadable(path: request.url.path, errno: errno))
         }
         if code == .badContentEncoding {
             return .failure(.badContentEncoding(message: message))
         }
         return .failure(.transport(curlCode: curlCode, errno: osErrno, message: message))
+    }
+
+    /// Why `path` cannot be read as a file: `ENOENT`, `EACCES`, `EISDIR`, …; `nil` when it can.
+    static func fileErrno(_ path: String) -> Int32? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return errno }
+        if (info.st_mode & S_IFMT) == S_IFDIR { return EISDIR }
+        return access(path, R_OK) == 0 ? nil : errno
     }
 }
