@@ -7,44 +7,15 @@ final class GIFDecoderTests: XCTestCase {
     // MARK: Corpus conformance
 
     func testExpectedOKFilesDecodeWithManifestFacts() throws {
-        let entries = try GIFWebPCorpus.entries(format: "gif").filter(\.isExpectedOK)
-        XCTAssertFalse(entries.isEmpty)
-        for entry in entries {
-            let data = try Data(contentsOf: entry.url)
-            let image: Image
-            do {
-                image = try ImageDecoder.decode(data)
-            } catch {
-                XCTFail("\(entry.path): \(error)")
-                continue
-            }
-            XCTAssertEqual(image.format, .gif, entry.path)
-            XCTAssertEqual(image.width, entry.width, entry.path)
-            XCTAssertEqual(image.height, entry.height, entry.path)
-            XCTAssertEqual(image.frameCount, entry.frameCount, entry.path)
-            XCTAssertEqual(image.storedLoopCount, entry.loopCount, entry.path)
+        try GIFWebPCorpus.assertExpectedOKFilesMatchManifest(format: "gif", imageFormat: .gif) { entry, image, info in
             XCTAssertEqual(image.isProgressive, entry.isProgressiveOrInterlaced, entry.path)
             if entry.hasAlpha == true { XCTAssertTrue(image.hasAlpha, entry.path) }
-            XCTAssertNoThrow(try image.allFrames(), entry.path)
-            let info = try ImageDecoder.info(data)
-            XCTAssertEqual(info.width, entry.width, entry.path)
-            XCTAssertEqual(info.height, entry.height, entry.path)
-            XCTAssertEqual(info.frameCount, entry.frameCount, entry.path)
-            XCTAssertEqual(info.storedLoopCount, entry.loopCount, entry.path)
             XCTAssertEqual(info.durations.count, entry.frameCount, entry.path)
         }
     }
 
     func testRejectFilesThrowTypedErrors() throws {
-        let entries = try GIFWebPCorpus.entries(format: "gif").filter { $0.expected == "reject" }
-        XCTAssertFalse(entries.isEmpty)
-        for entry in entries {
-            let data = try Data(contentsOf: entry.url)
-            XCTAssertThrowsError(try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true)), entry.path) {
-                XCTAssertTrue($0 is ImageCodecError, "\(entry.path): \($0)")
-            }
-            XCTAssertThrowsError(try ImageDecoder.decode(data), entry.path)
-        }
+        try GIFWebPCorpus.assertRejectFilesThrowTypedErrors(format: "gif", lazyDecodeThrows: true)
     }
 
     // MARK: Loop count

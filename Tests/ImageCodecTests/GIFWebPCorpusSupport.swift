@@ -115,6 +115,52 @@ enum GIFWebPTestImages {
 }
 
 extension GIFWebPCorpus {
+    /// Every expected-OK corpus file of `format` decodes with the manifest's size, frame count and stored
+    /// loop count, all its frames composite, and `info` agrees; `extraChecks` adds the format's own facts.
+    static func assertExpectedOKFilesMatchManifest(
+        format: String, imageFormat: ImageFormat,
+        extraChecks: (Corpus.Entry, Image, ImageInfo) -> Void = { _, _, _ in }
+    ) throws {
+        let entries = try GIFWebPCorpus.entries(format: format).filter(\.isExpectedOK)
+        XCTAssertFalse(entries.isEmpty)
+        for entry in entries {
+            let data = try Data(contentsOf: entry.url)
+            let image: Image
+            do {
+                image = try ImageDecoder.decode(data)
+            } catch {
+                XCTFail("\(entry.path): \(error)")
+                continue
+            }
+            XCTAssertEqual(image.format, imageFormat, entry.path)
+            XCTAssertEqual(image.width, entry.width, entry.path)
+            XCTAssertEqual(image.height, entry.height, entry.path)
+            XCTAssertEqual(image.frameCount, entry.frameCount, entry.path)
+            XCTAssertEqual(image.storedLoopCount, entry.loopCount, entry.path)
+            XCTAssertNoThrow(try image.allFrames(), entry.path)
+            let info = try ImageDecoder.info(data)
+            XCTAssertEqual(info.width, entry.width, entry.path)
+            XCTAssertEqual(info.height, entry.height, entry.path)
+            XCTAssertEqual(info.frameCount, entry.frameCount, entry.path)
+            XCTAssertEqual(info.storedLoopCount, entry.loopCount, entry.path)
+            extraChecks(entry, image, info)
+        }
+    }
+
+    /// Every corpus file of `format` the manifest marks `reject` throws an `ImageCodecError` when preloaded,
+    /// and also when decoded lazily if `lazyDecodeThrows` (a lazy decode may only fail at the bad frame).
+    static func assertRejectFilesThrowTypedErrors(format: String, lazyDecodeThrows: Bool) throws {
+        let entries = try GIFWebPCorpus.entries(format: format).filter { $0.expected == "reject" }
+        XCTAssertFalse(entries.isEmpty)
+        for entry in entries {
+            let data = try Data(contentsOf: entry.url)
+            XCTAssertThrowsError(try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true)), entry.path) {
+                XCTAssertTrue($0 is ImageCodecError, "\(entry.path): \($0)")
+            }
+            if lazyDecodeThrows { XCTAssertThrowsError(try ImageDecoder.decode(data), entry.path) }
+        }
+    }
+
     /// Every corpus file of `format`, truncated at 10 offsets and with random byte flips, decodes (preloaded
     /// and lazily) or throws an `ImageCodecError`, and `info` never throws anything else; some variants must
     /// decode and some must be rejected, so the check cannot pass vacuously.

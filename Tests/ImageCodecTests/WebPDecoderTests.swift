@@ -7,42 +7,14 @@ final class WebPDecoderTests: XCTestCase {
     // MARK: Corpus conformance
 
     func testExpectedOKFilesDecodeWithManifestFacts() throws {
-        let entries = try GIFWebPCorpus.entries(format: "webp").filter(\.isExpectedOK)
-        XCTAssertFalse(entries.isEmpty)
-        for entry in entries {
-            let data = try Data(contentsOf: entry.url)
-            let image: Image
-            do {
-                image = try ImageDecoder.decode(data)
-            } catch {
-                XCTFail("\(entry.path): \(error)")
-                continue
-            }
-            XCTAssertEqual(image.format, .webp, entry.path)
-            XCTAssertEqual(image.width, entry.width, entry.path)
-            XCTAssertEqual(image.height, entry.height, entry.path)
-            XCTAssertEqual(image.frameCount, entry.frameCount, entry.path)
-            XCTAssertEqual(image.storedLoopCount, entry.loopCount, entry.path)
+        try GIFWebPCorpus.assertExpectedOKFilesMatchManifest(format: "webp", imageFormat: .webp) { entry, image, _ in
             XCTAssertEqual(image.hasAlpha, entry.hasAlpha, entry.path)
             if let stored = entry.loopCount, image.isAnimated { XCTAssertEqual(image.loopCount, stored, entry.path) }
-            XCTAssertNoThrow(try image.allFrames(), entry.path)
-            let info = try ImageDecoder.info(data)
-            XCTAssertEqual(info.width, entry.width, entry.path)
-            XCTAssertEqual(info.height, entry.height, entry.path)
-            XCTAssertEqual(info.frameCount, entry.frameCount, entry.path)
-            XCTAssertEqual(info.storedLoopCount, entry.loopCount, entry.path)
         }
     }
 
     func testRejectFilesThrowTypedErrors() throws {
-        let entries = try GIFWebPCorpus.entries(format: "webp").filter { $0.expected == "reject" }
-        XCTAssertFalse(entries.isEmpty)
-        for entry in entries {
-            let data = try Data(contentsOf: entry.url)
-            XCTAssertThrowsError(try ImageDecoder.decode(data, options: DecodeOptions(preloadAllFrames: true)), entry.path) {
-                XCTAssertTrue($0 is ImageCodecError, "\(entry.path): \($0)")
-            }
-        }
+        try GIFWebPCorpus.assertRejectFilesThrowTypedErrors(format: "webp", lazyDecodeThrows: false)
     }
 
     // MARK: Animation
