@@ -13,6 +13,9 @@ public struct FetchResponse: Sendable, Hashable {
     /// The body length announced by the server (`Content-Length`) or the file size; nil when unknown
     /// (chunked, or content-encoded so the decoded length differs).
     public var expectedContentLength: Int64?
+    /// The HTTP version the final response came with: `"HTTP/1.0"`, `"HTTP/1.1"`, `"HTTP/2"` or `"HTTP/3"`;
+    /// nil for `file://` URLs and when libcurl does not say.
+    public var httpVersion: String?
 
     /// One header field.
     public struct Header: Sendable, Hashable {
@@ -27,12 +30,14 @@ public struct FetchResponse: Sendable, Hashable {
         }
     }
 
-    /// A response head.
-    public init(url: URL, statusCode: Int?, headers: [Header], expectedContentLength: Int64?) {
+    /// A response head; `httpVersion` defaults to nil (unknown).
+    public init(url: URL, statusCode: Int?, headers: [Header], expectedContentLength: Int64?,
+                httpVersion: String? = nil) {
         self.url = url
         self.statusCode = statusCode
         self.headers = headers
         self.expectedContentLength = expectedContentLength
+        self.httpVersion = httpVersion
     }
 
     /// The value of the first header named `name` (case-insensitive), or nil. O(number of headers).

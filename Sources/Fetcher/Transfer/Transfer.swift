@@ -108,7 +108,19 @@ final class Transfer {
         let length = easy.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
         let encoded = headerParser.value("Content-Encoding").map { $0.lowercased() != "identity" } ?? false
         return FetchResponse(url: effective, statusCode: isHTTP ? status : nil, headers: headerParser.headers,
-                             expectedContentLength: length >= 0 && !encoded ? length : nil)
+                             expectedContentLength: length >= 0 && !encoded ? length : nil,
+                             httpVersion: isHTTP ? Self.httpVersionName(easy.info(CURLINFO_HTTP_VERSION)) : nil)
+    }
+
+    /// The name of a `CURLINFO_HTTP_VERSION` value; nil for 0 (none yet) and unknown values.
+    static func httpVersionName(_ version: Int) -> String? {
+        switch version {
+        case Int(CURL_HTTP_VERSION_1_0): return "HTTP/1.0"
+        case Int(CURL_HTTP_VERSION_1_1): return "HTTP/1.1"
+        case Int(CURL_HTTP_VERSION_2_0): return "HTTP/2"
+        case 30: return "HTTP/3"  // CURL_HTTP_VERSION_3 (libcurl ≥ 7.66)
+        default: return nil
+        }
     }
 
     private func deliverResponse() {

@@ -31,29 +31,19 @@ public final class TLSTestServer {
     /// Generates a certificate and key in a temporary folder and starts `openssl s_server` on a free port;
     /// returns once it accepts connections.
     public static func start() throws -> TLSTestServer {
-        guard let openssl = ["/usr/bin/openssl", "/usr/local/bin/openssl"].first(where: FileManager.default.isExecutableFile) else {
-            throw Unavailable(description: "openssl not found (install it with `make test-deps`)")
-        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tls-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let cert = directory.appendingPathComponent("cert.pem").path
-        let key = directory.appendingPathComponent("key.pem").path
-        let generate = Process()
-        generate.executableURL = URL(fileURLWithPath: openssl)
-        generate.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-                              "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost"]
-        generate.standardOutput = FileHandle.nullDevice
-        generate.standardError = FileHandle.nullDevice
-        try generate.run()
-        generate.waitUntilExit()
-        guard generate.terminationStatus == 0 else {
-            throw Unavailable(description: "openssl req failed with status \(generate.terminationStatus)")
+        let certificate: SelfSignedCertificate
+        do {
+            certificate = try SelfSignedCertificate.make(in: directory)
+        } catch let error as SelfSignedCertificate.Unavailable {
+            throw Unavailable(description: error.description)
         }
 
         let port = try HTTPTestServer.refusedURL().port ?? 0
         let server = Process()
-        server.executableURL = URL(fileURLWithPath: openssl)
-        server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", cert, "-key", key, "-www"]
+        server.executableURL = URL(fileURLWithPath: certificate.openssl)
+        server.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", certificate.certificatePath, "-key", certificate.keyPath, "-www"]
         let output = Pipe()
         server.standardOutput = output
         server.standardError = FileHandle.nullDevice

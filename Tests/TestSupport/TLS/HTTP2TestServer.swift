@@ -1,0 +1,145 @@
+import Foundation
+
+/// nginx on loopback speaking HTTP/2 over TLS (ALPN `h2`, self-signed certificate made at test time), serving
+/// the files the test gives it and logging, per request, the TCP connection number and the protocol — so a
+/// test can check that transfers really were HTTP/2 and were multiplexed over few connections.
+///
+///     let server = try HTTP2TestServer.start(files: ["a.bin": data])
+///     defer { server.shutdown() }
+///     fetch(server.url("/a.bin")) // with invalid certificates allowed
+///     server.accessLog()          // [(connection: 1, protocol: "HTTP/2.0", path: "/a.bin")]
+///
+/// - Important: Not thread-safe; one owner. Requires `nginx` (built with the http_v2 module, as Debian's is)
+///   and `openssl`; `make test-deps` installs both. `start` throws `Unavailable` when either is missing.
+public final class HTTP2TestServer {
+    /// Thrown when nginx or openssl is missing or nginx does not start; the message says why.
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// One access-log line.
+    public struct Request: Equatable, Sendable {
+        /// nginx's connection serial number (`$connection`): equal numbers mean one TCP connection.
+        public var connection: Int
+        /// `$server_protocol`, e.g. `HTTP/2.0`.
+        public var `protocol`: String
+        /// The request path.
+        public var path: String
+    }
+
+    /// The port it listens on (127.0.0.1).
+    public let port: Int
+    private let process: Process
+    private let directory: URL
+
+    private init(port: Int, process: Process, directory: URL) {
+        self.port = port
+        self.process = process
+        self.directory = directory
+    }
+
+    /// `https://127.0.0.1:<port><path>`.
+    public func url(_ path: String) -> URL {
+        URL(string: "https://127.0.0.1:\(port)\(path)") ?? URL(fileURLWithPath: "/")
+    }
+
+    /// Writes `files` (name → bytes) into a fresh web root and starts nginx on a free port; returns once it
+    /// accepts connections.
+    public static func start(files: [String: Data]) throws -> HTTP2TestServer {
+        guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"]
+            .first(where: FileManager.default.isExecutableFile) else {
+            throw Unavailable(description: "nginx not found (install it with `make test-deps`)")
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h2-\(UUID().uuidString)")
+        let www = directory.appendingPathComponent("www")
+        try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
+        for (name, data) in files { try data.write(to: www.appendingPathComponent(name)) }
+        let certificate: SelfSignedCertificate
+        do {
+            certificate = try SelfSignedCertificate.make(in: directory)
+        } catch let error as SelfSignedCertificate.Unavailable {
+            throw Unavailable(description: error.description)
+        }
+        let port = try HTTPTestServer.refusedURL().port ?? 0
+        let root = directory.path
+        let config = """
+        daemon off;
+        master_process off;
+        pid \(root)/nginx.pid;
+        error_log \(root)/error.log warn;
+        events { worker_connections 256; }
+        http {
+            log_format connections '$connection $server_protocol $uri';
+            access_log \(root)/access.log connections;
+            default_type application/octet-stream;
+            client_body_temp_path \(root)/body;
+            proxy_temp_path \(root)/proxy;
+            fastcgi_temp_path \(root)/fastcgi;
+            uwsgi_temp_path \(root)/uwsgi;
+            scgi_temp_path \(root)/scgi;
+            server {
+                listen 127.0.0.1:\(port) ssl http2;
+                ssl_certificate \(certificate.certificatePath);
+                ssl_certificate_key \(certificate.keyPath);
+                root \(www.path);
+            }
+        }
+        """
+        let configURL = directory.appendingPathComponent("nginx.conf")
+        try config.write(to: configURL, atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: nginx)
+        process.arguments = ["-p", root, "-c", configURL.path, "-e", "\(root)/error.log"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let server = HTTP2TestServer(port: port, process: process, directory: directory)
+        let deadline = Date().addingTimeInterval(10)
+        while !Self.accepts(port: port) {
+            guard process.isRunning, Date() < deadline else {
+                let log = (try? String(contentsOfFile: "\(root)/error.log", encoding: .utf8)) ?? ""
+                server.shutdown()
+                throw Unavailable(description: "nginx did not start: \(log)")
+            }
+            usleep(10_000)
+        }
+        return server
+    }
+
+    /// The requests nginx has logged so far, in order.
+    public func accessLog() throws -> [Request] {
+        let text = try String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)
+        return text.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, let connection = Int(fields[0]) else { return nil }
+            return Request(connection: connection, protocol: String(fields[1]), path: String(fields[2]))
+        }
+    }
+
+    /// Stops nginx and deletes its folder. Idempotent.
+    public func shutdown() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory) // a temporary folder: nothing to lose
+    }
+
+    deinit { shutdown() }
+
+    /// Whether a TCP connection to 127.0.0.1:`port` succeeds.
+    private static func accepts(port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
