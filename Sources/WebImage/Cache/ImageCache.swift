@@ -82,6 +82,8 @@ public final class ImageCache: Sendable {
     /// - Parameters:
     ///   - image: the decoded image for memory (`nil`: decode `imageData` for memory only if `type` has `.memory`).
     ///   - imageData: the original bytes for disk (`nil`: encode `image` — PNG with alpha, else JPEG 0.9).
+    ///   - key: the cache key (the manager uses the URL string after `cacheKeyFilter`).
+    ///   - type: which caches to write: `.memory`, `.disk` or `.all` (the default).
     ///   - metadata: kept beside the bytes on disk. Default: the image's scale, no HTTP facts.
     /// - Throws: `WebImageError.cacheFailed` for a disk failure, `.decodeFailed` when bytes alone were given
     ///   for memory and do not decode.

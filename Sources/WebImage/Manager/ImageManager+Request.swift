@@ -10,6 +10,7 @@ extension ImageManager {
     /// Identical requests in flight share one transfer and one decode.
     ///
     /// - Parameters:
+    ///   - url: the image's URL (`http`, `https` or `file`).
     ///   - options: see `ImageOptions`. Default none.
     ///   - thumbnailPixelSize: decode downsampled so the longest side is at most this many pixels (first frame),
     ///     cached in memory under its own key; the disk keeps the original bytes. Default `nil` (full size).

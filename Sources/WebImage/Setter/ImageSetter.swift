@@ -50,10 +50,17 @@ public final class ImageSetter: Sendable {
     /// replaced it.
     ///
     /// - Parameters:
+    ///   - url: the image to show; `nil` cancels the current request and shows the placeholder, and then
+    ///     `completion` is not called (YYWebImage's rule).
     ///   - placeholder: shown (through `apply`) while loading, unless `.ignorePlaceholder`.
+    ///   - options: see `ImageOptions`. Default none.
+    ///   - thumbnailPixelSize: decode downsampled to at most this longest side. Default `nil` (full size).
+    ///   - manager: the manager that loads it. Default `ImageManager.shared`.
     ///   - queue: where `apply`, `progress` and `completion` run (the target's display queue).
     ///   - apply: shows an image on the target (not called with `.avoidSetImage`).
-    ///   - completion: exactly once per call, with `.cancelled` if a newer request replaced this one.
+    ///   - progress: download progress. Default `nil`.
+    ///   - transform: applied after decoding. Default `nil` (the manager's `sharedTransform`).
+    ///   - completion: exactly once per call with a URL, with `.cancelled` if a newer request replaced this one.
     public func setImage(with url: URL?, placeholder: Image? = nil, options: ImageOptions = [],
                          thumbnailPixelSize: Int? = nil, manager: ImageManager = .shared, queue: DispatchQueue,
                          apply: @escaping @Sendable (Image?) -> Void,
