@@ -67,7 +67,7 @@ extension ImageManager {
     }
 
     /// The transfer for `url` with the manager's headers, timeout and credentials and the request's options.
-    private func fetchRequest(for url: URL, options: ImageOptions, configuration config: Configuration) -> FetchRequest {
+    func fetchRequest(for url: URL, options: ImageOptions, configuration config: Configuration) -> FetchRequest {
         let headers = config.headersFilter?(url, config.headers) ?? config.headers
         var request = FetchRequest(url: url, headers: headers, timeout: config.timeout,
                                    priority: options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal)

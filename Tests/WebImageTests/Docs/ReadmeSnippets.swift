@@ -79,6 +79,16 @@ enum ReadmeSnippets {
         // end
     }
 
+    static func prefetch(nextPageURLs: [URL], galleryURLs: [URL]) async {
+        // snippet: prefetcher
+        let prefetcher = ImagePrefetcher(destination: .diskCache)
+        prefetcher.startPrefetching(with: nextPageURLs)
+        prefetcher.stopPrefetching(with: nextPageURLs)            // the user scrolled elsewhere
+        let summary = await ImagePrefetcher().prefetch(galleryURLs) // or wait: loaded / alreadyCached / failed
+        // end
+        _ = summary
+    }
+
     static func play(image: Image) {
         // snippet: player
         let player = AnimatedImagePlayer(image: image)      // plays at 60 Hz on its own timer
