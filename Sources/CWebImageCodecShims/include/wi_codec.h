@@ -136,6 +136,41 @@ wi_status wi_png_decoder_read_display_row(wi_png_decoder *decoder, uint8_t *disp
 /// Reads the chunks after the image data up to IEND (`png_read_end`).
 wi_status wi_png_decoder_finish(wi_png_decoder *decoder, char *message);
 
+// MARK: - PNG streaming (incremental) decoding
+
+/// An opaque incremental PNG decoder over libpng's progressive reader (`png_process_data`): bytes are pushed
+/// as they arrive (libpng keeps only the few it cannot use yet) and rows are written into the caller's
+/// buffer, with the same RGBA8 transforms as `wi_png_decoder_decode_rgba` (straight alpha, never
+/// premultiplied: Adam7 combining needs the straight values).
+typedef struct wi_png_stream wi_png_stream;
+
+/// How far a PNG stream got, from `wi_png_stream_get_progress`.
+typedef struct wi_png_stream_progress {
+    uint64_t rows_delivered;  ///< row callbacks that carried pixels (grows with every new row)
+    int passes;               ///< 7 for Adam7, 1 otherwise (0 before the header)
+    int passes_completed;     ///< passes fully written (Adam7: a coarse full image after each)
+    uint32_t rows_in_pass;    ///< rows written so far in the current pass (the height once complete)
+    int is_complete;          ///< IEND was reached
+    uint32_t warnings;        ///< libpng warnings so far (push mode demotes some one-shot errors, such as a
+                              ///< bad zlib checksum after the last row, to warnings)
+} wi_png_stream_progress;
+
+/// Makes a stream decoder; NULL when out of memory.
+wi_png_stream *wi_png_stream_create(void);
+/// Destroys a stream decoder (NULL is fine).
+void wi_png_stream_destroy(wi_png_stream *stream);
+/// Pushes `length` bytes (`png_process_data`). `*consumed` gets the bytes taken: when the header completes
+/// during this call, libpng pauses and the rest must be fed again after the caller checked its limits and
+/// allocated the pixel buffer. From then on every call needs `pixels` (height rows, `stride` >= width * 4,
+/// zeroed by the caller: rows not reached stay as they are). Returns WI_OK or WI_ERROR (the stream is then
+/// dead). Bytes after IEND are ignored.
+wi_status wi_png_stream_feed(wi_png_stream *stream, const uint8_t *bytes, size_t length, uint8_t *pixels,
+                             size_t stride, size_t *consumed, char *message);
+/// 1 and the header once it was read (the transforms are set), else 0.
+int wi_png_stream_header(const wi_png_stream *stream, wi_png_header *header);
+/// How far the stream got.
+void wi_png_stream_get_progress(const wi_png_stream *stream, wi_png_stream_progress *progress);
+
 // MARK: - PNG encoding
 
 /// Encodes straight-alpha RGBA8 pixels as PNG (colour type 6, or 2 when `has_alpha` is 0), Adam7-interlaced

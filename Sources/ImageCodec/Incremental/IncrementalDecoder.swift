@@ -48,6 +48,8 @@ public final class IncrementalDecoder {
     public var isProgressive: Bool { info?.isProgressive ?? false }
 
     private var jpegStream: JPEGStreamSession?
+    private var pngStream: PNGStreamSession?
+    private var pngRowsAtLastImage = 0
     private var webpSession: WebPIncrementalSession?
     private var streamBuffer: PixelBuffer?
     private var streamFailed = false
@@ -75,6 +77,7 @@ public final class IncrementalDecoder {
         if format == .unknown, data.count >= 16 || isFinal { format = ImageFormat.sniff(data) }
         if info == nil, format != .unknown { info = IncrementalHeader.read(data, format: format) }
         if format == .webp, !streamFailed, !isFinal { feedWebP(chunk) }
+        if format == .png || format == .apng, !streamFailed { feedPNG(pngStream == nil ? data : chunk) }
         if format == .jpeg, !streamFailed, info?.isProgressive == true {
             do {
                 if jpegStream == nil {
@@ -97,7 +100,7 @@ public final class IncrementalDecoder {
     public func makeImage() throws -> Image? {
         if isFinal {
             if finalResult == nil {
-                if let image = finishStream() {
+                if let image = finishStream() ?? finishPNGStream() {
                     finalResult = .success(image)
                 } else {
                     finalResult = Result { try ImageDecoder.decode(data, options: options) }
@@ -109,6 +112,7 @@ public final class IncrementalDecoder {
             return try finalResult?.get()
         }
         guard format != .unknown, info != nil else { return nil }
+        if format == .png || format == .apng { return try pngPartialImage() }
         guard lastImage == nil || data.count >= 2 * bytesAtLastImage else { return lastImage }
         let buffer: PixelBuffer?
         if let stream = jpegStream { buffer = renderScan(stream) } else if let webp = webpSession {
@@ -175,6 +179,43 @@ public final class IncrementalDecoder {
                      orientation: info?.orientation ?? .up)
     }
 
+    /// Starts libpng's progressive reader on the first bytes, then pushes each chunk (decoded once, never again).
+    private func feedPNG(_ bytes: Data) {
+        do {
+            if pngStream == nil { pngStream = try PNGStreamSession(limits: options.limits, format: format) }
+            try pngStream?.append(bytes)
+        } catch {
+            // Partial images only: the final one-shot decode reports the error (limits, corrupt data).
+            dropStream()
+        }
+    }
+
+    /// The PNG rows (or Adam7 passes) so far from the stream, or the previous image when no row arrived since.
+    /// O(pixels) only when there is something new (a copy into `options.pixelFormat`).
+    private func pngPartialImage() throws -> Image? {
+        guard let stream = pngStream, let pixels = stream.pixels else { return lastImage }
+        let rows = stream.progress.rowsDelivered
+        guard rows > 0, rows != pngRowsAtLastImage || lastImage == nil else { return lastImage }
+        let image = try partialImage(pixels.converted(to: options.pixelFormat))
+        lastImage = image
+        pngRowsAtLastImage = rows
+        return image
+    }
+
+    /// The final image from the PNG stream when it is provably the one-shot result: the stream reached IEND
+    /// without error or warning (libpng's push reader only warns about some faults its sequential reader
+    /// rejects, such as a bad zlib checksum), the file is a plain PNG (an APNG's frames come from the APNG decoder) and no
+    /// `maxPixelSize` asks for a thumbnail. Both read through the same libpng transforms, so the pixels are
+    /// the same; otherwise `nil` (fall back to the one-shot decode).
+    private func finishPNGStream() -> Image? {
+        guard let stream = pngStream, options.maxPixelSize == nil,
+              case let progress = stream.progress, progress.isComplete, progress.warnings == 0,
+              let header = stream.header, let pixels = stream.pixels, ImageFormat.sniff(data) == .png else { return nil }
+        return Image(frames: [ImageFrame(buffer: pixels.converted(to: options.pixelFormat))], format: .png, loopCount: 1,
+                     hasAlpha: header.hasAlpha, isProgressive: header.isInterlaced,
+                     originalData: options.keepsOriginalData ? data : nil)
+    }
+
     /// Starts libwebp's incremental decoder once a still WebP's header is there, then appends each chunk.
     private func feedWebP(_ chunk: Data) {
         do {
@@ -194,6 +235,7 @@ public final class IncrementalDecoder {
     private func dropStream() {
         webpSession = nil
         jpegStream = nil
+        pngStream = nil
         streamBuffer = nil
         streamComplete = false
         streamFailed = true
