@@ -62,8 +62,10 @@ wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels,
 // MARK: - JPEG streaming (incremental) decoding
 
 /// An opaque incremental JPEG decoder: data is appended as it arrives (copied and kept), a suspending source
-/// manager makes libjpeg return instead of blocking, and progressive files run in buffered-image mode so each
-/// completed scan can be rendered as a full image. Baseline files render when complete.
+/// manager makes libjpeg return instead of blocking. Multi-scan (progressive) files run in buffered-image mode
+/// so each completed scan can be rendered as a full image; single-scan (baseline) files are read directly,
+/// row by row as the data arrives (each row decoded once; rows not reached are left untouched in the
+/// caller's buffer).
 typedef struct wi_jpeg_stream wi_jpeg_stream;
 
 /// Makes a stream decoder; NULL when out of memory.
@@ -81,12 +83,17 @@ wi_status wi_jpeg_stream_start(wi_jpeg_stream *stream, uint32_t *output_width, u
                                char *message);
 /// Consumes the data available and, when a scan more than last time is complete (or the image is), renders
 /// the image as of that scan into `pixels` (opaque RGBA8, rows `stride` apart) and sets `*rendered` to 1.
+/// A single-scan file instead continues reading rows where the previous call stopped (the same buffer, with
+/// the earlier rows, must be passed each time) and sets `*rendered` when it read at least one new row.
 /// `*is_complete` becomes 1 once the whole image was rendered (the stream is then finished).
 /// Intermediate scans render with the fast IDCT and without block smoothing (previews); the final image
 /// with libjpeg's defaults, exactly as a one-shot decode.
 /// Returns WI_OK (even when nothing new could be rendered) or WI_ERROR.
 wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t stride, int *rendered,
                                 int *is_complete, uint32_t *scans_rendered, char *message);
+/// Rows of the output that hold decoded pixels: the rows read so far of a single-scan file; the whole height
+/// once a progressive file rendered a scan; 0 before.
+uint32_t wi_jpeg_stream_rows_decoded(const wi_jpeg_stream *stream);
 
 // MARK: - JPEG encoding
 

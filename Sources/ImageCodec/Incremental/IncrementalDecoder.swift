@@ -78,7 +78,7 @@ public final class IncrementalDecoder {
         if info == nil, format != .unknown { info = IncrementalHeader.read(data, format: format) }
         if format == .webp, !streamFailed, !isFinal { feedWebP(chunk) }
         if format == .png || format == .apng, !streamFailed { feedPNG(pngStream == nil ? data : chunk) }
-        if format == .jpeg, !streamFailed, info?.isProgressive == true {
+        if format == .jpeg, !streamFailed, info != nil {
             do {
                 if jpegStream == nil {
                     jpegStream = try JPEGStreamSession()
@@ -113,7 +113,10 @@ public final class IncrementalDecoder {
         }
         guard format != .unknown, info != nil else { return nil }
         if format == .png || format == .apng { return try pngPartialImage() }
-        guard lastImage == nil || data.count >= 2 * bytesAtLastImage else { return lastImage }
+        // Progressive scans are rendered whole (and the fallback re-decodes from the start): bound that work.
+        // Baseline JPEG rows are each decoded once, so every new row may show.
+        let isIncremental = jpegStream != nil && !isProgressive
+        guard isIncremental || lastImage == nil || data.count >= 2 * bytesAtLastImage else { return lastImage }
         let buffer: PixelBuffer?
         if let stream = jpegStream { buffer = renderScan(stream) } else if let webp = webpSession {
             do { buffer = try webp.rowsSoFar() } catch { buffer = nil }  // allocation failure: nothing new
@@ -137,7 +140,10 @@ public final class IncrementalDecoder {
                                                zeroed: true)
             }
             guard var buffer = streamBuffer else { return nil }
-            // The previous partial image shares these pixels; writing copies them first (copy-on-write).
+            // The previous partial image may share these pixels; writing copies them first (copy-on-write).
+            // Dropping the property's reference first keeps that the only copy. A baseline render continues
+            // the rows already in the buffer, which the copy keeps.
+            streamBuffer = nil
             let stride = buffer.bytesPerRow
             let progress = try buffer.withUnsafeMutableBytes { try stream.render(into: $0.baseAddress!, bytesPerRow: stride) }
             streamBuffer = buffer
@@ -161,7 +167,7 @@ public final class IncrementalDecoder {
             for _ in 0..<8 where !streamComplete { _ = renderScan(stream) }
             if streamComplete, let buffer = streamBuffer {
                 return Image(frames: [ImageFrame(buffer: buffer)], format: .jpeg, loopCount: 1, hasAlpha: false,
-                             isProgressive: true, orientation: info.orientation,
+                             isProgressive: info.isProgressive, orientation: info.orientation,
                              originalData: options.keepsOriginalData ? data : nil)
             }
             return nil
@@ -174,7 +180,7 @@ public final class IncrementalDecoder {
         var pixels = buffer
         if let size = options.maxPixelSize, size > 0 { pixels = try pixels.resized(maxPixelSize: size) }
         return Image(frames: [ImageFrame(buffer: pixels)], format: format, loopCount: 1,
-                     hasAlpha: format != .jpeg && !pixels.isOpaque,  // rows not yet received are transparent
+                     hasAlpha: !pixels.isOpaque,  // rows not yet received are transparent
                      isProgressive: isProgressive, isPartial: true,
                      orientation: info?.orientation ?? .up)
     }
