@@ -192,19 +192,6 @@ wi_status wi_png_decoder_read_row(wi_png_decoder *decoder, uint8_t *row, char *m
     return WI_OK;
 }
 
-wi_status wi_png_decoder_read_display_row(wi_png_decoder *decoder, uint8_t *display, char *message) {
-    if (!decoder->decoded) {
-        wi_png_set_message(message, "call start_rows first");
-        return WI_ERROR;
-    }
-    if (setjmp(png_jmpbuf(decoder->png))) {
-        wi_png_set_message(message, decoder->errors.text);
-        return WI_ERROR;
-    }
-    png_read_row(decoder->png, NULL, display);
-    return WI_OK;
-}
-
 wi_status wi_png_decoder_finish(wi_png_decoder *decoder, char *message) {
     if (setjmp(png_jmpbuf(decoder->png))) {
         wi_png_set_message(message, decoder->errors.text);

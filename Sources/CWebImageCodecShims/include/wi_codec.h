@@ -136,10 +136,6 @@ wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, s
 wi_status wi_png_decoder_start_rows(wi_png_decoder *decoder, int *passes, char *message);
 /// Reads the next row into `row` (at least `width * 4` bytes).
 wi_status wi_png_decoder_read_row(wi_png_decoder *decoder, uint8_t *row, char *message);
-/// Like `read_row`, but through libpng's "rectangle" display row (`png_read_row(png, NULL, display)`): for
-/// Adam7, each pass's pixels are replicated over the block they stand for, so after any pass the buffer holds
-/// a coarse full image (progressive display of a partial download).
-wi_status wi_png_decoder_read_display_row(wi_png_decoder *decoder, uint8_t *display, char *message);
 /// Reads the chunks after the image data up to IEND (`png_read_end`).
 wi_status wi_png_decoder_finish(wi_png_decoder *decoder, char *message);
 

@@ -10,26 +10,34 @@ import Foundation
 /// let image = try decoder.makeImage()          // exactly ImageDecoder.decode(allBytes, options:)
 /// ```
 ///
-/// What "so far" gives, by format:
-/// - Progressive JPEG: libjpeg's buffered-image mode, resumed as data arrives (no re-decode): each new image
-///   shows the newest completed scan, a sharper full image each time.
-/// - Baseline JPEG: the rows received so far; rows past the data are libjpeg's gray fill.
-/// - PNG: rows so far; an interlaced (Adam7) PNG gives a coarse full image after each pass (libpng's
-///   display rows replicate each pass's pixels); rows not reached are transparent.
-/// - GIF: the first frame once its data is complete.
-/// - Still WebP: libwebp's incremental decoder (`WebPIAppend`), resumed as data arrives: the rows so far, the
-///   rest transparent. Animated WebP: nothing until final.
-/// Baseline JPEG, PNG and GIF partial images are decoded from the start of the bytes so far (not libpng's
-/// progressive reader); to bound that work, and the cost of rendering progressive scans, a new partial image is
-/// made only when the bytes received have at least doubled since the previous one (otherwise `makeImage()`
-/// returns the previous image again).
+/// What "so far" gives, by format. JPEG, PNG and still WebP keep their library's state and resume it as
+/// data arrives: no partial image decodes their data again from the start.
+/// - Progressive JPEG: libjpeg's buffered-image mode: each new image shows the newest completed scan, a
+///   sharper full image each time. A scan is rendered whole, so a new one is made only when the bytes
+///   received have at least doubled since the previous image (otherwise `makeImage()` returns it again).
+/// - Baseline JPEG: libjpeg reads the rows the data so far holds (`jpeg_read_scanlines` over a suspending
+///   source, resumed on the next call); rows not yet decoded are transparent (not libjpeg's gray fill), and
+///   `hasAlpha` is `true` while any are left.
+/// - PNG: libpng's progressive reader (`png_process_data`) decodes each chunk as it is appended. Not
+///   interlaced: the rows so far, the rest transparent. Adam7: after each completed pass a coarse full image
+///   (each pass's pixels replicated over their block, libpng's "blocky" combine); rows the current pass has
+///   not reached keep the previous pass's coarser pixels, rows no pass reached are transparent. An APNG shows
+///   its default image while loading.
+/// - GIF: the first frame once its data is complete (decoded from the start of the bytes so far, at most when
+///   the bytes have doubled).
+/// - Still WebP: libwebp's incremental decoder (`WebPIAppend`): the rows so far, the rest transparent.
+///   Animated WebP: nothing until final.
+/// `makeImage()` returns the previous image again (no work) when nothing new was decoded. When a stream stops
+/// on bad data or on `options.limits`, PNG shows nothing new until final; JPEG falls back to decoding the
+/// bytes so far (at most when they have doubled).
 ///
 /// Once the data is final, `makeImage()` returns exactly what `ImageDecoder.decode(allBytes, options:)`
 /// returns (same pixels, same metadata, same errors); truncated or corrupt data never crashes.
 /// `options.maxPixelSize` applies to partial images too (they are resized).
 ///
 /// - Important: Not thread-safe: one owner feeds it and asks for images from one thread (or serial queue)
-///   at a time. Memory: the decoder keeps a copy of all bytes received.
+///   at a time. Memory: the decoder keeps a copy of all bytes received, plus one full-size buffer for the
+///   PNG or JPEG stream (checked against `options.limits` from the header before it is allocated).
 public final class IncrementalDecoder {
     /// The decode options used for every image (limits, pixel format, `maxPixelSize`, …).
     public let options: DecodeOptions
@@ -57,6 +65,12 @@ public final class IncrementalDecoder {
     private var lastImage: Image?
     private var bytesAtLastImage = 0
     private var finalResult: Result<Image, Error>?
+    /// Whether the final image came from a stream's pixels rather than the one-shot decode (for tests).
+    private(set) var isFinalFromStream = false
+    /// How far the PNG stream got; `nil` when there is none (for tests).
+    var pngProgress: PNGStreamSession.Progress? { pngStream?.progress }
+    /// Rows holding decoded pixels in the JPEG stream; `nil` when there is none (for tests).
+    var jpegRowsDecoded: Int? { jpegStream?.rowsDecoded }
 
     /// Makes a decoder; `options` default to `DecodeOptions()`.
     public init(options: DecodeOptions = DecodeOptions()) {
@@ -102,6 +116,7 @@ public final class IncrementalDecoder {
             if finalResult == nil {
                 if let image = finishStream() ?? finishPNGStream() {
                     finalResult = .success(image)
+                    isFinalFromStream = true
                 } else {
                     finalResult = Result { try ImageDecoder.decode(data, options: options) }
                 }

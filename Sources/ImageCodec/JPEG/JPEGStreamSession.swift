@@ -64,6 +64,9 @@ final class JPEGStreamSession {
         return true
     }
 
+    /// Rows holding decoded pixels (see `Progress.rowsDecoded`). O(1).
+    var rowsDecoded: Int { Int(wi_jpeg_stream_rows_decoded(stream)) }
+
     /// Consumes the data so far and renders the newest completed scan into `pixels` when there is one; for a
     /// baseline file, reads the new rows into `pixels`, which must be the same buffer (holding the earlier
     /// rows) every time.
