@@ -13,6 +13,7 @@
 typedef struct wi_jpeg_stream_error {
     struct jpeg_error_mgr pub;
     jmp_buf jump;
+    uint32_t warnings;
 } wi_jpeg_stream_error;
 
 struct wi_jpeg_stream {
@@ -38,7 +39,11 @@ struct wi_jpeg_stream {
 static const JOCTET wi_fake_eoi[2] = {0xFF, JPEG_EOI};
 
 static void wi_stream_error_exit(j_common_ptr cinfo) { longjmp(((wi_jpeg_stream_error *)cinfo->err)->jump, 1); }
-static void wi_stream_emit_message(j_common_ptr cinfo, int level) { (void)cinfo; (void)level; }
+/// Counts warnings (level -1: corrupt data libjpeg recovered from); trace messages are ignored.
+static void wi_stream_emit_message(j_common_ptr cinfo, int level) {
+    wi_jpeg_stream_error *err = (wi_jpeg_stream_error *)cinfo->err;
+    if (level < 0 && err->warnings < UINT32_MAX) err->warnings += 1;
+}
 static void wi_stream_output_message(j_common_ptr cinfo) { (void)cinfo; }
 
 static void wi_stream_set_message(char *message, const char *text) {
@@ -232,6 +237,8 @@ static wi_status wi_stream_render_direct(wi_jpeg_stream *stream, uint8_t *pixels
     }
     return WI_OK;
 }
+
+uint32_t wi_jpeg_stream_warnings(const wi_jpeg_stream *stream) { return stream->err.warnings; }
 
 uint32_t wi_jpeg_stream_rows_decoded(const wi_jpeg_stream *stream) {
     if (!stream->started) return 0;

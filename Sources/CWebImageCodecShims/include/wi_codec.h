@@ -94,6 +94,9 @@ wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t 
 /// Rows of the output that hold decoded pixels: the rows read so far of a single-scan file; the whole height
 /// once a progressive file rendered a scan; 0 before.
 uint32_t wi_jpeg_stream_rows_decoded(const wi_jpeg_stream *stream);
+/// libjpeg warnings so far (corrupt data it recovered from). Where data is corrupt, how libjpeg recovers can
+/// depend on where the input suspended, so a stream with warnings may not match a one-shot decode.
+uint32_t wi_jpeg_stream_warnings(const wi_jpeg_stream *stream);
 
 // MARK: - JPEG encoding
 

@@ -170,17 +170,18 @@ public final class IncrementalDecoder {
         }
     }
 
-    /// The final image of a progressive JPEG from the stream that already holds every scan's coefficients
-    /// (only the last output pass is left), or `nil` to fall back to the one-shot decode: with `maxPixelSize`
+    /// The final image of a JPEG from its stream (progressive: every scan's coefficients are buffered and only
+    /// the last output pass is left; baseline: the rows already read plus the rest), or `nil` to fall back to the one-shot decode: with `maxPixelSize`
     /// (the one-shot decode scales in the DCT), without a final EOI marker (truncated data is reported as
-    /// partial by the one-shot decode), or when the stream failed. libjpeg gives the same pixels either way.
+    /// partial by the one-shot decode), when libjpeg warned about corrupt data (its recovery can depend on
+    /// where the input suspended), or when the stream failed. libjpeg gives the same pixels either way.
     private func finishStream() -> Image? {
         guard let stream = jpegStream, options.maxPixelSize == nil, data.count >= 2,
               data[data.endIndex - 2] == 0xFF, data[data.endIndex - 1] == 0xD9 else { return nil }
         do {
             let info = try JPEGDecoder.info(data)
             for _ in 0..<8 where !streamComplete { _ = renderScan(stream) }
-            if streamComplete, let buffer = streamBuffer {
+            if streamComplete, stream.warnings == 0, let buffer = streamBuffer {
                 return Image(frames: [ImageFrame(buffer: buffer)], format: .jpeg, loopCount: 1, hasAlpha: false,
                              isProgressive: info.isProgressive, orientation: info.orientation,
                              originalData: options.keepsOriginalData ? data : nil)

@@ -64,6 +64,10 @@ final class JPEGStreamSession {
         return true
     }
 
+    /// libjpeg warnings so far (corrupt data it recovered from; recovery may depend on where the input
+    /// suspended, so a stream with warnings is not trusted to equal a one-shot decode). O(1).
+    var warnings: Int { Int(wi_jpeg_stream_warnings(stream)) }
+
     /// Rows holding decoded pixels (see `Progress.rowsDecoded`). O(1).
     var rowsDecoded: Int { Int(wi_jpeg_stream_rows_decoded(stream)) }
 
