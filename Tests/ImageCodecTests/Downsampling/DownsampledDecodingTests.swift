@@ -165,7 +165,17 @@ final class DownsampledAnimationTests: XCTestCase {
             XCTAssertEqual(image.frameCount, 1, entry.path)
             XCTAssertEqual(image.loopCount, 1, entry.path)
             let expected = try full.firstFrame.buffer.resized(maxPixelSize: 24)
-            XCTAssertEqual(image.firstFrame.buffer.packedBytes, expected.packedBytes, entry.path)
+            XCTAssertEqual(image.width, expected.width, entry.path)
+            XCTAssertEqual(image.height, expected.height, entry.path)
+            if entry.format == "gif" {
+                // GIF stills go through integer-factor boxes (no full-size canvas) before the resize: exactly
+                // the box average of the composited first frame, resized.
+                let boxed = try BoxReference.thumbnail(of: full.firstFrame.buffer, width: expected.width,
+                                                       height: expected.height)
+                XCTAssertEqual(image.firstFrame.buffer.packedBytes, boxed.packedBytes, entry.path)
+            } else {
+                XCTAssertEqual(image.firstFrame.buffer.packedBytes, expected.packedBytes, entry.path)
+            }
             checked += 1
         }
         XCTAssertGreaterThan(checked, 5)
