@@ -27,9 +27,11 @@ import Foundation
 ///   the bytes have doubled).
 /// - Still WebP: libwebp's incremental decoder (`WebPIAppend`): the rows so far, the rest transparent.
 ///   Animated WebP: nothing until final.
-/// `makeImage()` returns the previous image again (no work) when nothing new was decoded. When a stream stops
-/// on bad data or on `options.limits`, PNG shows nothing new until final; JPEG falls back to decoding the
-/// bytes so far (at most when they have doubled).
+/// Each new partial image costs a copy of the full-size pixels, so baseline JPEG and non-interlaced PNG make
+/// one only when at least 1/8 of the rows are new since the previous one, and Adam7 PNG after pass 1 only
+/// when a pass completes; `makeImage()` otherwise returns the previous image again (the decoding itself still
+/// advances on every call or chunk). When a stream stops on bad data or on `options.limits`, PNG shows
+/// nothing new until final; JPEG falls back to decoding the bytes so far (at most when they have doubled).
 ///
 /// Once the data is final, `makeImage()` returns exactly what `ImageDecoder.decode(allBytes, options:)`
 /// returns (same pixels, same metadata, same errors); truncated or corrupt data never crashes.
@@ -58,6 +60,8 @@ public final class IncrementalDecoder {
     private var jpegStream: JPEGStreamSession?
     private var pngStream: PNGStreamSession?
     private var pngRowsAtLastImage = 0
+    private var pngPassesAtLastImage = 0
+    private var jpegRowsAtLastImage = 0
     private var webpSession: WebPIncrementalSession?
     private var streamBuffer: PixelBuffer?
     private var streamFailed = false
@@ -129,21 +133,36 @@ public final class IncrementalDecoder {
         guard format != .unknown, info != nil else { return nil }
         if format == .png || format == .apng { return try pngPartialImage() }
         // Progressive scans are rendered whole (and the fallback re-decodes from the start): bound that work.
-        // Baseline JPEG rows are each decoded once, so every new row may show.
+        // Baseline JPEG rows are each decoded once as they arrive.
         let isIncremental = jpegStream != nil && !isProgressive
         guard isIncremental || lastImage == nil || data.count >= 2 * bytesAtLastImage else { return lastImage }
         let buffer: PixelBuffer?
-        if let stream = jpegStream { buffer = renderScan(stream) } else if let webp = webpSession {
+        var hasAlpha: Bool?
+        if let stream = jpegStream {
+            buffer = renderScan(stream)
+            let rows = stream.rowsDecoded, height = buffer?.height ?? 0
+            hasAlpha = rows < height  // rows not yet decoded are transparent
+            if isIncremental, buffer != nil, lastImage != nil, rows < height,
+               rows - jpegRowsAtLastImage < Self.minimumNewRows(height: height) {
+                return lastImage  // decoded, but too few new rows to pay for a new image (a copy of the pixels)
+            }
+            if buffer != nil { jpegRowsAtLastImage = rows }
+        } else if let webp = webpSession {
             do { buffer = try webp.rowsSoFar() } catch { buffer = nil }  // allocation failure: nothing new
         } else {
             buffer = PartialSnapshot.decode(data, format: format, pixelFormat: options.pixelFormat, limits: options.limits)
         }
         guard let buffer else { return lastImage }
-        let image = try partialImage(buffer)
+        let image = try partialImage(buffer, hasAlpha: hasAlpha ?? !buffer.isOpaque)
         lastImage = image
         bytesAtLastImage = data.count
         return image
     }
+
+    /// New rows a stream must have decoded since the previous partial image before another is made (1/8 of
+    /// the height): each new image costs a copy of the full-size pixels (page faults included, about 2 ms for
+    /// 1920×1080), so this bounds that cost to about 8 copies while still showing the image grow.
+    static func minimumNewRows(height: Int) -> Int { max(1, height / 8) }
 
     /// Renders the newest completed scan of a progressive JPEG into the reused stream buffer; `nil` when no
     /// new scan was complete. Sets `streamComplete` once libjpeg reached the end of the image.
@@ -192,11 +211,11 @@ public final class IncrementalDecoder {
         }
     }
 
-    private func partialImage(_ buffer: PixelBuffer) throws -> Image {
+    /// A partial image of `buffer`; `hasAlpha` is true while rows not yet received (transparent) are left.
+    private func partialImage(_ buffer: PixelBuffer, hasAlpha: Bool) throws -> Image {
         var pixels = buffer
         if let size = options.maxPixelSize, size > 0 { pixels = try pixels.resized(maxPixelSize: size) }
-        return Image(frames: [ImageFrame(buffer: pixels)], format: format, loopCount: 1,
-                     hasAlpha: !pixels.isOpaque,  // rows not yet received are transparent
+        return Image(frames: [ImageFrame(buffer: pixels)], format: format, loopCount: 1, hasAlpha: hasAlpha,
                      isProgressive: isProgressive, isPartial: true,
                      orientation: info?.orientation ?? .up)
     }
@@ -204,7 +223,9 @@ public final class IncrementalDecoder {
     /// Starts libpng's progressive reader on the first bytes, then pushes each chunk (decoded once, never again).
     private func feedPNG(_ bytes: Data) {
         do {
-            if pngStream == nil { pngStream = try PNGStreamSession(limits: options.limits, format: format) }
+            if pngStream == nil {
+                pngStream = try PNGStreamSession(limits: options.limits, format: format, opaqueFormat: options.pixelFormat)
+            }
             try pngStream?.append(bytes)
         } catch {
             // Partial images only: the final one-shot decode reports the error (limits, corrupt data).
@@ -212,15 +233,25 @@ public final class IncrementalDecoder {
         }
     }
 
-    /// The PNG rows (or Adam7 passes) so far from the stream, or the previous image when no row arrived since.
-    /// O(pixels) only when there is something new (a copy into `options.pixelFormat`).
+    /// The PNG rows (or Adam7 passes) so far from the stream. A new image is made when an Adam7 pass completed,
+    /// or when at least `minimumNewRows` rows arrived before the first full (coarse) image; otherwise the
+    /// previous one comes back (each new image costs a copy of the pixels).
     private func pngPartialImage() throws -> Image? {
-        guard let stream = pngStream, let pixels = stream.pixels else { return lastImage }
-        let rows = stream.progress.rowsDelivered
-        guard rows > 0, rows != pngRowsAtLastImage || lastImage == nil else { return lastImage }
-        let image = try partialImage(pixels.converted(to: options.pixelFormat))
+        guard let stream = pngStream, let pixels = stream.pixels, let header = stream.header else { return lastImage }
+        let progress = stream.progress
+        guard progress.rowsDelivered > 0 else { return lastImage }
+        if lastImage != nil {
+            let newPass = progress.passesCompleted > pngPassesAtLastImage
+            let newRows = progress.rowsInPass - pngRowsAtLastImage >= Self.minimumNewRows(height: header.height)
+            let beforeFirstFullImage = progress.passesCompleted == 0
+            guard newPass || (beforeFirstFullImage && newRows) else { return lastImage }
+        }
+        // Every pixel is written once the image is complete, and for Adam7 once pass 1 (replicated) is.
+        let isCovered = progress.isComplete || (progress.passes > 1 && progress.passesCompleted >= 1)
+        let image = try partialImage(pixels.converted(to: options.pixelFormat), hasAlpha: header.hasAlpha || !isCovered)
         lastImage = image
-        pngRowsAtLastImage = rows
+        pngRowsAtLastImage = progress.rowsInPass
+        pngPassesAtLastImage = progress.passesCompleted
         return image
     }
 

@@ -30,20 +30,25 @@ final class PNGStreamSession {
 
     /// IHDR facts once read; `nil` before.
     private(set) var header: PNGDecodeSession.Header?
-    /// The straight RGBA8 pixels so far (`nil` before the header). Shares storage until the next append
-    /// writes rows (copy-on-write).
+    /// The pixels so far (`nil` before the header): straight RGBA8 (`.rgba8`) when the image has alpha, else
+    /// labelled `opaqueFormat` (every decoded pixel is opaque and the rest zero, so the bytes are the same in
+    /// both formats and no conversion is needed). Shares storage until the next append writes rows
+    /// (copy-on-write).
     private(set) var pixels: PixelBuffer?
 
     private let stream: OpaquePointer
     private let limits: DecodeLimits
     private let format: ImageFormat
+    private let opaqueFormat: PixelBuffer.PixelFormat
 
-    /// Makes a session; `limits` are checked from IHDR before the pixel buffer is allocated.
-    init(limits: DecodeLimits, format: ImageFormat = .png) throws {
+    /// Makes a session; `limits` are checked from IHDR before the pixel buffer is allocated. `opaqueFormat`
+    /// labels the buffer of an image without alpha (default `.rgba8`).
+    init(limits: DecodeLimits, format: ImageFormat = .png, opaqueFormat: PixelBuffer.PixelFormat = .rgba8) throws {
         guard let stream = wi_png_stream_create() else { throw ImageCodecError.allocationFailed(byteCount: 0) }
         self.stream = stream
         self.limits = limits
         self.format = format
+        self.opaqueFormat = opaqueFormat
     }
 
     deinit { wi_png_stream_destroy(stream) }
@@ -75,7 +80,8 @@ final class PNGStreamSession {
                                                      isInterlaced: raw.is_interlaced != 0,
                                                      hasTransparency: raw.has_trns != 0)
                 try limits.check(width: header.width, height: header.height)
-                pixels = try PixelBuffer(width: header.width, height: header.height, pixelFormat: .rgba8, zeroed: true)
+                pixels = try PixelBuffer(width: header.width, height: header.height,
+                                         pixelFormat: header.hasAlpha ? .rgba8 : opaqueFormat, zeroed: true)
                 self.header = header
             } else if consumed == 0 {
                 // libpng takes every byte once the header is in; nothing taken means nothing more will be.
