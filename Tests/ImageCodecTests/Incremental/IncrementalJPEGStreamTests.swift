@@ -41,6 +41,11 @@ final class IncrementalJPEGStreamTests: XCTestCase {
                 let decoder = try IncrementalFeeding.feed(data) { 1 + random.next(upTo: 900) }
                 IncrementalFeeding.assertMatchesOneShot(decoder, data, "progressive \(progressive) seed \(seed)")
                 XCTAssertTrue(decoder.isFinalFromStream)
+                // Truncated: the one-shot result for the same bytes (a partial image with libjpeg's fill).
+                let cut = Data(data.prefix(data.count / 3 + random.next(upTo: data.count / 2)))
+                let truncated = try IncrementalFeeding.feed(cut) { 1 + random.next(upTo: 900) }
+                IncrementalFeeding.assertMatchesOneShot(truncated, cut, "progressive \(progressive) cut at \(cut.count)")
+                XCTAssertFalse(truncated.isFinalFromStream)
             }
         }
     }
