@@ -102,7 +102,8 @@ wi_status wi_png_decoder_read_info(wi_png_decoder *decoder, wi_png_header *heade
     return WI_OK;
 }
 
-void wi_png_premultiply_row(uint8_t *row, uint32_t width) {
+/// Premultiplies one row of RGBA8 in place: c * a / 255, rounded to nearest.
+static void wi_png_premultiply_row(uint8_t *row, uint32_t width) {
     for (uint32_t x = 0; x < width; x++) {
         uint8_t *p = row + (size_t)x * 4;
         unsigned a = p[3];

@@ -21,7 +21,5 @@ void wi_png_skip_unused_chunks(png_structp png);
 /// Sets the RGBA8 transforms (palette/gray/tRNS expanded, 16 bit scaled, filler alpha) and interlace
 /// handling, then `png_read_update_info`; libpng errors longjmp. Returns the pass count (7 for Adam7, else 1).
 int wi_png_apply_rgba_transforms(png_structp png, png_infop info, int *has_alpha);
-/// Premultiplies one row of RGBA8 in place: c * a / 255, rounded to nearest.
-void wi_png_premultiply_row(uint8_t *row, uint32_t width);
 
 #endif
