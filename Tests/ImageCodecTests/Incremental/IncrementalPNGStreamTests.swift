@@ -160,3 +160,30 @@ final class IncrementalPNGStreamTests: XCTestCase {
         XCTAssertEqual(try apngDecoder.makeImage()?.format, .apng)
     }
 }
+
+/// Hostile PNGs through the stream: a decompression bomb never allocates, chunks declaring huge lengths do
+/// not stall it, and the final verdict is the one-shot decode's.
+final class IncrementalPNGStreamHostileTests: XCTestCase {
+    func testDecompressionBombIsRefusedBeforeAllocating() throws {
+        let entry = try Corpus.entries().first { $0.path == "png/sharp_65536-uint32-limit.png" }
+        guard let entry else { throw XCTSkip("corpus lacks png/sharp_65536-uint32-limit.png") }
+        let data = try Data(contentsOf: entry.url)
+        let decoder = try IncrementalFeeding.feed(data, sizes: { 64 * 1024 }) { _, _ in
+            XCTFail("no partial image of a 65536×65536 PNG under the default limits")
+        }
+        XCTAssertNil(decoder.pngProgress, "the stream stopped at IHDR")
+        IncrementalFeeding.assertMatchesOneShot(decoder, data, entry.path)
+    }
+
+    func testHugeDeclaredChunksAndBadFilesMatchOneShot() throws {
+        let entries = try Corpus.entries().filter { $0.path.hasPrefix("bad/") && $0.format == "png" }
+        XCTAssertGreaterThan(entries.count, 10)
+        for entry in entries {
+            let data = try Data(contentsOf: entry.url)
+            for size in [1, 7, 4096] {
+                let decoder = try IncrementalFeeding.feed(data, sizes: { size })
+                IncrementalFeeding.assertMatchesOneShot(decoder, data, "\(entry.path) in \(size)-byte chunks")
+            }
+        }
+    }
+}
