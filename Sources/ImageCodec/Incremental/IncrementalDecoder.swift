@@ -64,6 +64,8 @@ public final class IncrementalDecoder {
     private var jpegRowsAtLastImage = 0
     private var webpSession: WebPIncrementalSession?
     private var streamBuffer: PixelBuffer?
+    /// Whether a partial image holds `streamBuffer`'s pixels (so the next render must not write into them).
+    private var isStreamBufferShared = false
     private var streamFailed = false
     private var streamComplete = false
     private var lastImage: Image?
@@ -154,6 +156,7 @@ public final class IncrementalDecoder {
         }
         guard let buffer else { return lastImage }
         let image = try partialImage(buffer, hasAlpha: hasAlpha ?? !buffer.isOpaque)
+        if jpegStream != nil, image.width == buffer.width, image.height == buffer.height { isStreamBufferShared = true }
         lastImage = image
         bytesAtLastImage = data.count
         return image
@@ -174,10 +177,14 @@ public final class IncrementalDecoder {
                                                zeroed: true)
             }
             guard var buffer = streamBuffer else { return nil }
-            // The previous partial image may share these pixels; writing copies them first (copy-on-write).
-            // Dropping the property's reference first keeps that the only copy. A baseline render continues
-            // the rows already in the buffer, which the copy keeps.
-            streamBuffer = nil
+            streamBuffer = nil  // so that, unless an image holds them, the pixels are uniquely referenced
+            if isStreamBufferShared {
+                // The previous partial image holds these pixels. Rather than copy-on-write's whole-buffer copy,
+                // start a fresh zeroed buffer (its pages are touched only where written) holding just the rows
+                // decoded so far: every row past them is still zero. A baseline render continues from there.
+                buffer = try Self.copy(rows: stream.rowsDecoded, of: buffer)
+                isStreamBufferShared = false
+            }
             let stride = buffer.bytesPerRow
             let progress = try buffer.withUnsafeMutableBytes { try stream.render(into: $0.baseAddress!, bytesPerRow: stride) }
             streamBuffer = buffer
@@ -187,6 +194,18 @@ public final class IncrementalDecoder {
             dropStream()
             return nil
         }
+    }
+
+    /// A new zeroed buffer like `buffer` holding a copy of its first `rows` rows.
+    private static func copy(rows: Int, of buffer: PixelBuffer) throws -> PixelBuffer {
+        var fresh = try PixelBuffer(width: buffer.width, height: buffer.height, pixelFormat: buffer.pixelFormat,
+                                    bytesPerRow: buffer.bytesPerRow)
+        let byteCount = min(max(rows, 0), buffer.height) * buffer.bytesPerRow
+        guard byteCount > 0 else { return fresh }
+        buffer.withUnsafeBytes { source in
+            fresh.withUnsafeMutableBytes { $0.baseAddress?.copyMemory(from: source.baseAddress!, byteCount: byteCount) }
+        }
+        return fresh
     }
 
     /// The final image of a JPEG from its stream (progressive: every scan's coefficients are buffered and only
@@ -290,6 +309,7 @@ public final class IncrementalDecoder {
         jpegStream = nil
         pngStream = nil
         streamBuffer = nil
+        isStreamBufferShared = false
         streamComplete = false
         streamFailed = true
     }
