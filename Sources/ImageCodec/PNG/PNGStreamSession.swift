@@ -74,7 +74,11 @@ final class PNGStreamSession {
             rest = rest.dropFirst(consumed)
             if header == nil, pixels == nil {
                 var raw = wi_png_header()
-                guard wi_png_stream_header(stream, &raw) != 0 else { continue }
+                guard wi_png_stream_header(stream, &raw) != 0 else {
+                    // Before IHDR is complete libpng takes every byte; never spin on input it did not take.
+                    if consumed == 0 { throw ImageCodecError.corruptData(format: format, message: "libpng took no input") }
+                    continue
+                }
                 let header = PNGDecodeSession.Header(width: Int(raw.width), height: Int(raw.height),
                                                      bitDepth: Int(raw.bit_depth), colorType: Int(raw.color_type),
                                                      isInterlaced: raw.is_interlaced != 0,
