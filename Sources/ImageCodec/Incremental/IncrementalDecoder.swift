@@ -167,8 +167,9 @@ public final class IncrementalDecoder {
     /// 1920×1080), so this bounds that cost to about 8 copies while still showing the image grow.
     static func minimumNewRows(height: Int) -> Int { max(1, height / 8) }
 
-    /// Renders the newest completed scan of a progressive JPEG into the reused stream buffer; `nil` when no
-    /// new scan was complete. Sets `streamComplete` once libjpeg reached the end of the image.
+    /// Renders the newest completed scan of a progressive JPEG, or reads a baseline JPEG's new rows, into the
+    /// reused stream buffer; `nil` when nothing new was decoded. Sets `streamComplete` once libjpeg reached
+    /// the end of the image.
     private func renderScan(_ stream: JPEGStreamSession) -> PixelBuffer? {
         do {
             guard try stream.prepare(limits: options.limits), let size = stream.outputSize else { return nil }
