@@ -1,5 +1,7 @@
-// Incremental JPEG decoding: a suspending memory source that grows as data arrives, and libjpeg's
-// buffered-image mode for progressive files (each completed scan renders a sharper full image).
+// Incremental JPEG decoding: a suspending memory source that grows as data arrives. Multi-scan (progressive)
+// files run in libjpeg's buffered-image mode (each completed scan renders a sharper full image); single-scan
+// (baseline) files are read directly: jpeg_read_scanlines returns the rows the data so far holds and resumes
+// where it suspended on the next call, so no row is decoded twice.
 #include "wi_codec.h"
 #include <setjmp.h>
 #include <stdio.h>
@@ -11,6 +13,7 @@
 typedef struct wi_jpeg_stream_error {
     struct jpeg_error_mgr pub;
     jmp_buf jump;
+    uint32_t warnings;
 } wi_jpeg_stream_error;
 
 struct wi_jpeg_stream {
@@ -29,12 +32,18 @@ struct wi_jpeg_stream {
     int last_completed_scan;   ///< scans fully consumed so far
     int last_rendered_scan;
     int finish_pending;        ///< jpeg_finish_output suspended and must be called again first
+    int direct;                ///< single scan: rows are read straight into the caller's buffer
+    int rows_done;             ///< direct mode: every row was read; jpeg_finish_decompress is pending
 };
 
 static const JOCTET wi_fake_eoi[2] = {0xFF, JPEG_EOI};
 
 static void wi_stream_error_exit(j_common_ptr cinfo) { longjmp(((wi_jpeg_stream_error *)cinfo->err)->jump, 1); }
-static void wi_stream_emit_message(j_common_ptr cinfo, int level) { (void)cinfo; (void)level; }
+/// Counts warnings (level -1: corrupt data libjpeg recovered from); trace messages are ignored.
+static void wi_stream_emit_message(j_common_ptr cinfo, int level) {
+    wi_jpeg_stream_error *err = (wi_jpeg_stream_error *)cinfo->err;
+    if (level < 0 && err->warnings < UINT32_MAX) err->warnings += 1;
+}
 static void wi_stream_output_message(j_common_ptr cinfo) { (void)cinfo; }
 
 static void wi_stream_set_message(char *message, const char *text) {
@@ -180,7 +189,9 @@ wi_status wi_jpeg_stream_start(wi_jpeg_stream *stream, uint32_t *output_width, u
         return WI_ERROR;
     }
     if (!stream->started) {
-        cinfo->buffered_image = TRUE;
+        // A single-scan file needs no coefficient buffer: its rows come out as the data arrives.
+        stream->direct = jpeg_has_multiple_scans(cinfo) ? 0 : 1;
+        cinfo->buffered_image = stream->direct ? FALSE : TRUE;
         if (!jpeg_start_decompress(cinfo)) return WI_NEED_DATA;
         stream->started = 1;
     }
@@ -202,6 +213,39 @@ static void wi_stream_cmyk_row(uint8_t *row, uint32_t width, int inverted) {
     }
 }
 
+/// Direct (single-scan) mode: reads the rows the data so far holds into `pixels`, resuming at the row where
+/// the previous call suspended; rows not reached are left as they are. libjpeg errors longjmp to the caller.
+static wi_status wi_stream_render_direct(wi_jpeg_stream *stream, uint8_t *pixels, size_t stride, int *rendered,
+                                         int *is_complete) {
+    j_decompress_ptr cinfo = &stream->cinfo;
+    int cmyk = cinfo->out_color_space == JCS_CMYK;
+    while (!stream->rows_done && cinfo->output_scanline < cinfo->output_height) {
+        JSAMPROW rows[8];
+        JDIMENSION first = cinfo->output_scanline;
+        JDIMENSION count = cinfo->output_height - first;
+        if (count > 8) count = 8;
+        for (JDIMENSION i = 0; i < count; i++) rows[i] = pixels + (size_t)(first + i) * stride;
+        JDIMENSION read = jpeg_read_scanlines(cinfo, rows, count);
+        if (read == 0) break;  // suspended: the next append resumes here
+        if (cmyk) for (JDIMENSION i = 0; i < read; i++) wi_stream_cmyk_row(rows[i], cinfo->output_width, cinfo->saw_Adobe_marker);
+        *rendered = 1;
+    }
+    if (cinfo->output_scanline >= cinfo->output_height) stream->rows_done = 1;
+    if (stream->rows_done && jpeg_finish_decompress(cinfo)) {  // reads on to EOI; may suspend
+        stream->finished = 1;
+        *is_complete = 1;
+    }
+    return WI_OK;
+}
+
+uint32_t wi_jpeg_stream_warnings(const wi_jpeg_stream *stream) { return stream->err.warnings; }
+
+uint32_t wi_jpeg_stream_rows_decoded(const wi_jpeg_stream *stream) {
+    if (!stream->started) return 0;
+    if (stream->direct) return stream->rows_done ? stream->cinfo.output_height : stream->cinfo.output_scanline;
+    return stream->last_rendered_scan > 0 ? stream->cinfo.output_height : 0;
+}
+
 wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t stride, int *rendered,
                                 int *is_complete, uint32_t *scans_rendered, char *message) {
     j_decompress_ptr cinfo = &stream->cinfo;
@@ -220,6 +264,7 @@ wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t 
         wi_stream_format_error(stream, message);
         return WI_ERROR;
     }
+    if (stream->direct) return wi_stream_render_direct(stream, pixels, stride, rendered, is_complete);
     if (stream->finish_pending) {
         if (!jpeg_finish_output(cinfo)) return WI_OK;  // still waiting for the next scan's header
         stream->finish_pending = 0;

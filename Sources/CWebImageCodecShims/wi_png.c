@@ -6,25 +6,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <png.h>
+#include "wi_png_shared.h"
 
 static void wi_png_set_message(char *message, const char *text) {
     if (message == NULL) return;
     snprintf(message, WI_MESSAGE_MAX, "%s", text);
 }
 
-/// Shared by reader and writer: where libpng's error text goes.
-typedef struct wi_png_errors {
-    char text[WI_MESSAGE_MAX];
-    uint32_t warnings;
-} wi_png_errors;
-
-static void wi_png_error_fn(png_structp png, png_const_charp text) {
+void wi_png_error_fn(png_structp png, png_const_charp text) {
     wi_png_errors *errors = (wi_png_errors *)png_get_error_ptr(png);
     if (errors != NULL) snprintf(errors->text, sizeof errors->text, "%s", text ? text : "libpng error");
     png_longjmp(png, 1);
 }
 
-static void wi_png_warning_fn(png_structp png, png_const_charp text) {
+void wi_png_warning_fn(png_structp png, png_const_charp text) {
     (void)text;
     wi_png_errors *errors = (wi_png_errors *)png_get_error_ptr(png);
     if (errors != NULL && errors->warnings < UINT32_MAX) errors->warnings += 1;
@@ -70,10 +65,14 @@ wi_png_decoder *wi_png_decoder_create(const uint8_t *data, size_t size) {
        chunk's declared length (up to 2^31) before reading it, so a 57-byte PNG declaring a 1 GB iTXt cost a
        1 GB allocation and seconds (found by FuzzDecode); skipped chunks are read through in small pieces and
        truncated input fails at once. */
-    static const png_byte unused_chunks[] = "iTXt\0tEXt\0zTXt\0sPLT\0iCCP\0eXIf\0";
-    png_set_keep_unknown_chunks(decoder->png, PNG_HANDLE_CHUNK_NEVER, unused_chunks, 6);
+    wi_png_skip_unused_chunks(decoder->png);
     png_set_read_fn(decoder->png, decoder, wi_png_read_fn);
     return decoder;
+}
+
+void wi_png_skip_unused_chunks(png_structp png) {
+    static const png_byte unused_chunks[] = "iTXt\0tEXt\0zTXt\0sPLT\0iCCP\0eXIf\0";
+    png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, unused_chunks, 6);
 }
 
 void wi_png_decoder_destroy(wi_png_decoder *decoder) {
@@ -104,7 +103,7 @@ wi_status wi_png_decoder_read_info(wi_png_decoder *decoder, wi_png_header *heade
 }
 
 /// Premultiplies one row of RGBA8 in place: c * a / 255, rounded to nearest.
-static void wi_premultiply_row(uint8_t *row, uint32_t width) {
+static void wi_png_premultiply_row(uint8_t *row, uint32_t width) {
     for (uint32_t x = 0; x < width; x++) {
         uint8_t *p = row + (size_t)x * 4;
         unsigned a = p[3];
@@ -116,10 +115,7 @@ static void wi_premultiply_row(uint8_t *row, uint32_t width) {
     }
 }
 
-/// Sets the RGBA8 transforms; libpng errors longjmp to the caller's setjmp. Returns the pass count.
-static int wi_png_set_rgba_transforms(wi_png_decoder *decoder, int *has_alpha) {
-    png_structp png = decoder->png;
-    png_infop info = decoder->info;
+int wi_png_apply_rgba_transforms(png_structp png, png_infop info, int *has_alpha) {
     int color_type = png_get_color_type(png, info);
     int bit_depth = png_get_bit_depth(png, info);
     int has_trns = png_get_valid(png, info, PNG_INFO_tRNS) ? 1 : 0;
@@ -158,12 +154,12 @@ wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, s
         return WI_ERROR;
     }
     int has_alpha = 0;
-    int passes = wi_png_set_rgba_transforms(decoder, &has_alpha);
+    int passes = wi_png_apply_rgba_transforms(decoder->png, decoder->info, &has_alpha);
     for (int pass = 0; pass < passes; pass++) {
         for (uint32_t y = 0; y < height; y++) png_read_row(png, pixels + (size_t)y * stride, NULL);
     }
     if (premultiply && has_alpha) {
-        for (uint32_t y = 0; y < height; y++) wi_premultiply_row(pixels + (size_t)y * stride, width);
+        for (uint32_t y = 0; y < height; y++) wi_png_premultiply_row(pixels + (size_t)y * stride, width);
     }
     png_read_end(png, NULL);
     return WI_OK;
@@ -180,7 +176,7 @@ wi_status wi_png_decoder_start_rows(wi_png_decoder *decoder, int *passes, char *
     }
     decoder->decoded = 1;
     int has_alpha = 0;
-    *passes = wi_png_set_rgba_transforms(decoder, &has_alpha);
+    *passes = wi_png_apply_rgba_transforms(decoder->png, decoder->info, &has_alpha);
     return WI_OK;
 }
 
@@ -194,19 +190,6 @@ wi_status wi_png_decoder_read_row(wi_png_decoder *decoder, uint8_t *row, char *m
         return WI_ERROR;
     }
     png_read_row(decoder->png, row, NULL);
-    return WI_OK;
-}
-
-wi_status wi_png_decoder_read_display_row(wi_png_decoder *decoder, uint8_t *display, char *message) {
-    if (!decoder->decoded) {
-        wi_png_set_message(message, "call start_rows first");
-        return WI_ERROR;
-    }
-    if (setjmp(png_jmpbuf(decoder->png))) {
-        wi_png_set_message(message, decoder->errors.text);
-        return WI_ERROR;
-    }
-    png_read_row(decoder->png, NULL, display);
     return WI_OK;
 }
 

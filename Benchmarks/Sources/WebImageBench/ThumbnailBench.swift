@@ -4,7 +4,8 @@ import WebImage
 
 /// Thumbnails and incremental decoding (issue 4): 50 × a 4000×3000 JPEG → 400 px with a full decode + resize,
 /// our downsampled decode (`DecodeOptions.maxPixelSize`) and `vipsthumbnail`, in the same run; peak memory of
-/// each as a child process; and a progressive 1920×1080 JPEG fed to `IncrementalDecoder` in 32 KB chunks.
+/// each as a child process; and 1920×1080 progressive JPEG, baseline JPEG and interlaced PNG files fed to
+/// `IncrementalDecoder` in 32 KB chunks.
 enum ThumbnailBench: BenchSuite {
     static let name = "thumbnail"
 
@@ -85,12 +86,26 @@ enum ThumbnailBench: BenchSuite {
             higherIsBetter: false, goal: "≤ 0.1× full decode", goalMet: thumbAbove <= fullAbove * 0.1))
     }
 
-    /// A progressive 1920×1080 JPEG fed in 32 KB chunks, asking for an image after each, vs one decode.
+    /// 1920×1080 images fed to `IncrementalDecoder` in 32 KB chunks, asking for an image after each, vs one
+    /// decode: a progressive JPEG (buffered-image scans), a baseline JPEG (rows read once as they arrive) and an
+    /// Adam7 PNG (libpng's progressive reader, a coarse full image after each pass).
     private static func incremental(_ settings: BenchSettings) throws {
-        var encoder = ImageEncoder(format: .jpeg, options: EncodeOptions(quality: 0.9, isProgressive: true))
-        encoder.addFrame(try ProcessingBench.syntheticPhoto(width: 1920, height: 1080))
-        let data = try encoder.encode()
-        let iterations = settings.quick ? 5 : 15
+        let photo = try ProcessingBench.syntheticPhoto(width: 1920, height: 1080)
+        var progressive = ImageEncoder(format: .jpeg, options: EncodeOptions(quality: 0.9, isProgressive: true))
+        progressive.addFrame(photo)
+        try chunked(try progressive.encode(), label: "progressive JPEG 1920×1080", settings)
+        var baseline = ImageEncoder(format: .jpeg, options: EncodeOptions(quality: 0.9))
+        baseline.addFrame(photo)
+        try chunked(try baseline.encode(), label: "baseline JPEG 1920×1080", settings)
+        var png = ImageEncoder(format: .png, options: EncodeOptions(isProgressive: true))
+        png.addFrame(photo)
+        try chunked(try png.encode(), label: "interlaced PNG 1920×1080", settings)
+    }
+
+    /// Feeds `data` in 32 KB chunks with a `makeImage()` after each; records the median CPU time against a
+    /// one-shot decode of the same bytes.
+    private static func chunked(_ data: Data, label: String, _ settings: BenchSettings) throws {
+        let iterations = settings.quick ? 3 : 11
         let oneShot = try cpuMedian(iterations) { _ = try ImageDecoder.decode(data) }
         var partials = 0
         let chunked = try cpuMedian(iterations) {
@@ -108,7 +123,7 @@ enum ThumbnailBench: BenchSuite {
             _ = try decoder.makeImage()
         }
         BenchReport.shared.add(BenchResult(
-            suite: name, name: "progressive JPEG 1920×1080 (\(data.count / 1024) KB) in 32 KB chunks, \(partials) partials",
+            suite: name, name: "\(label) (\(data.count / 1024) KB) in 32 KB chunks, \(partials) partials",
             unit: "ms", ours: chunked * 1000, peer: oneShot * 1000, peerName: "one-shot decode (ours)",
             higherIsBetter: false, goal: "≤ 2× one-shot", goalMet: chunked <= oneShot * 2))
     }

@@ -62,8 +62,10 @@ wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels,
 // MARK: - JPEG streaming (incremental) decoding
 
 /// An opaque incremental JPEG decoder: data is appended as it arrives (copied and kept), a suspending source
-/// manager makes libjpeg return instead of blocking, and progressive files run in buffered-image mode so each
-/// completed scan can be rendered as a full image. Baseline files render when complete.
+/// manager makes libjpeg return instead of blocking. Multi-scan (progressive) files run in buffered-image mode
+/// so each completed scan can be rendered as a full image; single-scan (baseline) files are read directly,
+/// row by row as the data arrives (each row decoded once; rows not reached are left untouched in the
+/// caller's buffer).
 typedef struct wi_jpeg_stream wi_jpeg_stream;
 
 /// Makes a stream decoder; NULL when out of memory.
@@ -81,12 +83,20 @@ wi_status wi_jpeg_stream_start(wi_jpeg_stream *stream, uint32_t *output_width, u
                                char *message);
 /// Consumes the data available and, when a scan more than last time is complete (or the image is), renders
 /// the image as of that scan into `pixels` (opaque RGBA8, rows `stride` apart) and sets `*rendered` to 1.
+/// A single-scan file instead continues reading rows where the previous call stopped (the same buffer, with
+/// the earlier rows, must be passed each time) and sets `*rendered` when it read at least one new row.
 /// `*is_complete` becomes 1 once the whole image was rendered (the stream is then finished).
 /// Intermediate scans render with the fast IDCT and without block smoothing (previews); the final image
 /// with libjpeg's defaults, exactly as a one-shot decode.
 /// Returns WI_OK (even when nothing new could be rendered) or WI_ERROR.
 wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t stride, int *rendered,
                                 int *is_complete, uint32_t *scans_rendered, char *message);
+/// Rows of the output that hold decoded pixels: the rows read so far of a single-scan file; the whole height
+/// once a progressive file rendered a scan; 0 before.
+uint32_t wi_jpeg_stream_rows_decoded(const wi_jpeg_stream *stream);
+/// libjpeg warnings so far (corrupt data it recovered from). Where data is corrupt, how libjpeg recovers can
+/// depend on where the input suspended, so a stream with warnings may not match a one-shot decode.
+uint32_t wi_jpeg_stream_warnings(const wi_jpeg_stream *stream);
 
 // MARK: - JPEG encoding
 
@@ -129,12 +139,43 @@ wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, s
 wi_status wi_png_decoder_start_rows(wi_png_decoder *decoder, int *passes, char *message);
 /// Reads the next row into `row` (at least `width * 4` bytes).
 wi_status wi_png_decoder_read_row(wi_png_decoder *decoder, uint8_t *row, char *message);
-/// Like `read_row`, but through libpng's "rectangle" display row (`png_read_row(png, NULL, display)`): for
-/// Adam7, each pass's pixels are replicated over the block they stand for, so after any pass the buffer holds
-/// a coarse full image (progressive display of a partial download).
-wi_status wi_png_decoder_read_display_row(wi_png_decoder *decoder, uint8_t *display, char *message);
 /// Reads the chunks after the image data up to IEND (`png_read_end`).
 wi_status wi_png_decoder_finish(wi_png_decoder *decoder, char *message);
+
+// MARK: - PNG streaming (incremental) decoding
+
+/// An opaque incremental PNG decoder over libpng's progressive reader (`png_process_data`): bytes are pushed
+/// as they arrive (libpng keeps only the few it cannot use yet) and rows are written into the caller's
+/// buffer, with the same RGBA8 transforms as `wi_png_decoder_decode_rgba` (straight alpha, never
+/// premultiplied: Adam7 combining needs the straight values).
+typedef struct wi_png_stream wi_png_stream;
+
+/// How far a PNG stream got, from `wi_png_stream_get_progress`.
+typedef struct wi_png_stream_progress {
+    uint64_t rows_delivered;  ///< row callbacks that carried pixels (grows with every new row)
+    int passes;               ///< 7 for Adam7, 1 otherwise (0 before the header)
+    int passes_completed;     ///< passes fully written (Adam7: a coarse full image after each)
+    uint32_t rows_in_pass;    ///< rows written so far in the current pass (the height once complete)
+    int is_complete;          ///< IEND was reached
+    uint32_t warnings;        ///< libpng warnings so far (push mode demotes some one-shot errors, such as a
+                              ///< bad zlib checksum after the last row, to warnings)
+} wi_png_stream_progress;
+
+/// Makes a stream decoder; NULL when out of memory.
+wi_png_stream *wi_png_stream_create(void);
+/// Destroys a stream decoder (NULL is fine).
+void wi_png_stream_destroy(wi_png_stream *stream);
+/// Pushes `length` bytes (`png_process_data`). `*consumed` gets the bytes taken: when the header completes
+/// during this call, libpng pauses and the rest must be fed again after the caller checked its limits and
+/// allocated the pixel buffer. From then on every call needs `pixels` (height rows, `stride` >= width * 4,
+/// zeroed by the caller: rows not reached stay as they are). Returns WI_OK or WI_ERROR (the stream is then
+/// dead). Bytes after IEND are ignored.
+wi_status wi_png_stream_feed(wi_png_stream *stream, const uint8_t *bytes, size_t length, uint8_t *pixels,
+                             size_t stride, size_t *consumed, char *message);
+/// 1 and the header once it was read (the transforms are set), else 0.
+int wi_png_stream_header(const wi_png_stream *stream, wi_png_header *header);
+/// How far the stream got.
+void wi_png_stream_get_progress(const wi_png_stream *stream, wi_png_stream_progress *progress);
 
 // MARK: - PNG encoding
 

@@ -1,7 +1,8 @@
 extension Image {
-    /// The thumbnail of an animated image (GIF, APNG, animated WebP) larger than `DecodeOptions.maxPixelSize`:
+    /// The thumbnail of an animated image (APNG, animated WebP) larger than `DecodeOptions.maxPixelSize`:
     /// a still of the first frame, fitted into `maxPixelSize` (Lanczos3), as a grid of thumbnails shows it.
-    /// The first frame is composited at canvas size (limits are checked at canvas size), then resized.
+    /// The first frame is composited at canvas size (limits are checked at canvas size), then resized. (GIF
+    /// makes its still without a full-size canvas: `GIFDecoder.decodeThumbnail`.)
     /// Returns `self` when `maxPixelSize` is `nil` or the image already fits.
     func stillThumbnail(maxPixelSize: Int?) throws -> Image {
         guard let maxPixelSize, maxPixelSize > 0 else { return self }

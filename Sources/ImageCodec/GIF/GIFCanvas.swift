@@ -56,14 +56,7 @@ struct GIFCanvas {
     /// Saves the rectangle first when the frame's disposal is "previous".
     mutating func draw(_ frame: GIFFrameInfo, from gif: UnsafeMutablePointer<GifFileType>) throws {
         if frame.disposal == 3 { saveRectangle(of: frame) }
-        var palette = [UInt32](repeating: 0, count: 256)
-        if let map = GIFReader.colorMap(gif), let colors = map.pointee.Colors {
-            for i in 0..<min(Int(map.pointee.ColorCount), 256) {
-                let c = colors[i]
-                palette[i] = UInt32(c.Red) | UInt32(c.Green) << 8 | UInt32(c.Blue) << 16 | 0xFF00_0000
-            }
-        }
-        if frame.transparentIndex >= 0, frame.transparentIndex < 256 { palette[frame.transparentIndex] = 0 }
+        let palette = GIFCanvas.palette(for: frame, from: gif)
         if line.count < frame.width { line = [GifPixelType](repeating: 0, count: frame.width) }
         let visible = clip(frame)
         let (canvasWidth, frameWidth, left, top) = (width, frame.width, frame.left, frame.top)
@@ -143,6 +136,20 @@ struct GIFCanvas {
             out.withUnsafeMutableBytes { $0.copyMemory(from: source) }
         }
         return out
+    }
+
+    /// The current image's 256 colours as packed opaque RGBA (`r | g << 8 | b << 16 | 0xFF << 24`); the
+    /// transparent index, indices past the colour map, and every index without a colour map are 0.
+    static func palette(for frame: GIFFrameInfo, from gif: UnsafeMutablePointer<GifFileType>) -> [UInt32] {
+        var palette = [UInt32](repeating: 0, count: 256)
+        if let map = GIFReader.colorMap(gif), let colors = map.pointee.Colors {
+            for i in 0..<min(Int(map.pointee.ColorCount), 256) {
+                let c = colors[i]
+                palette[i] = UInt32(c.Red) | UInt32(c.Green) << 8 | UInt32(c.Blue) << 16 | 0xFF00_0000
+            }
+        }
+        if frame.transparentIndex >= 0, frame.transparentIndex < 256 { palette[frame.transparentIndex] = 0 }
+        return palette
     }
 
     /// The order in which rows arrive: top to bottom, or the four GIF interlace passes

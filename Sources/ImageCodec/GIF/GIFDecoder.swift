@@ -19,9 +19,10 @@ import Foundation
 /// - `hasAlpha`: any frame with a transparent index, a first frame not covering the logical screen, or any
 ///   background disposal (each can leave transparent pixels on the canvas).
 /// - `DecodeOptions.maxPixelSize` smaller than the logical screen gives a still thumbnail of the first frame
-///   (a GIF that already fits keeps its animation): it is composited at canvas size
-///   (`GIFCanvas` places interlaced rows in pass order; limits are checked at canvas size), then resized
-///   (Lanczos3). The full canvas is allocated: GIFs are small in practice, and a frame may not cover it.
+///   on a transparent screen (a GIF that already fits keeps its animation), without a full-size canvas: rows
+///   (in interlace order, clipped to the screen) go into a `BoxAccumulator`, which is then resized exactly
+///   (Lanczos3); close to, not bit-identical with, compositing at full size and resizing. Limits apply to
+///   what is allocated (see `decodeThumbnail`).
 ///
 /// - Important: Stateless and thread-safe.
 public enum GIFDecoder {
@@ -33,11 +34,12 @@ public enum GIFDecoder {
         if let size = options.maxPixelSize, size > 0, data.count >= 10,
            max(Int(data[data.startIndex + 6]) | Int(data[data.startIndex + 7]) << 8,
                Int(data[data.startIndex + 8]) | Int(data[data.startIndex + 9]) << 8) > size {
-            // The logical screen (bytes 6…9) is larger than the thumbnail.
-            var firstOnly = options
-            firstOnly.firstFrameOnly = true
-            firstOnly.maxPixelSize = nil
-            return try decode(data, options: firstOnly).stillThumbnail(maxPixelSize: size)
+            // The logical screen (bytes 6…9) is larger than the thumbnail: a still of the first frame.
+            let width = Int(data[data.startIndex + 6]) | Int(data[data.startIndex + 7]) << 8
+            let height = Int(data[data.startIndex + 8]) | Int(data[data.startIndex + 9]) << 8
+            if let plan = try DownsamplePlan.make(width: width, height: height, maxPixelSize: size) {
+                return try decodeThumbnail(data, plan: plan, options: options)
+            }
         }
         return try data.withUnsafeBytes { bytes in
             try GIFReader.withHandle(bytes) { gif, input in

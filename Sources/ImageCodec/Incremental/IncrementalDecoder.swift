@@ -10,26 +10,36 @@ import Foundation
 /// let image = try decoder.makeImage()          // exactly ImageDecoder.decode(allBytes, options:)
 /// ```
 ///
-/// What "so far" gives, by format:
-/// - Progressive JPEG: libjpeg's buffered-image mode, resumed as data arrives (no re-decode): each new image
-///   shows the newest completed scan, a sharper full image each time.
-/// - Baseline JPEG: the rows received so far; rows past the data are libjpeg's gray fill.
-/// - PNG: rows so far; an interlaced (Adam7) PNG gives a coarse full image after each pass (libpng's
-///   display rows replicate each pass's pixels); rows not reached are transparent.
-/// - GIF: the first frame once its data is complete.
-/// - Still WebP: libwebp's incremental decoder (`WebPIAppend`), resumed as data arrives: the rows so far, the
-///   rest transparent. Animated WebP: nothing until final.
-/// Baseline JPEG, PNG and GIF partial images are decoded from the start of the bytes so far (not libpng's
-/// progressive reader); to bound that work, and the cost of rendering progressive scans, a new partial image is
-/// made only when the bytes received have at least doubled since the previous one (otherwise `makeImage()`
-/// returns the previous image again).
+/// What "so far" gives, by format. JPEG, PNG and still WebP keep their library's state and resume it as
+/// data arrives: no partial image decodes their data again from the start.
+/// - Progressive JPEG: libjpeg's buffered-image mode: each new image shows the newest completed scan, a
+///   sharper full image each time. A scan is rendered whole, so a new one is made only when the bytes
+///   received have at least doubled since the previous image (otherwise `makeImage()` returns it again).
+/// - Baseline JPEG: libjpeg reads the rows the data so far holds (`jpeg_read_scanlines` over a suspending
+///   source, resumed on the next call); rows not yet decoded are transparent (not libjpeg's gray fill), and
+///   `hasAlpha` is `true` while any are left.
+/// - PNG: libpng's progressive reader (`png_process_data`) decodes each chunk as it is appended. Not
+///   interlaced: the rows so far, the rest transparent. Adam7: after each completed pass a coarse full image
+///   (each pass's pixels replicated over their block, libpng's "blocky" combine); rows the current pass has
+///   not reached keep the previous pass's coarser pixels, rows no pass reached are transparent. An APNG shows
+///   its default image while loading.
+/// - GIF: the first frame once its data is complete (decoded from the start of the bytes so far, at most when
+///   the bytes have doubled).
+/// - Still WebP: libwebp's incremental decoder (`WebPIAppend`): the rows so far, the rest transparent.
+///   Animated WebP: nothing until final.
+/// Each new partial image costs a copy of the full-size pixels, so baseline JPEG and non-interlaced PNG make
+/// one only when at least 1/8 of the rows are new since the previous one, and Adam7 PNG after pass 1 only
+/// when a pass completes; `makeImage()` otherwise returns the previous image again (the decoding itself still
+/// advances on every call or chunk). When a stream stops on bad data or on `options.limits`, PNG shows
+/// nothing new until final; JPEG falls back to decoding the bytes so far (at most when they have doubled).
 ///
 /// Once the data is final, `makeImage()` returns exactly what `ImageDecoder.decode(allBytes, options:)`
 /// returns (same pixels, same metadata, same errors); truncated or corrupt data never crashes.
 /// `options.maxPixelSize` applies to partial images too (they are resized).
 ///
 /// - Important: Not thread-safe: one owner feeds it and asks for images from one thread (or serial queue)
-///   at a time. Memory: the decoder keeps a copy of all bytes received.
+///   at a time. Memory: the decoder keeps a copy of all bytes received, plus one full-size buffer for the
+///   PNG or JPEG stream (checked against `options.limits` from the header before it is allocated).
 public final class IncrementalDecoder {
     /// The decode options used for every image (limits, pixel format, `maxPixelSize`, …).
     public let options: DecodeOptions
@@ -48,13 +58,25 @@ public final class IncrementalDecoder {
     public var isProgressive: Bool { info?.isProgressive ?? false }
 
     private var jpegStream: JPEGStreamSession?
+    private var pngStream: PNGStreamSession?
+    private var pngRowsAtLastImage = 0
+    private var pngPassesAtLastImage = 0
+    private var jpegRowsAtLastImage = 0
     private var webpSession: WebPIncrementalSession?
     private var streamBuffer: PixelBuffer?
+    /// Whether a partial image holds `streamBuffer`'s pixels (so the next render must not write into them).
+    private var isStreamBufferShared = false
     private var streamFailed = false
     private var streamComplete = false
     private var lastImage: Image?
     private var bytesAtLastImage = 0
     private var finalResult: Result<Image, Error>?
+    /// Whether the final image came from a stream's pixels rather than the one-shot decode (for tests).
+    private(set) var isFinalFromStream = false
+    /// How far the PNG stream got; `nil` when there is none (for tests).
+    var pngProgress: PNGStreamSession.Progress? { pngStream?.progress }
+    /// Rows holding decoded pixels in the JPEG stream; `nil` when there is none (for tests).
+    var jpegRowsDecoded: Int? { jpegStream?.rowsDecoded }
 
     /// Makes a decoder; `options` default to `DecodeOptions()`.
     public init(options: DecodeOptions = DecodeOptions()) {
@@ -75,7 +97,8 @@ public final class IncrementalDecoder {
         if format == .unknown, data.count >= 16 || isFinal { format = ImageFormat.sniff(data) }
         if info == nil, format != .unknown { info = IncrementalHeader.read(data, format: format) }
         if format == .webp, !streamFailed, !isFinal { feedWebP(chunk) }
-        if format == .jpeg, !streamFailed, info?.isProgressive == true {
+        if format == .png || format == .apng, !streamFailed { feedPNG(pngStream == nil ? data : chunk) }
+        if format == .jpeg, !streamFailed, info != nil {
             do {
                 if jpegStream == nil {
                     jpegStream = try JPEGStreamSession()
@@ -97,8 +120,9 @@ public final class IncrementalDecoder {
     public func makeImage() throws -> Image? {
         if isFinal {
             if finalResult == nil {
-                if let image = finishStream() {
+                if let image = finishStream() ?? finishPNGStream() {
                     finalResult = .success(image)
+                    isFinalFromStream = true
                 } else {
                     finalResult = Result { try ImageDecoder.decode(data, options: options) }
                 }
@@ -109,22 +133,43 @@ public final class IncrementalDecoder {
             return try finalResult?.get()
         }
         guard format != .unknown, info != nil else { return nil }
-        guard lastImage == nil || data.count >= 2 * bytesAtLastImage else { return lastImage }
+        if format == .png || format == .apng { return try pngPartialImage() }
+        // Progressive scans are rendered whole (and the fallback re-decodes from the start): bound that work.
+        // Baseline JPEG rows are each decoded once as they arrive.
+        let isIncremental = jpegStream != nil && !isProgressive
+        guard isIncremental || lastImage == nil || data.count >= 2 * bytesAtLastImage else { return lastImage }
         let buffer: PixelBuffer?
-        if let stream = jpegStream { buffer = renderScan(stream) } else if let webp = webpSession {
+        var hasAlpha: Bool?
+        if let stream = jpegStream {
+            buffer = renderScan(stream)
+            let rows = stream.rowsDecoded, height = buffer?.height ?? 0
+            hasAlpha = rows < height  // rows not yet decoded are transparent
+            if isIncremental, buffer != nil, lastImage != nil, rows < height,
+               rows - jpegRowsAtLastImage < Self.minimumNewRows(height: height) {
+                return lastImage  // decoded, but too few new rows to pay for a new image (a copy of the pixels)
+            }
+            if buffer != nil { jpegRowsAtLastImage = rows }
+        } else if let webp = webpSession {
             do { buffer = try webp.rowsSoFar() } catch { buffer = nil }  // allocation failure: nothing new
         } else {
             buffer = PartialSnapshot.decode(data, format: format, pixelFormat: options.pixelFormat, limits: options.limits)
         }
         guard let buffer else { return lastImage }
-        let image = try partialImage(buffer)
+        let image = try partialImage(buffer, hasAlpha: hasAlpha ?? !buffer.isOpaque)
+        if jpegStream != nil, image.width == buffer.width, image.height == buffer.height { isStreamBufferShared = true }
         lastImage = image
         bytesAtLastImage = data.count
         return image
     }
 
-    /// Renders the newest completed scan of a progressive JPEG into the reused stream buffer; `nil` when no
-    /// new scan was complete. Sets `streamComplete` once libjpeg reached the end of the image.
+    /// New rows a stream must have decoded since the previous partial image before another is made (1/8 of
+    /// the height): each new image costs a copy of the full-size pixels (page faults included, about 2 ms for
+    /// 1920×1080), so this bounds that cost to about 8 copies while still showing the image grow.
+    static func minimumNewRows(height: Int) -> Int { max(1, height / 8) }
+
+    /// Renders the newest completed scan of a progressive JPEG, or reads a baseline JPEG's new rows, into the
+    /// reused stream buffer; `nil` when nothing new was decoded. Sets `streamComplete` once libjpeg reached
+    /// the end of the image.
     private func renderScan(_ stream: JPEGStreamSession) -> PixelBuffer? {
         do {
             guard try stream.prepare(limits: options.limits), let size = stream.outputSize else { return nil }
@@ -133,7 +178,14 @@ public final class IncrementalDecoder {
                                                zeroed: true)
             }
             guard var buffer = streamBuffer else { return nil }
-            // The previous partial image shares these pixels; writing copies them first (copy-on-write).
+            streamBuffer = nil  // so that, unless an image holds them, the pixels are uniquely referenced
+            if isStreamBufferShared {
+                // The previous partial image holds these pixels. Rather than copy-on-write's whole-buffer copy,
+                // start a fresh zeroed buffer (its pages are touched only where written) holding just the rows
+                // decoded so far: every row past them is still zero. A baseline render continues from there.
+                buffer = try Self.copy(rows: stream.rowsDecoded, of: buffer)
+                isStreamBufferShared = false
+            }
             let stride = buffer.bytesPerRow
             let progress = try buffer.withUnsafeMutableBytes { try stream.render(into: $0.baseAddress!, bytesPerRow: stride) }
             streamBuffer = buffer
@@ -145,19 +197,32 @@ public final class IncrementalDecoder {
         }
     }
 
-    /// The final image of a progressive JPEG from the stream that already holds every scan's coefficients
-    /// (only the last output pass is left), or `nil` to fall back to the one-shot decode: with `maxPixelSize`
+    /// A new zeroed buffer like `buffer` holding a copy of its first `rows` rows.
+    private static func copy(rows: Int, of buffer: PixelBuffer) throws -> PixelBuffer {
+        var fresh = try PixelBuffer(width: buffer.width, height: buffer.height, pixelFormat: buffer.pixelFormat,
+                                    bytesPerRow: buffer.bytesPerRow)
+        let byteCount = min(max(rows, 0), buffer.height) * buffer.bytesPerRow
+        guard byteCount > 0 else { return fresh }
+        buffer.withUnsafeBytes { source in
+            fresh.withUnsafeMutableBytes { $0.baseAddress?.copyMemory(from: source.baseAddress!, byteCount: byteCount) }
+        }
+        return fresh
+    }
+
+    /// The final image of a JPEG from its stream (progressive: every scan's coefficients are buffered and only
+    /// the last output pass is left; baseline: the rows already read plus the rest), or `nil` to fall back to the one-shot decode: with `maxPixelSize`
     /// (the one-shot decode scales in the DCT), without a final EOI marker (truncated data is reported as
-    /// partial by the one-shot decode), or when the stream failed. libjpeg gives the same pixels either way.
+    /// partial by the one-shot decode), when libjpeg warned about corrupt data (its recovery can depend on
+    /// where the input suspended), or when the stream failed. libjpeg gives the same pixels either way.
     private func finishStream() -> Image? {
         guard let stream = jpegStream, options.maxPixelSize == nil, data.count >= 2,
               data[data.endIndex - 2] == 0xFF, data[data.endIndex - 1] == 0xD9 else { return nil }
         do {
             let info = try JPEGDecoder.info(data)
             for _ in 0..<8 where !streamComplete { _ = renderScan(stream) }
-            if streamComplete, let buffer = streamBuffer {
+            if streamComplete, stream.warnings == 0, let buffer = streamBuffer {
                 return Image(frames: [ImageFrame(buffer: buffer)], format: .jpeg, loopCount: 1, hasAlpha: false,
-                             isProgressive: true, orientation: info.orientation,
+                             isProgressive: info.isProgressive, orientation: info.orientation,
                              originalData: options.keepsOriginalData ? data : nil)
             }
             return nil
@@ -166,13 +231,62 @@ public final class IncrementalDecoder {
         }
     }
 
-    private func partialImage(_ buffer: PixelBuffer) throws -> Image {
+    /// A partial image of `buffer`; `hasAlpha` is true while rows not yet received (transparent) are left.
+    private func partialImage(_ buffer: PixelBuffer, hasAlpha: Bool) throws -> Image {
         var pixels = buffer
         if let size = options.maxPixelSize, size > 0 { pixels = try pixels.resized(maxPixelSize: size) }
-        return Image(frames: [ImageFrame(buffer: pixels)], format: format, loopCount: 1,
-                     hasAlpha: format != .jpeg && !pixels.isOpaque,  // rows not yet received are transparent
+        return Image(frames: [ImageFrame(buffer: pixels)], format: format, loopCount: 1, hasAlpha: hasAlpha,
                      isProgressive: isProgressive, isPartial: true,
                      orientation: info?.orientation ?? .up)
+    }
+
+    /// Starts libpng's progressive reader on the first bytes, then pushes each chunk (decoded once, never again).
+    private func feedPNG(_ bytes: Data) {
+        do {
+            if pngStream == nil {
+                pngStream = try PNGStreamSession(limits: options.limits, format: format, opaqueFormat: options.pixelFormat)
+            }
+            try pngStream?.append(bytes)
+        } catch {
+            // Partial images only: the final one-shot decode reports the error (limits, corrupt data).
+            dropStream()
+        }
+    }
+
+    /// The PNG rows (or Adam7 passes) so far from the stream. A new image is made when an Adam7 pass completed,
+    /// or when at least `minimumNewRows` rows arrived before the first full (coarse) image; otherwise the
+    /// previous one comes back (each new image costs a copy of the pixels).
+    private func pngPartialImage() throws -> Image? {
+        guard let stream = pngStream, let pixels = stream.pixels, let header = stream.header else { return lastImage }
+        let progress = stream.progress
+        guard progress.rowsDelivered > 0 else { return lastImage }
+        if lastImage != nil {
+            let newPass = progress.passesCompleted > pngPassesAtLastImage
+            let newRows = progress.rowsInPass - pngRowsAtLastImage >= Self.minimumNewRows(height: header.height)
+            let beforeFirstFullImage = progress.passesCompleted == 0
+            guard newPass || (beforeFirstFullImage && newRows) else { return lastImage }
+        }
+        // Every pixel is written once the image is complete, and for Adam7 once pass 1 (replicated) is.
+        let isCovered = progress.isComplete || (progress.passes > 1 && progress.passesCompleted >= 1)
+        let image = try partialImage(pixels.converted(to: options.pixelFormat), hasAlpha: header.hasAlpha || !isCovered)
+        lastImage = image
+        pngRowsAtLastImage = progress.rowsInPass
+        pngPassesAtLastImage = progress.passesCompleted
+        return image
+    }
+
+    /// The final image from the PNG stream when it is provably the one-shot result: the stream reached IEND
+    /// without error or warning (libpng's push reader only warns about some faults its sequential reader
+    /// rejects, such as a bad zlib checksum), the file is a plain PNG (an APNG's frames come from the APNG decoder) and no
+    /// `maxPixelSize` asks for a thumbnail. Both read through the same libpng transforms, so the pixels are
+    /// the same; otherwise `nil` (fall back to the one-shot decode).
+    private func finishPNGStream() -> Image? {
+        guard let stream = pngStream, options.maxPixelSize == nil,
+              case let progress = stream.progress, progress.isComplete, progress.warnings == 0,
+              let header = stream.header, let pixels = stream.pixels, ImageFormat.sniff(data) == .png else { return nil }
+        return Image(frames: [ImageFrame(buffer: pixels.converted(to: options.pixelFormat))], format: .png, loopCount: 1,
+                     hasAlpha: header.hasAlpha, isProgressive: header.isInterlaced,
+                     originalData: options.keepsOriginalData ? data : nil)
     }
 
     /// Starts libwebp's incremental decoder once a still WebP's header is there, then appends each chunk.
@@ -194,7 +308,9 @@ public final class IncrementalDecoder {
     private func dropStream() {
         webpSession = nil
         jpegStream = nil
+        pngStream = nil
         streamBuffer = nil
+        isStreamBufferShared = false
         streamComplete = false
         streamFailed = true
     }

@@ -2,8 +2,11 @@ import Foundation
 internal import CWebImageCodecShims
 
 /// An incremental libjpeg decode over data that arrives in pieces (wraps `wi_jpeg_stream_*`): progressive
-/// files render a full image after each completed scan (libjpeg's buffered-image mode); baseline files
-/// render once complete. The building block of the incremental decoder.
+/// files render a full image after each completed scan (libjpeg's buffered-image mode); baseline
+/// (single-scan) files render the rows the data so far holds, continuing where the previous render stopped
+/// (`jpeg_read_scanlines` over a suspending source), so each row is decoded once. Rows not yet decoded are
+/// left untouched in the caller's buffer (the incremental decoder zeroes it: transparent). The building block
+/// of the incremental decoder.
 ///
 /// - Important: Not thread-safe; use one session from one thread.
 final class JPEGStreamSession {
@@ -15,6 +18,9 @@ final class JPEGStreamSession {
         var isComplete: Bool
         /// Scans shown in the pixels so far.
         var scansRendered: Int
+        /// Rows holding decoded pixels: baseline, the rows so far (never decreases); progressive, the height
+        /// once a scan was rendered.
+        var rowsDecoded: Int
     }
 
     private let stream: OpaquePointer
@@ -58,7 +64,16 @@ final class JPEGStreamSession {
         return true
     }
 
-    /// Consumes the data so far and renders the newest completed scan into `pixels` when there is one.
+    /// libjpeg warnings so far (corrupt data it recovered from; recovery may depend on where the input
+    /// suspended, so a stream with warnings is not trusted to equal a one-shot decode). O(1).
+    var warnings: Int { Int(wi_jpeg_stream_warnings(stream)) }
+
+    /// Rows holding decoded pixels (see `Progress.rowsDecoded`). O(1).
+    var rowsDecoded: Int { Int(wi_jpeg_stream_rows_decoded(stream)) }
+
+    /// Consumes the data so far and renders the newest completed scan into `pixels` when there is one; for a
+    /// baseline file, reads the new rows into `pixels`, which must be the same buffer (holding the earlier
+    /// rows) every time.
     func render(into pixels: UnsafeMutableRawPointer, bytesPerRow: Int) throws -> Progress {
         var rendered: Int32 = 0
         var complete: Int32 = 0
@@ -67,7 +82,8 @@ final class JPEGStreamSession {
             wi_jpeg_stream_render(stream, pixels.assumingMemoryBound(to: UInt8.self), bytesPerRow, &rendered, &complete,
                                   &scans, $0)
         }
-        return Progress(didRender: rendered != 0, isComplete: complete != 0, scansRendered: Int(scans))
+        return Progress(didRender: rendered != 0, isComplete: complete != 0, scansRendered: Int(scans),
+                        rowsDecoded: Int(wi_jpeg_stream_rows_decoded(stream)))
     }
 
     /// Runs a shim call; `true` for WI_OK, `false` for WI_NEED_DATA, throws for errors.

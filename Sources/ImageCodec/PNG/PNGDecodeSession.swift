@@ -62,11 +62,6 @@ final class PNGDecodeSession {
         try check { wi_png_decoder_read_row(decoder, row.assumingMemoryBound(to: UInt8.self), $0) }
     }
 
-    /// Reads the next row through libpng's display row (Adam7 passes replicated over their blocks).
-    func readDisplayRow(into row: UnsafeMutableRawPointer) throws {
-        try check { wi_png_decoder_read_display_row(decoder, row.assumingMemoryBound(to: UInt8.self), $0) }
-    }
-
     /// Reads to IEND after the last row.
     func finishRows() throws {
         try check { wi_png_decoder_finish(decoder, $0) }

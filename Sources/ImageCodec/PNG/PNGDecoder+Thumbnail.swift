@@ -1,23 +1,43 @@
 import Foundation
 
 extension PNGDecoder {
-    /// Decodes a thumbnail of the stream `session` has read the header of: row by row into a
-    /// `RowResampler` when not interlaced (no full-size buffer), else a full decode and a resize.
+    /// Adam7 pass geometry: first column, first row, column step, row step of each of the seven passes.
+    static let adam7Passes: [(x: Int, y: Int, dx: Int, dy: Int)] = [
+        (0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2),
+    ]
+
+    /// Decodes a thumbnail of the stream `session` has read the header of, never allocating the full-size
+    /// image: row by row into a `RowResampler` when not interlaced; for Adam7 (whose rows are only complete
+    /// after the last pass) every pass's pixels go into a `BoxAccumulator` as they arrive, then the
+    /// box-averaged image is resized exactly (Lanczos3). Limits apply to the thumbnail and the accumulator
+    /// (plus `DownsamplePlan`'s work cap on the source).
     static func decodeThumbnail(_ session: PNGDecodeSession, header: PNGDecodeSession.Header, plan: DownsamplePlan,
                                 options: DecodeOptions) throws -> PixelBuffer {
-        if header.isInterlaced {
-            // Adam7: every odd row is only complete after pass 7, so rows cannot stream; decode whole.
-            try options.limits.check(width: header.width, height: header.height)
-            var full = try PixelBuffer(width: header.width, height: header.height, pixelFormat: options.pixelFormat,
-                                       zeroed: false)
-            let stride = full.bytesPerRow
-            try full.withUnsafeMutableBytes {
-                try session.decode(into: $0.baseAddress!, bytesPerRow: stride,
-                                   premultiply: options.pixelFormat == .rgba8Premultiplied)
-            }
-            return try full.resized(width: plan.width, height: plan.height)
-        }
         try plan.check(options.limits)
+        let rowBytes = header.width * 4  // width * 4 fits: checked by the plan's work cap
+        guard let row = malloc(max(rowBytes, 1)) else { throw ImageCodecError.allocationFailed(byteCount: rowBytes) }
+        defer { free(row) }
+        let bytes = row.assumingMemoryBound(to: UInt8.self)
+        if header.isInterlaced {
+            let accumulator = try BoxAccumulator(sourceWidth: header.width, sourceHeight: header.height,
+                                                 targetWidth: plan.width, targetHeight: plan.height, limits: options.limits)
+            let passes = try session.startRows()
+            guard passes == adam7Passes.count else {
+                throw ImageCodecError.corruptData(format: .png, message: "unexpected interlace passes \(passes)")
+            }
+            // libpng writes only this pass's pixels into the row (the others are stale): take just those.
+            for pass in adam7Passes {
+                for y in 0..<header.height {
+                    try session.readRow(into: row)
+                    if y >= pass.y, (y - pass.y) % pass.dy == 0 {
+                        accumulator.addStraightRow(y: y, row: bytes, firstColumn: pass.x, step: pass.dx)
+                    }
+                }
+            }
+            try session.finishRows()
+            return try accumulator.makeBuffer().resized(width: plan.width, height: plan.height)
+                .converted(to: options.pixelFormat)
+        }
         let resampler = try RowResampler(sourceWidth: header.width, sourceHeight: header.height,
                                          destinationWidth: plan.width, destinationHeight: plan.height,
                                          sourceFormat: .rgba8, resultFormat: options.pixelFormat)
@@ -25,9 +45,6 @@ extension PNGDecoder {
         guard passes == 1 else {
             throw ImageCodecError.corruptData(format: .png, message: "unexpected interlace passes \(passes)")
         }
-        let rowBytes = header.width * 4  // sourceWidth * 4 did not overflow in RowResampler.init
-        guard let row = malloc(rowBytes) else { throw ImageCodecError.allocationFailed(byteCount: rowBytes) }
-        defer { free(row) }
         for _ in 0..<header.height {
             try session.readRow(into: row)
             try resampler.consume(row: UnsafeRawBufferPointer(start: row, count: rowBytes))

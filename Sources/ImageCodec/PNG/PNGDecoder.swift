@@ -4,10 +4,11 @@ import Foundation
 /// scaled (rounded) to 8 bits. libpng's default checks apply: a CRC error in a critical chunk is an error, in
 /// an ancillary chunk a warning.
 ///
-/// `DecodeOptions.maxPixelSize` decodes a thumbnail: a non-interlaced PNG is read row by row into a
-/// `RowResampler` (Lanczos3), so only the thumbnail and a few rows are allocated, and the limits apply to
-/// the thumbnail (plus `DownsamplePlan`'s work cap on the source). Adam7 rows are only final after the last
-/// pass, so an interlaced PNG is decoded at full size (limits checked at full size) and then resized.
+/// `DecodeOptions.maxPixelSize` decodes a thumbnail without a full-size buffer, and the limits apply to
+/// what is allocated (plus `DownsamplePlan`'s work cap on the source): a non-interlaced PNG is read row by row
+/// into a `RowResampler` (Lanczos3); an Adam7 PNG's rows are only final after the last pass, so each pass's
+/// pixels are averaged as they arrive into a `BoxAccumulator` (integer-factor boxes, at least the thumbnail
+/// size), which is then resized exactly (Lanczos3): close to, not bit-identical with, a full decode + resize.
 ///
 /// - Important: Stateless and thread-safe.
 public enum PNGDecoder {

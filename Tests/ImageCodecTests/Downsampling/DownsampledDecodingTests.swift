@@ -66,9 +66,14 @@ final class DownsampledDecodingTests: XCTestCase {
             let expected = try ImageDecoder.decode(data, options: DecodeOptions(pixelFormat: format))
                 .firstFrame.buffer.resized(width: 100, height: 56)
             let got = image.firstFrame.buffer.packedBytes
-            XCTAssertLessThanOrEqual(ReferenceDecoder.maxDifference(got, expected.packedBytes), 3,
-                                     "interlaced \(interlaced) \(format)")
-            XCTAssertGreaterThan(ReferenceDecoder.psnr(got, expected.packedBytes), 45)
+            if interlaced {
+                // Adam7 goes through integer-factor boxes (here exactly 9×9 → 100×56) before the resize:
+                // area averaging, close to but not the same as Lanczos3 of the full image.
+                XCTAssertGreaterThan(ReferenceDecoder.psnr(got, expected.packedBytes), 30, "interlaced \(format)")
+            } else {
+                XCTAssertLessThanOrEqual(ReferenceDecoder.maxDifference(got, expected.packedBytes), 3, "\(format)")
+                XCTAssertGreaterThan(ReferenceDecoder.psnr(got, expected.packedBytes), 45)
+            }
         }
     }
 
@@ -160,7 +165,17 @@ final class DownsampledAnimationTests: XCTestCase {
             XCTAssertEqual(image.frameCount, 1, entry.path)
             XCTAssertEqual(image.loopCount, 1, entry.path)
             let expected = try full.firstFrame.buffer.resized(maxPixelSize: 24)
-            XCTAssertEqual(image.firstFrame.buffer.packedBytes, expected.packedBytes, entry.path)
+            XCTAssertEqual(image.width, expected.width, entry.path)
+            XCTAssertEqual(image.height, expected.height, entry.path)
+            if entry.format == "gif" {
+                // GIF stills go through integer-factor boxes (no full-size canvas) before the resize: exactly
+                // the box average of the composited first frame, resized.
+                let boxed = try BoxReference.thumbnail(of: full.firstFrame.buffer, width: expected.width,
+                                                       height: expected.height)
+                XCTAssertEqual(image.firstFrame.buffer.packedBytes, boxed.packedBytes, entry.path)
+            } else {
+                XCTAssertEqual(image.firstFrame.buffer.packedBytes, expected.packedBytes, entry.path)
+            }
             checked += 1
         }
         XCTAssertGreaterThan(checked, 5)
