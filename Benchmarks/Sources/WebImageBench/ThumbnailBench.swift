@@ -93,18 +93,19 @@ enum ThumbnailBench: BenchSuite {
         let photo = try ProcessingBench.syntheticPhoto(width: 1920, height: 1080)
         var progressive = ImageEncoder(format: .jpeg, options: EncodeOptions(quality: 0.9, isProgressive: true))
         progressive.addFrame(photo)
-        try chunked(try progressive.encode(), label: "progressive JPEG 1920×1080", settings)
+        try chunked(try progressive.encode(), label: "progressive JPEG 1920×1080", hasGoal: true, settings)
         var baseline = ImageEncoder(format: .jpeg, options: EncodeOptions(quality: 0.9))
         baseline.addFrame(photo)
-        try chunked(try baseline.encode(), label: "baseline JPEG 1920×1080", settings)
+        try chunked(try baseline.encode(), label: "baseline JPEG 1920×1080", hasGoal: false, settings)
         var png = ImageEncoder(format: .png, options: EncodeOptions(isProgressive: true))
         png.addFrame(photo)
-        try chunked(try png.encode(), label: "interlaced PNG 1920×1080", settings)
+        try chunked(try png.encode(), label: "interlaced PNG 1920×1080", hasGoal: false, settings)
     }
 
     /// Feeds `data` in 32 KB chunks with a `makeImage()` after each; records the median CPU time against a
-    /// one-shot decode of the same bytes.
-    private static func chunked(_ data: Data, label: String, _ settings: BenchSettings) throws {
+    /// one-shot decode of the same bytes. The goal (≤ 2× one-shot) is for the progressive JPEG; the
+    /// other rows show the same measure for the other streams.
+    private static func chunked(_ data: Data, label: String, hasGoal: Bool, _ settings: BenchSettings) throws {
         let iterations = settings.quick ? 3 : 11
         let oneShot = try cpuMedian(iterations) { _ = try ImageDecoder.decode(data) }
         var partials = 0
@@ -125,7 +126,7 @@ enum ThumbnailBench: BenchSuite {
         BenchReport.shared.add(BenchResult(
             suite: name, name: "\(label) (\(data.count / 1024) KB) in 32 KB chunks, \(partials) partials",
             unit: "ms", ours: chunked * 1000, peer: oneShot * 1000, peerName: "one-shot decode (ours)",
-            higherIsBetter: false, goal: "≤ 2× one-shot", goalMet: chunked <= oneShot * 2))
+            higherIsBetter: false, goal: hasGoal ? "≤ 2× one-shot" : nil, goalMet: hasGoal ? chunked <= oneShot * 2 : nil))
     }
 
     /// Median thread CPU seconds of `body` over `iterations` runs after one warm-up.

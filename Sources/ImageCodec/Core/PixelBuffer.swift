@@ -84,6 +84,9 @@ public struct PixelBuffer: Sendable {
         return try body(UnsafeMutableRawBufferPointer(start: storage.pointer, count: byteCount))
     }
 
+    /// Whether no other buffer shares these pixels (writing would not copy them). O(1).
+    mutating func isUniquelyReferenced() -> Bool { isKnownUniquelyReferenced(&storage) }
+
     /// The pixels as packed RGBA bytes (`width * 4` per row, no padding). Copies.
     public var packedBytes: [UInt8] {
         var out = [UInt8](repeating: 0, count: width * height * 4)

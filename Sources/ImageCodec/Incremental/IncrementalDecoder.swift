@@ -39,7 +39,8 @@ import Foundation
 ///
 /// - Important: Not thread-safe: one owner feeds it and asks for images from one thread (or serial queue)
 ///   at a time. Memory: the decoder keeps a copy of all bytes received, plus one full-size buffer for the
-///   PNG or JPEG stream (checked against `options.limits` from the header before it is allocated).
+///   PNG or JPEG stream (checked against `options.limits` from the header before it is allocated) and, for
+///   JPEG once partial images were made, a second one it alternates with.
 public final class IncrementalDecoder {
     /// The decode options used for every image (limits, pixel format, `maxPixelSize`, …).
     public let options: DecodeOptions
@@ -66,6 +67,13 @@ public final class IncrementalDecoder {
     private var streamBuffer: PixelBuffer?
     /// Whether a partial image holds `streamBuffer`'s pixels (so the next render must not write into them).
     private var isStreamBufferShared = false
+    /// The JPEG stream buffer a previous partial image took: rendered into again once no image holds it, so
+    /// alternating partial images cost no allocation and (baseline) only a copy of the rows that are new.
+    private var spareBuffer: PixelBuffer?
+    /// Rows of `spareBuffer` holding decoded pixels (baseline); the rows after them are zero.
+    private var spareRows = 0
+    /// How many times the spare buffer was rendered into again instead of a fresh one (for tests).
+    private(set) var spareBufferReuses = 0
     private var streamFailed = false
     private var streamComplete = false
     private var lastImage: Image?
@@ -180,10 +188,23 @@ public final class IncrementalDecoder {
             guard var buffer = streamBuffer else { return nil }
             streamBuffer = nil  // so that, unless an image holds them, the pixels are uniquely referenced
             if isStreamBufferShared {
-                // The previous partial image holds these pixels. Rather than copy-on-write's whole-buffer copy,
-                // start a fresh zeroed buffer (its pages are touched only where written) holding just the rows
-                // decoded so far: every row past them is still zero. A baseline render continues from there.
-                buffer = try Self.copy(rows: stream.rowsDecoded, of: buffer)
+                // The previous partial image holds these pixels: continue in another buffer. A progressive
+                // output pass rewrites every row; a baseline render continues after the rows so far, so the
+                // other buffer needs those rows (and zero after them).
+                let rows = isProgressive ? 0 : stream.rowsDecoded
+                var spare = spareBuffer  // moved out, so that it is unique unless an image still holds it
+                spareBuffer = nil
+                if spare?.isUniquelyReferenced() == true {
+                    // No image holds the spare any more: copy just the rows decoded since it was current.
+                    Self.copyRows(min(spareRows, rows)..<rows, from: buffer, into: &spare!)
+                    spareBufferReuses += 1
+                } else {
+                    // A fresh zeroed buffer (its pages are touched only where written) with the rows so far.
+                    spare = try Self.copy(rows: rows, of: buffer)
+                }
+                spareBuffer = buffer
+                spareRows = rows
+                buffer = spare!
                 isStreamBufferShared = false
             }
             let stride = buffer.bytesPerRow
@@ -194,6 +215,18 @@ public final class IncrementalDecoder {
         } catch {
             dropStream()
             return nil
+        }
+    }
+
+    /// Copies rows `rows` of `source` into `destination` (same size and stride).
+    private static func copyRows(_ rows: Range<Int>, from source: PixelBuffer, into destination: inout PixelBuffer) {
+        let rows = rows.clamped(to: 0..<source.height)
+        guard !rows.isEmpty, source.bytesPerRow == destination.bytesPerRow else { return }
+        let offset = rows.lowerBound * source.bytesPerRow, byteCount = rows.count * source.bytesPerRow
+        source.withUnsafeBytes { from in
+            destination.withUnsafeMutableBytes { to in
+                (to.baseAddress! + offset).copyMemory(from: from.baseAddress! + offset, byteCount: byteCount)
+            }
         }
     }
 
@@ -310,6 +343,7 @@ public final class IncrementalDecoder {
         jpegStream = nil
         pngStream = nil
         streamBuffer = nil
+        spareBuffer = nil
         isStreamBufferShared = false
         streamComplete = false
         streamFailed = true

@@ -58,6 +58,19 @@ enum IncrementalFeeding {
         return rows
     }
 
+    /// How many rows at the bottom of `buffer` are entirely transparent black (all bytes zero).
+    static func transparentRowSuffix(_ buffer: PixelBuffer) -> Int {
+        buffer.withUnsafeBytes { bytes in
+            var rows = 0
+            while rows < buffer.height {
+                let start = (buffer.height - 1 - rows) * buffer.bytesPerRow
+                guard bytes[start ..< start + buffer.width * 4].allSatisfy({ $0 == 0 }) else { break }
+                rows += 1
+            }
+            return rows
+        }
+    }
+
     /// Whether rows `0..<count` of `a` and `b` hold the same bytes.
     static func rowsEqual(_ a: PixelBuffer, _ b: PixelBuffer, count: Int) -> Bool {
         guard a.width == b.width, a.height == b.height, count <= a.height else { return false }

@@ -32,6 +32,37 @@ final class IncrementalJPEGStreamTests: XCTestCase {
         XCTAssertTrue(decoder.isFinalFromStream, "the stream's rows are the final image")
     }
 
+    /// The decoder alternates two buffers for partial images; one an image still holds is never written.
+    /// Here every other partial image is kept: each must keep the pixels it was made with, and each must show
+    /// the final image's rows so far (baseline) whether its buffer was reused or fresh.
+    func testPartialImagesKeepTheirPixelsWhileBuffersAlternate() throws {
+        let source = try DownsampleFixtures.photo(width: 160, height: 120)
+        for progressive in [false, true] {
+            let data = try DownsampleFixtures.encode(source, as: .jpeg, progressive: progressive)
+            let full = try ImageDecoder.decode(data).firstFrame.buffer
+            var kept: [(image: Image, snapshot: [UInt8])] = []
+            var count = 0
+            let decoder = try IncrementalFeeding.feed(data, sizes: { 300 }) { image, _ in
+                let buffer = image.firstFrame.buffer
+                if !progressive {
+                    let rows = IncrementalFeeding.opaqueRowPrefix(buffer)
+                    XCTAssertTrue(IncrementalFeeding.rowsEqual(buffer, full, count: rows), "partial \(count)")
+                    XCTAssertEqual(rows, buffer.height - IncrementalFeeding.transparentRowSuffix(buffer),
+                                   "rows after the decoded ones are transparent (partial \(count))")
+                }
+                if count % 2 == 0 { kept.append((image, buffer.packedBytes)) }
+                count += 1
+            }
+            XCTAssertGreaterThan(count, progressive ? 1 : 4, "progressive \(progressive)")
+            if !progressive { XCTAssertGreaterThan(decoder.spareBufferReuses, 0, "dropped partials' buffers were reused") }
+            for (n, entry) in kept.enumerated() {
+                XCTAssertEqual(entry.image.firstFrame.buffer.packedBytes, entry.snapshot,
+                               "kept partial \(n) unchanged (progressive \(progressive))")
+            }
+            IncrementalFeeding.assertMatchesOneShot(decoder, data, "alternating buffers, progressive \(progressive)")
+        }
+    }
+
     func testBaselineAndProgressiveRandomChunksEqualOneShot() throws {
         let source = try DownsampleFixtures.photo(width: 203, height: 117)
         for progressive in [false, true] {
