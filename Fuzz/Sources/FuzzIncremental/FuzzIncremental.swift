@@ -12,8 +12,9 @@ private let fuzzLimits = DecodeLimits(maxPixelsPerFrame: 2048 * 2048, maxTotalPi
 public func fuzzIncremental(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     guard let start, count > 1 else { return 0 }
     let data = Data(UnsafeBufferPointer(start: start + 1, count: count - 1))
-    // At most 64 chunks per input: baseline JPEG and PNG partials re-decode the bytes so far, so tiny chunks
-    // over a large input would spend the fuzzer's time (and its per-input timeout) on quadratic work.
+    // At most 64 chunks per input: each partial image can cost a copy of the full-size pixels (and GIF and
+    // the JPEG fallback re-decode the bytes so far), so tiny chunks over a large input would spend the
+    // fuzzer's time (and its per-input timeout) on quadratic work.
     let chunkSize = max(1 + Int(start[0]) * 16, data.count / 64)
     let options = DecodeOptions(limits: fuzzLimits)
     let decoder = IncrementalDecoder(options: options)
