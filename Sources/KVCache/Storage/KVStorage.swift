@@ -10,6 +10,7 @@ import Glibc
 //   <path>/tmp/<pid>-<n>                    value files being written; renamed into data/ when complete
 //   <path>/trash/<pid>-<n>-<filename>       removed value files, emptied in the background
 //   <path>/lock                             advisory lock: shared while open, exclusive for open-time cleanup
+//   <path>/generation                       commit generation: 8-byte magic + 64-bit counter, mapped shared
 //
 //   table manifest(key text primary key, filename text, size integer, inline_data blob,
 //                  modification_time integer, last_access_time integer, extended_data blob)
@@ -24,6 +25,25 @@ import Glibc
 // unreferenced files in data/ or tmp/, which the next exclusive open removes. An inline value whose key
 // has no row or an inline row needs no file step: it is one upsert in autocommit (itself atomic), which
 // changes nothing when the row turned out to use a file; that case takes the transaction above.
+//
+// Reads: in WAL mode every SQLite read transaction takes and drops a read lock on the wal-index (`-shm`),
+// two `fcntl` calls that were half the cost of a small read. So reads share one read transaction (a
+// snapshot, `BEGIN DEFERRED` + the first SELECT) until one of these ends it:
+//   - a write on this connection (every write path calls `prepareWrite()` first): read-your-writes;
+//   - a commit by any writer of the folder, in any process: every writer increments the counter in
+//     `generation` (an atomic add on a shared mapping, `CommitGeneration`) after each commit, and a read
+//     whose snapshot saw another value ends it first. A read that finds its counter unchanged reads a
+//     snapshot that is at most "just before" a commit whose call has not yet returned: linearizable;
+//   - a value file missing or of the wrong size (the row may predate a concurrent replace): the read is
+//     retried once in a fresh snapshot before the entry counts as damaged;
+//   - 1,000 reads or 50 ms (`snapshotReadLimit`, `snapshotAgeLimit`): bounds how long a WAL checkpoint
+//     waits for us and how stale a read can be should a writer die between COMMIT and its increment or
+//     the generation file be replaced under us; `DiskCache` also ends a snapshot idle for 50 ms;
+//   - an error, `close()` or `endReadSnapshot()`.
+// A process killed while it holds a snapshot holds nothing afterwards: the kernel drops its `fcntl` locks
+// and SQLite ignores the read mark of a dead connection. A missing, short or foreign `generation` file is
+// recreated with a fresh counter at open; one removed or replaced while in use is noticed when a snapshot
+// begins and before each write, and mapped again.
 
 /// A key-value store in one folder: a SQLite manifest plus value files (YYKVStorage).
 ///
@@ -37,9 +57,16 @@ import Glibc
 /// value in a file when the caller passes a filename and inline otherwise (`DiskCache` passes one above
 /// its `inlineThreshold`).
 ///
+/// Consecutive reads share one SQLite read transaction (a snapshot) until this instance writes, any writer
+/// of the folder (in any process) commits, a value file turns out missing, 1,000 reads or 50 ms pass, or
+/// `endReadSnapshot()` is called: a read never misses a write that returned before it began. See "Reads"
+/// at the top of KVStorage.swift.
+///
 /// - Important: Not thread-safe: use one instance from one thread at a time. `DiskCache` owns one and
 ///   serialises it. Several instances (in several processes) may share a folder: SQLite locks the manifest,
-///   writers serialise on a write transaction, and only the first opener cleans up after crashes.
+///   writers serialise on a write transaction, and only the first opener cleans up after crashes. Call
+///   `endReadSnapshot()` before leaving an instance idle for long (`DiskCache` does it for you): an open
+///   snapshot holds back WAL checkpoints of the other instances until this one reads, writes or closes.
 public final class KVStorage {
     /// Where values are kept.
     public enum StorageType: Sendable, Equatable {
@@ -77,6 +104,14 @@ public final class KVStorage {
     /// sweep only when there is something to sweep).
     var hasNewTrash = false
     var isClosed = false
+    /// The folder's commit generation (`<path>/generation`).
+    let generation: CommitGeneration
+    /// The read transaction kept across reads.
+    var snapshot = ReadSnapshot()
+    /// Read snapshots begun so far (tests check that reads share them).
+    var snapshotsBegun = 0
+    /// Reads one snapshot may serve; 1,000 (tests lower it).
+    var snapshotReadLimit = KVStorage.defaultSnapshotReadLimit
 
     var manifestPath: String { path + "/manifest.sqlite" }
     var dataPath: String { path + "/data" }
@@ -107,6 +142,7 @@ public final class KVStorage {
         self.io = FileIO(faults: faults)
         let io = FileIO(faults: faults)
         for folder in [path, path + "/data", path + "/tmp", path + "/trash"] { try io.makeDirectory(folder) }
+        generation = try CommitGeneration(path: path + "/generation")
         let (lock, exclusive) = try Self.acquireOpenLock(path + "/lock")
         let manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
         var recovery: KVCacheError?
@@ -136,6 +172,7 @@ public final class KVStorage {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
+        endReadSnapshot()
         flushAccessTimes()
         database.close()
         if lockDescriptor >= 0 { Glibc.close(lockDescriptor) }
