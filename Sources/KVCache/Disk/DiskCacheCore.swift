@@ -50,18 +50,18 @@ final class DiskCacheCore: Sendable {
         return value
     }
 
-    /// Ends the storage's read snapshot once it is `KVStorage.snapshotAgeLimit` old (checked that often
+    /// Ends the storage's read snapshot once it is `KVStorage.defaultSnapshotAgeLimit` old (checked that often
     /// while one is open; coalesced: one pending check at a time), so an idle cache never holds back the
     /// WAL checkpoints of other processes. A busy reader renews its snapshot itself at that age.
     func scheduleSnapshotRelease() {
         guard !snapshotReleaseScheduled.load(ordering: .relaxed),
               snapshotReleaseScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + KVStorage.snapshotAgeLimit) { [weak self] in
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + KVStorage.defaultSnapshotAgeLimit) { [weak self] in
             guard let self else { return }
             self.snapshotReleaseScheduled.store(false, ordering: .releasing)
             let stillOpen = self.storage.withLock { storage -> Bool in
-                if let age = storage.readSnapshotAge, age >= KVStorage.snapshotAgeLimit * 0.9 { storage.endReadSnapshot() }
+                if let age = storage.readSnapshotAge, age >= KVStorage.defaultSnapshotAgeLimit * 0.9 { storage.endReadSnapshot() }
                 return storage.hasReadSnapshot
             }
             if stillOpen { self.scheduleSnapshotRelease() }

@@ -27,6 +27,7 @@ final class CommitGeneration {
     private var mapping: UnsafeMutableRawPointer?
     private var device: UInt64 = 0
     private var inode: UInt64 = 0
+    private var hasReportedFailure = false
 
     /// Opens (creating or repairing if needed) and maps the generation file at `path`.
     init(path: String) throws(KVCacheError) {
@@ -58,8 +59,11 @@ final class CommitGeneration {
         if sameFile, let mapping, mapping.load(fromByteOffset: 0, as: UInt64.self) == Self.magic { return }
         do {
             try map()
+            hasReportedFailure = false
         } catch {
-            kvLog.error("KVStorage: cannot map the generation file \(path): \(error)")
+            // Once per episode: a folder removed under a live store fails here at every write until it closes.
+            if !hasReportedFailure { kvLog.warning("KVStorage: cannot map the generation file \(path) again: \(error)") }
+            hasReportedFailure = true
         }
     }
 

@@ -20,14 +20,14 @@ extension KVStorage {
     /// its commit and its generation increment, and on how long a WAL checkpoint may wait for us).
     static let defaultSnapshotReadLimit = 1_000
     /// Seconds one snapshot may live before it is renewed, for the same reasons.
-    static let snapshotAgeLimit = 0.05
+    static let defaultSnapshotAgeLimit = 0.05
 
     /// Makes the next read run in a current snapshot: keeps the open one while the folder's commit
     /// generation is unchanged and it is within its limits, else ends it and begins another.
     func beginRead() throws(KVCacheError) {
         if snapshot.isOpen {
             if generation.current == snapshot.generation && snapshot.reads < snapshotReadLimit
-                && monotonicSeconds() - snapshot.began < Self.snapshotAgeLimit {
+                && monotonicSeconds() - snapshot.began < snapshotAgeLimit {
                 snapshot.reads += 1
                 return
             }
@@ -46,7 +46,7 @@ extension KVStorage {
     /// Ends the read snapshot, if one is open, so the next read sees every commit. Called before every write
     /// on this connection (a write needs the newest snapshot), when a value file turns out missing (the row
     /// may be from before a concurrent replace), on errors and at close. `DiskCache` also calls it when its
-    /// store has been idle for `snapshotAgeLimit`, so an idle process never holds back WAL checkpoints.
+    /// store has been idle for `defaultSnapshotAgeLimit`, so an idle process never holds back WAL checkpoints.
     ///
     /// A failure is logged: a connection SQLite has already taken out of its transaction has nothing to end.
     public func endReadSnapshot() {

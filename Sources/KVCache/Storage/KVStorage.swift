@@ -112,6 +112,8 @@ public final class KVStorage {
     var snapshotsBegun = 0
     /// Reads one snapshot may serve; 1,000 (tests lower it).
     var snapshotReadLimit = KVStorage.defaultSnapshotReadLimit
+    /// Seconds one snapshot may live; 0.05 (tests raise it).
+    var snapshotAgeLimit = KVStorage.defaultSnapshotAgeLimit
 
     var manifestPath: String { path + "/manifest.sqlite" }
     var dataPath: String { path + "/data" }
