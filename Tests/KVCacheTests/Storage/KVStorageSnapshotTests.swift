@@ -100,12 +100,14 @@ final class KVStorageSnapshotTests: XCTestCase {
 
     func testGenerationFileOverwrittenWithGarbageOrRemovedIsRecreated() throws {
         let reader = try KVStorage(path: directory.path, type: .sqlite)
+        reader.generation.revalidationInterval = 0 // look at the path every time, not every 50 ms
         try reader.save(key: "k", value: Data([1]))
         XCTAssertEqual(try reader.itemValue(forKey: "k"), Data([1]))
 
         // Garbage over the header while in use: the next opener repairs it; readers keep seeing commits.
         try Data(repeating: 0xA5, count: 16).write(to: URL(fileURLWithPath: generationPath))
         let writer = try KVStorage(path: directory.path, type: .sqlite)
+        writer.generation.revalidationInterval = 0
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: generationPath)).prefix(8), Data("WKVGENC1".utf8))
         try writer.save(key: "k", value: Data([2]))
         XCTAssertEqual(try reader.itemValue(forKey: "k"), Data([2]))
