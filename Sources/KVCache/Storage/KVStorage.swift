@@ -116,9 +116,10 @@ public final class KVStorage {
     var snapshotAgeLimit = KVStorage.defaultSnapshotAgeLimit
 
     var manifestPath: String { path + "/manifest.sqlite" }
-    var dataPath: String { path + "/data" }
-    var tmpPath: String { path + "/tmp" }
-    var trashPath: String { path + "/trash" }
+    /// `<path>/data`, `<path>/tmp`, `<path>/trash`: stored, as every file read and write builds a path on them.
+    let dataPath: String
+    let tmpPath: String
+    let trashPath: String
 
     /// Opens (creating if needed) the store in the folder at `path`.
     ///
@@ -138,6 +139,9 @@ public final class KVStorage {
     /// Opens the store with a fault-injection seam (tests).
     init(path: String, type: StorageType, syncsFiles: Bool = false, faults: KVStorageFaults?) throws(KVCacheError) {
         self.path = path
+        dataPath = path + "/data"
+        tmpPath = path + "/tmp"
+        trashPath = path + "/trash"
         self.type = type
         self.syncsFiles = syncsFiles
         self.faults = faults
