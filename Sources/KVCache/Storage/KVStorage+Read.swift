@@ -4,11 +4,11 @@ extension KVStorage {
     /// The item for `key` with its value, or `nil`. Counts as an access (for LRU trimming).
     ///
     /// A row whose file is missing or has the wrong size (another process replaced the value meanwhile) is
-    /// read again once in a fresh snapshot; a row whose file is still missing or has the wrong size is
-    /// removed and reported as a miss.
+    /// read again in a fresh snapshot; a row that still names a missing or wrong-sized file is removed
+    /// (logged as a corrupt entry) and reported as a miss.
     public func item(forKey key: String) throws(KVCacheError) -> KVStorageItem? {
         try guarded { () throws(KVCacheError) -> KVStorageItem? in
-            for attempt in 0..<2 {
+            for attempt in 0..<3 {
                 guard var item = try reading({ () throws(KVCacheError) in try row(forKey: key, includeValue: true) }) else {
                     return nil
                 }
@@ -28,10 +28,13 @@ extension KVStorage {
                     endReadSnapshot()
                     continue
                 }
-                let reason = !isSafe ? "bad file name \(filename)" : data == nil ? "file \(filename) missing" : "file \(filename) has \(data?.count ?? 0) bytes, not \(item.size)"
-                kvLog.error("KVStorage at \(path): \(KVCacheError.corruptEntry(key: key, reason: reason))")
-                try removeRowIfStill(key: key, filename: filename)
-                return nil
+                if try removeRowIfStill(key: key, filename: filename) {
+                    let reason = !isSafe ? "bad file name \(filename)" : data == nil ? "file \(filename) missing" : "file \(filename) has \(data?.count ?? 0) bytes, not \(item.size)"
+                    kvLog.error("KVStorage at \(path): \(KVCacheError.corruptEntry(key: key, reason: reason))")
+                    return nil
+                }
+                // The row moved on meanwhile (a writer replaced or removed the value twice while we looked):
+                // not damage; look once more.
             }
             return nil
         }
@@ -143,8 +146,10 @@ extension KVStorage {
         }
     }
 
-    /// Deletes the row for `key` if it still points at `filename` (another process may have replaced it).
-    func removeRowIfStill(key: String, filename: String) throws(KVCacheError) {
+    /// Deletes the row for `key` if it still points at `filename` (another process may have replaced it);
+    /// returns whether it did.
+    @discardableResult
+    func removeRowIfStill(key: String, filename: String) throws(KVCacheError) -> Bool {
         let removed = try inWriteTransaction { () throws(KVCacheError) -> Bool in
             let delete = try database.prepare("DELETE FROM manifest WHERE key = ?1 AND filename = ?2")
             defer { delete.reset() }
@@ -154,5 +159,6 @@ extension KVStorage {
             return database.changes > 0
         }
         if removed { moveToTrash(filename) }
+        return removed
     }
 }
