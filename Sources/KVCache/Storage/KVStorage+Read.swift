@@ -146,11 +146,31 @@ extension KVStorage {
         }
     }
 
-    /// Deletes the row for `key` if it still points at `filename` (another process may have replaced it);
-    /// returns whether it did.
+    /// Deletes the row for `key` if it still points at `filename` and that file is still missing or of the
+    /// wrong size; returns whether it did. Both are checked inside the write transaction, where no writer
+    /// can move files: a value replaced twice meanwhile may use `filename` again, with a sound new file.
     @discardableResult
     func removeRowIfStill(key: String, filename: String) throws(KVCacheError) -> Bool {
+        try withFileLock { () throws(KVCacheError) -> Bool in try _removeRowIfStill(key: key, filename: filename) }
+    }
+
+    /// `removeRowIfStill` under the file lock.
+    private func _removeRowIfStill(key: String, filename: String) throws(KVCacheError) -> Bool {
         let removed = try inWriteTransaction { () throws(KVCacheError) -> Bool in
+            let select = try database.prepare("SELECT size FROM manifest WHERE key = ?1 AND filename = ?2")
+            select.bind(key, at: 1)
+            select.bind(filename, at: 2)
+            let found: Bool
+            do throws(KVCacheError) {
+                found = try select.step()
+            } catch {
+                select.reset()
+                throw error
+            }
+            let size = select.int64(0)
+            select.reset()
+            guard found else { return false }
+            if Self.isSafeFilename(filename), try io.fileSize(dataPath + "/" + filename) == size { return false }
             let delete = try database.prepare("DELETE FROM manifest WHERE key = ?1 AND filename = ?2")
             defer { delete.reset() }
             delete.bind(key, at: 1)

@@ -60,6 +60,24 @@ extension KVStorage {
             }
             temporary = tmp
         }
+        // From here on files move into and out of data/: under the folder's file lock (see `withFileLock`).
+        do {
+            try withFileLock { () throws(KVCacheError) in
+                try placeAndCommit(key: key, value: value, storedFilename: storedFilename, temporary: temporary,
+                                   extendedData: extendedData)
+            }
+        } catch {
+            // placeAndCommit removed it already unless the lock itself failed; a second unlink is harmless.
+            if let temporary { removeQuietly(temporary) }
+            throw error
+        }
+    }
+
+    /// The part of `save` under the file lock: the write transaction that renames the temporary into data/
+    /// and upserts the row, then the old file's move to trash.
+    private func placeAndCommit(
+        key: String, value: Data, storedFilename: String?, temporary: String?, extendedData: Data?
+    ) throws(KVCacheError) {
         var placed: String?
         let now = nextStamp()
         let previous: String?

@@ -11,6 +11,7 @@ import Glibc
 //   <path>/trash/<pid>-<n>-<filename>       removed value files, emptied in the background
 //   <path>/lock                             advisory lock: shared while open, exclusive for open-time cleanup
 //   <path>/generation                       commit generation: 8-byte magic + 64-bit counter, mapped shared
+//   <path>/write.lock                       advisory lock held around every move of a value file
 //
 //   table manifest(key text primary key, filename text, size integer, inline_data blob,
 //                  modification_time integer, last_access_time integer, extended_data blob)
@@ -22,7 +23,9 @@ import Glibc
 // serialises writers across processes), it is renamed into data/ under a name no row uses and the row is
 // upserted; after COMMIT the file the row used before goes to trash/. Delete order: the row goes (COMMIT),
 // then its file moves to trash/. So at every instant a row's file exists, and a crash can only leave
-// unreferenced files in data/ or tmp/, which the next exclusive open removes. An inline value whose key
+// unreferenced files in data/ or tmp/, which the next exclusive open removes. Every step that moves a file
+// into or out of data/ (the write transaction and the move to trash after it) holds `write.lock`, so no
+// other writer can reuse the old name in between (see `withFileLock`). An inline value whose key
 // has no row or an inline row needs no file step: it is one upsert in autocommit (itself atomic), which
 // changes nothing when the row turned out to use a file; that case takes the transaction above.
 //
@@ -95,6 +98,9 @@ public final class KVStorage {
     let faults: KVStorageFaults?
     /// The advisory lock file descriptor (shared lock held while open).
     var lockDescriptor: Int32 = -1
+    /// `<path>/write.lock`, held around every move of a value file (see `withFileLock`).
+    let fileLockDescriptor: Int32
+    var fileLockDepth = 0
     /// Reads not yet written to `last_access_time`: flushed in one transaction every 1,024 reads, before
     /// evictions and at close.
     var pendingAccessTimes: [String: Int64] = [:]
@@ -149,14 +155,24 @@ public final class KVStorage {
         let io = FileIO(faults: faults)
         for folder in [path, path + "/data", path + "/tmp", path + "/trash"] { try io.makeDirectory(folder) }
         generation = try CommitGeneration(path: path + "/generation")
-        let (lock, exclusive) = try Self.acquireOpenLock(path + "/lock")
-        let manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
+        let fileLock = try Self.openFileLock(path + "/write.lock")
+        fileLockDescriptor = fileLock
+        let lock: Int32, exclusive: Bool
+        do {
+            (lock, exclusive) = try Self.acquireOpenLock(path + "/lock")
+        } catch {
+            Glibc.close(fileLock)
+            throw error
+        }
+        let manifestExisted: Bool
         var recovery: KVCacheError?
         do {
+            manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
             database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
                                              checkIntegrity: exclusive, recovery: &recovery)
         } catch {
             Glibc.close(lock)
+            Glibc.close(fileLock)
             throw error
         }
         lockDescriptor = lock
@@ -183,6 +199,7 @@ public final class KVStorage {
         database.close()
         if lockDescriptor >= 0 { Glibc.close(lockDescriptor) }
         lockDescriptor = -1
+        Glibc.close(fileLockDescriptor)
     }
 
     /// A manifest time strictly after the previous one from this instance (so LRU order is exact even
