@@ -250,8 +250,13 @@ enum KVCacheBench: BenchSuite {
     static func addSQLiteFloor(count: Int, size: Int, label: String, ours: DiskTimes, work: URL) throws {
         var write = 0.0, perReadTransaction = 0.0, shared = 0.0
         let path = work.appendingPathComponent("floor-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        guard bench_sqlite_kv_floor(path, Int32(count), Int32(size), Int32(2 * count), &write, &perReadTransaction, &shared) == 0
+        defer {
+            for file in [path, path + ".b"] {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+            }
+        }
+        guard bench_sqlite_kv_floor(path, path + ".b", Int32(count), Int32(size), Int32(2 * count), &write,
+                                    &perReadTransaction, &shared) == 0
         else { throw BenchError.wrongResult("\(label): SQLite floor failed") }
         add("\(label) write vs SQLite upsert from C", ours: ours.write * 1e6, peer: write / 1e3,
             peerName: "SQLite from C", goal: nil, met: nil)
