@@ -38,15 +38,18 @@ import Glibc
 //     whose snapshot saw another value ends it first. A read that finds its counter unchanged reads a
 //     snapshot that is at most "just before" a commit whose call has not yet returned: linearizable;
 //   - a value file missing or of the wrong size (the row may predate a concurrent replace): the read is
-//     retried once in a fresh snapshot before the entry counts as damaged;
+//     retried in a fresh snapshot; the row is removed as damaged only if, under `write.lock` and in a
+//     write transaction, it still names that file and the file is still missing or of the wrong size;
 //   - 1,000 reads or 50 ms (`snapshotReadLimit`, `snapshotAgeLimit`): bounds how long a WAL checkpoint
 //     waits for us and how stale a read can be should a writer die between COMMIT and its increment or
 //     the generation file be replaced under us; `DiskCache` also ends a snapshot idle for 50 ms;
 //   - an error, `close()` or `endReadSnapshot()`.
-// A process killed while it holds a snapshot holds nothing afterwards: the kernel drops its `fcntl` locks
-// and SQLite ignores the read mark of a dead connection. A missing, short or foreign `generation` file is
-// recreated with a fresh counter at open; one removed or replaced while in use is noticed when a snapshot
-// begins and before each write, and mapped again.
+// A process killed while it holds a snapshot holds nothing afterwards: the kernel drops its `fcntl` locks,
+// and a read mark whose lock is free is not in use for SQLite. A missing, short or foreign `generation` file
+// is recreated with a fresh counter at open; one removed or replaced while in use is noticed when a
+// snapshot begins or before a write (the path is looked at at most every 50 ms) and mapped again.
+// Writers of an older version of this code do not increment the counter: their commits are seen within
+// the limits above.
 
 /// A key-value store in one folder: a SQLite manifest plus value files (YYKVStorage).
 ///
@@ -62,8 +65,9 @@ import Glibc
 ///
 /// Consecutive reads share one SQLite read transaction (a snapshot) until this instance writes, any writer
 /// of the folder (in any process) commits, a value file turns out missing, 1,000 reads or 50 ms pass, or
-/// `endReadSnapshot()` is called: a read never misses a write that returned before it began. See "Reads"
-/// at the top of KVStorage.swift.
+/// `endReadSnapshot()` is called: a read never misses a write whose call returned before the read began
+/// (a writer killed between its COMMIT and its generation increment is seen within those limits). See
+/// "Reads" at the top of KVStorage.swift.
 ///
 /// - Important: Not thread-safe: use one instance from one thread at a time. `DiskCache` owns one and
 ///   serialises it. Several instances (in several processes) may share a folder: SQLite locks the manifest,
