@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -109,7 +110,6 @@ public final class KVStorage {
     /// evictions and at close.
     var pendingAccessTimes: [String: Int64] = [:]
     var lastStamp: Int64 = 0
-    var fileCounter = 0
     /// Whether a file went to `trash/` since `takeTrashFlag()` last ran (so `DiskCache` schedules a trash
     /// sweep only when there is something to sweep).
     var hasNewTrash = false
@@ -221,9 +221,16 @@ public final class KVStorage {
 
     /// A process-unique name for a temporary or trashed file.
     func uniqueName() -> String {
-        fileCounter += 1
-        return "\(getpid())-\(fileCounter)-\(nextStamp())"
+        // A counter shared by every instance in the process: two instances on one folder naming temporaries
+        // in the same microsecond must not pick the same name.
+        let counter = Self.fileCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        return "\(getpid())-\(counter)-\(nextStamp())"
     }
+}
+
+extension KVStorage {
+    /// Numbers temporaries and trashed files, process-wide (see `uniqueName()`).
+    static let fileCounter = Atomic<Int>(0)
 }
 
 @available(*, unavailable, message: "KVStorage is not thread-safe; use DiskCache to share one")
