@@ -98,7 +98,7 @@ public final class DiskCache: Sendable {
 
     /// The bytes stored for `key`, or `nil`. Counts as an access for LRU trimming.
     public func object(forKey key: String) throws(KVCacheError) -> Data? {
-        try entry(forKey: key)?.value
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.itemValue(forKey: key) }
     }
 
     /// The entry (value, extended data, times) for `key`, or `nil`. Counts as an access.

@@ -7,9 +7,16 @@ extension KVStorage {
     /// read again in a fresh snapshot; a row that still names a missing or wrong-sized file is removed
     /// (logged as a corrupt entry) and reported as a miss.
     public func item(forKey key: String) throws(KVCacheError) -> KVStorageItem? {
+        try readItem(forKey: key, valueOnly: false)
+    }
+
+    /// `item(forKey:)`; with `valueOnly`, the item's times and extended data are not read (`itemValue`).
+    private func readItem(forKey key: String, valueOnly: Bool) throws(KVCacheError) -> KVStorageItem? {
         try guarded { () throws(KVCacheError) -> KVStorageItem? in
             for attempt in 0..<3 {
-                guard var item = try reading({ () throws(KVCacheError) in try row(forKey: key, includeValue: true) }) else {
+                guard var item = try reading({ () throws(KVCacheError) in
+                    try row(forKey: key, includeValue: true, valueOnly: valueOnly)
+                }) else {
                     return nil
                 }
                 guard let filename = item.filename else {
@@ -42,7 +49,7 @@ extension KVStorage {
 
     /// The value for `key`, or `nil`. Counts as an access.
     public func itemValue(forKey key: String) throws(KVCacheError) -> Data? {
-        try item(forKey: key)?.value
+        try readItem(forKey: key, valueOnly: true)?.value
     }
 
     /// The item for `key` without its value (`value` is empty), or `nil`. Does not read the value file and
@@ -95,13 +102,19 @@ extension KVStorage {
     }
 
     /// The row for `key`; the inline value when asked (file values are read by the caller). The access time
-    /// is the manifest's; `recordAccess` puts a pending one in its place.
-    func row(forKey key: String, includeValue: Bool) throws(KVCacheError) -> KVStorageItem? {
-        let select = try database.prepare(includeValue ? .selectItem : .selectInfo)
+    /// is the manifest's; `recordAccess` puts a pending one in its place. With `valueOnly`, only the columns
+    /// a value read needs are decoded: the times are 1970 and the extended data `nil`.
+    func row(forKey key: String, includeValue: Bool, valueOnly: Bool = false) throws(KVCacheError) -> KVStorageItem? {
+        let select = try database.prepare(valueOnly ? .selectValue : includeValue ? .selectItem : .selectInfo)
         defer { select.reset() }
         select.bind(key, at: 1)
         guard try select.step() else { return nil }
         let filename = select.text(0)
+        if valueOnly {
+            let epoch = Date(timeIntervalSince1970: 0)
+            return KVStorageItem(key: key, value: filename == nil ? (select.data(2) ?? Data()) : Data(), filename: filename,
+                                 size: select.int64(1), modificationTime: epoch, lastAccessTime: epoch, extendedData: nil)
+        }
         return KVStorageItem(
             key: key,
             value: includeValue && filename == nil ? (select.data(5) ?? Data()) : Data(),

@@ -197,7 +197,7 @@ struct SQLiteStatement {
 
 /// The statements of the hot paths (every read, save and transaction), cached in fixed slots.
 enum HotStatement: Int, CaseIterable {
-    case selectItem, selectInfo, containsKey, selectFilename, upsertInline, insertRow
+    case selectItem, selectInfo, selectValue, containsKey, selectFilename, upsertInline, insertRow
     case beginImmediate, commit, rollback, beginRead, endRead
 
     var sql: String {
@@ -206,6 +206,7 @@ enum HotStatement: Int, CaseIterable {
             "SELECT filename, size, modification_time, last_access_time, extended_data, inline_data FROM manifest WHERE key = ?1"
         case .selectInfo:
             "SELECT filename, size, modification_time, last_access_time, extended_data FROM manifest WHERE key = ?1"
+        case .selectValue: "SELECT filename, size, inline_data FROM manifest WHERE key = ?1"
         case .containsKey: "SELECT 1 FROM manifest WHERE key = ?1"
         case .selectFilename: "SELECT filename FROM manifest WHERE key = ?1"
         case .upsertInline:
