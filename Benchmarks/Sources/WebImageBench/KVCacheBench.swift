@@ -1,3 +1,4 @@
+import CBenchHarness
 import Foundation
 import Synchronization
 import WebImage
@@ -239,7 +240,30 @@ enum KVCacheBench: BenchSuite {
             add("\(label) write", ours: ours.write * 1e6, peer: plain.write * 1e6, peerName: "file per key", goal: goal, met: met(ours.write, plain.write))
             add("\(label) random read", ours: ours.read * 1e6, peer: plain.read * 1e6, peerName: "file per key", goal: goal, met: met(ours.read, plain.read))
             add("\(label) miss", ours: ours.miss * 1e6, peer: plain.miss * 1e6, peerName: "file per key", goal: nil, met: nil)
+            if small { try addSQLiteFloor(count: count, size: size, label: label, ours: ours, work: settings.workDirectory) }
         }
+    }
+
+    /// What SQLite itself costs from C for the same inline workload (bench_sqlite_kv_floor): the floor under
+    /// DiskCache's small writes and reads, with reads in one shared read transaction as KVStorage's
+    /// snapshots do, and each in its own (the wal-index lock cost per read that snapshots remove).
+    static func addSQLiteFloor(count: Int, size: Int, label: String, ours: DiskTimes, work: URL) throws {
+        var write = 0.0, perReadTransaction = 0.0, shared = 0.0
+        let path = work.appendingPathComponent("floor-\(UUID().uuidString).sqlite").path
+        defer {
+            for file in [path, path + ".b"] {
+                for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+            }
+        }
+        guard bench_sqlite_kv_floor(path, path + ".b", Int32(count), Int32(size), Int32(2 * count), &write,
+                                    &perReadTransaction, &shared) == 0
+        else { throw BenchError.wrongResult("\(label): SQLite floor failed") }
+        add("\(label) write vs SQLite upsert from C", ours: ours.write * 1e6, peer: write / 1e3,
+            peerName: "SQLite from C", goal: nil, met: nil)
+        add("\(label) random read vs SQLite SELECT from C, one read txn", ours: ours.read * 1e6, peer: shared / 1e3,
+            peerName: "SQLite from C, shared read txn", goal: nil, met: nil)
+        add("\(label) random read vs SQLite SELECT from C, txn per read", ours: ours.read * 1e6,
+            peer: perReadTransaction / 1e3, peerName: "SQLite from C, txn per read", goal: nil, met: nil)
     }
 
     /// The value-size sweep that picks the default `inlineThreshold`: per size, `.sqlite`, `.file` and

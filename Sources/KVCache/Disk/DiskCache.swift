@@ -12,7 +12,10 @@ import Foundation
 /// Values up to `inlineThreshold` bytes live in the SQLite manifest, larger ones in files named by the MD5
 /// of the key (or `filename`'s choice). `DiskCache(path:)` shares one live instance per folder in the
 /// process: every handle for a path sees the same store and limits. Several processes may use one folder:
-/// reads and writes stay correct, and only one process trims at a time.
+/// reads and writes stay correct, and only one process trims at a time. Consecutive reads share one SQLite
+/// read snapshot, renewed whenever any process commits (see `KVStorage`); a background check ends a
+/// snapshot once it is 50 ms old (within about 100 ms), so an idle process never holds back the others'
+/// WAL checkpoints.
 ///
 /// - Important: Thread-safe. Synchronous methods do disk I/O on the calling thread (the store is serialised
 ///   by a lock); the completion-handler and `async` variants run on a background queue.
@@ -95,7 +98,7 @@ public final class DiskCache: Sendable {
 
     /// The bytes stored for `key`, or `nil`. Counts as an access for LRU trimming.
     public func object(forKey key: String) throws(KVCacheError) -> Data? {
-        try entry(forKey: key)?.value
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.itemValue(forKey: key) }
     }
 
     /// The entry (value, extended data, times) for `key`, or `nil`. Counts as an access.

@@ -24,6 +24,7 @@ final class DiskCacheCore: Sendable {
     let queue: DispatchQueue
     let trashQueue: DispatchQueue
     private let trashScheduled = Atomic(false)
+    private let snapshotReleaseScheduled = Atomic(false)
 
     init(path: String, inlineThreshold: Int) throws(KVCacheError) {
         self.path = path
@@ -36,11 +37,34 @@ final class DiskCacheCore: Sendable {
         scheduleAutoTrim()
     }
 
-    /// Runs `body` with the storage, holding the lock.
+    /// Runs `body` with the storage, holding the lock. When the storage is left holding a read snapshot,
+    /// makes sure a release is scheduled for when it goes idle.
     func withStorage<T>(_ body: (KVStorage) throws(KVCacheError) -> T) throws(KVCacheError) -> sending T {
-        try storage.withLock { (storage: inout KVStorage) throws(KVCacheError) -> sending T in
+        nonisolated(unsafe) var holdsSnapshot = false
+        let value = try storage.withLock { (storage: inout KVStorage) throws(KVCacheError) -> sending T in
             nonisolated(unsafe) let result = try body(storage)
+            holdsSnapshot = storage.hasReadSnapshot
             return result
+        }
+        if holdsSnapshot { scheduleSnapshotRelease() }
+        return value
+    }
+
+    /// Ends the storage's read snapshot once it is `KVStorage.defaultSnapshotAgeLimit` old (checked that often
+    /// while one is open; coalesced: one pending check at a time), so an idle cache never holds back the
+    /// WAL checkpoints of other processes. A busy reader renews its snapshot itself at that age.
+    func scheduleSnapshotRelease() {
+        guard !snapshotReleaseScheduled.load(ordering: .relaxed),
+              snapshotReleaseScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + KVStorage.defaultSnapshotAgeLimit) { [weak self] in
+            guard let self else { return }
+            self.snapshotReleaseScheduled.store(false, ordering: .releasing)
+            let stillOpen = self.storage.withLock { storage -> Bool in
+                if let age = storage.readSnapshotAge, age >= KVStorage.defaultSnapshotAgeLimit * 0.9 { storage.endReadSnapshot() }
+                return storage.hasReadSnapshot
+            }
+            if stillOpen { self.scheduleSnapshotRelease() }
         }
     }
 
@@ -54,8 +78,10 @@ final class DiskCacheCore: Sendable {
         guard trashScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
         let path = self.path
-        trashQueue.async { [self] in
-            trashScheduled.store(false, ordering: .releasing)
+        // Weakly: a sweep must not be where the last handle's core is freed (and its manifest closed, which
+        // writes to the folder) after its owner thought it gone.
+        trashQueue.async { [weak self] in
+            self?.trashScheduled.store(false, ordering: .releasing)
             do {
                 try KVStorage.emptyTrash(atPath: path)
             } catch {

@@ -80,7 +80,8 @@ struct FileIO {
         guard let buffer = malloc(capacity) else { throw .io(errno: ENOMEM, operation: "read", path: path) }
         var offset = 0
         while offset < capacity {
-            let got = Glibc.read(fd, buffer + offset, capacity - offset)
+            let asked = capacity - offset
+            let got = Glibc.read(fd, buffer + offset, asked)
             if got < 0 {
                 if errno == EINTR { continue }
                 let failure = errno
@@ -89,6 +90,9 @@ struct FileIO {
             }
             if got == 0 { break }
             offset += got
+            // A read of a regular file stops short only at its end: having the expected size and not the extra
+            // byte asked for, the file has exactly the expected size, and a second read (to see 0) is saved.
+            if got < asked, let expectedSize, offset == Int(expectedSize) { break }
         }
         return Data(bytesNoCopy: buffer, count: offset, deallocator: .free)
     }

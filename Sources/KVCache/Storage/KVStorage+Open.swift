@@ -22,6 +22,15 @@ extension KVStorage {
             Glibc.close(fd)
             throw .io(errno: code, operation: "flock exclusive", path: lockPath)
         }
+        // Wait for the exclusive opener to finish setting up the manifest (WAL mode, schema, cleanup):
+        // opening it meanwhile could meet its locks with SQLITE_BUSY, which `journal_mode` does not wait on.
+        while flock(fd, LOCK_SH) != 0 {
+            guard errno == EINTR else {
+                let failure = errno
+                Glibc.close(fd)
+                throw .io(errno: failure, operation: "flock shared", path: lockPath)
+            }
+        }
         return (fd, false)
     }
 
@@ -94,6 +103,7 @@ extension KVStorage {
     /// Called when a statement reports corruption while the store is in use: the manifest is moved aside and
     /// recreated empty, every value file becomes an orphan and is trashed, and `recoveryError` is set.
     func recoverFromCorruption(_ error: KVCacheError) {
+        snapshot.isOpen = false
         database.close()
         pendingAccessTimes.removeAll()
         let movedTo = Self.moveManifestAside(manifestPath)
@@ -102,6 +112,7 @@ extension KVStorage {
         recoveryError = problem
         do {
             database = try Self.configureManifest(at: manifestPath, syncsFiles: syncsFiles, faults: faults, checkIntegrity: false)
+            didCommit()
             for name in try io.contentsOfDirectory(dataPath) { moveToTrash(name) }
         } catch {
             kvLog.error("KVStorage at \(path): cannot recreate the manifest: \(error)")

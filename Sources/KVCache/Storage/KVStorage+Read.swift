@@ -3,14 +3,24 @@ import Foundation
 extension KVStorage {
     /// The item for `key` with its value, or `nil`. Counts as an access (for LRU trimming).
     ///
-    /// A row whose file has vanished (another process replaced the value meanwhile) is read again once; a
-    /// row whose file is still missing or has the wrong size is removed and reported as a miss.
+    /// A row whose file is missing or has the wrong size (another process replaced the value meanwhile) is
+    /// read again in a fresh snapshot; a row that still names a missing or wrong-sized file is removed
+    /// (logged as a corrupt entry) and reported as a miss.
     public func item(forKey key: String) throws(KVCacheError) -> KVStorageItem? {
+        try readItem(forKey: key, valueOnly: false)
+    }
+
+    /// `item(forKey:)`; with `valueOnly`, the item's times and extended data are not read (`itemValue`).
+    private func readItem(forKey key: String, valueOnly: Bool) throws(KVCacheError) -> KVStorageItem? {
         try guarded { () throws(KVCacheError) -> KVStorageItem? in
-            for attempt in 0..<2 {
-                guard var item = try row(forKey: key, includeValue: true) else { return nil }
+            for attempt in 0..<3 {
+                guard var item = try reading({ () throws(KVCacheError) in
+                    try row(forKey: key, includeValue: true, valueOnly: valueOnly)
+                }) else {
+                    return nil
+                }
                 guard let filename = item.filename else {
-                    recordAccess(key)
+                    recordAccess(&item)
                     return item
                 }
                 // A damaged manifest may name a path outside data/: a corrupt entry, never read.
@@ -18,14 +28,20 @@ extension KVStorage {
                 let data = isSafe ? try io.read(dataPath + "/" + filename, expectedSize: item.size) : nil
                 if let data, Int64(data.count) == item.size {
                     item.value = data
-                    recordAccess(key)
+                    recordAccess(&item)
                     return item
                 }
-                if data == nil && attempt == 0 && isSafe { continue }
-                let reason = !isSafe ? "bad file name \(filename)" : data == nil ? "file \(filename) missing" : "file \(filename) has \(data?.count ?? 0) bytes, not \(item.size)"
-                kvLog.error("KVStorage at \(path): \(KVCacheError.corruptEntry(key: key, reason: reason))")
-                try removeRowIfStill(key: key, filename: filename)
-                return nil
+                if attempt == 0 && isSafe {
+                    endReadSnapshot()
+                    continue
+                }
+                if try removeRowIfStill(key: key, filename: filename) {
+                    let reason = !isSafe ? "bad file name \(filename)" : data == nil ? "file \(filename) missing" : "file \(filename) has \(data?.count ?? 0) bytes, not \(item.size)"
+                    kvLog.error("KVStorage at \(path): \(KVCacheError.corruptEntry(key: key, reason: reason))")
+                    return nil
+                }
+                // The row moved on meanwhile (a writer replaced or removed the value twice while we looked):
+                // not damage; look once more.
             }
             return nil
         }
@@ -33,13 +49,15 @@ extension KVStorage {
 
     /// The value for `key`, or `nil`. Counts as an access.
     public func itemValue(forKey key: String) throws(KVCacheError) -> Data? {
-        try item(forKey: key)?.value
+        try readItem(forKey: key, valueOnly: true)?.value
     }
 
     /// The item for `key` without its value (`value` is empty), or `nil`. Does not read the value file and
     /// does not count as an access.
     public func itemInfo(forKey key: String) throws(KVCacheError) -> KVStorageItem? {
-        try guarded { () throws(KVCacheError) -> KVStorageItem? in try row(forKey: key, includeValue: false) }
+        try guarded { () throws(KVCacheError) -> KVStorageItem? in
+            try reading { () throws(KVCacheError) in try row(forKey: key, includeValue: false) }
+        }
     }
 
     /// The items for several keys (missing keys are skipped). Each counts as an access.
@@ -52,56 +70,69 @@ extension KVStorage {
     /// Whether an entry exists for `key`. Does not read the value and does not count as an access.
     public func containsItem(forKey key: String) throws(KVCacheError) -> Bool {
         try guarded { () throws(KVCacheError) -> Bool in
-            let select = try database.prepare("SELECT 1 FROM manifest WHERE key = ?1")
-            defer { select.reset() }
-            select.bind(key, at: 1)
-            return try select.step()
+            try reading { () throws(KVCacheError) -> Bool in
+                let select = try database.prepare(.containsKey)
+                defer { select.reset() }
+                select.bind(key, at: 1)
+                return try select.step()
+            }
         }
     }
 
     /// The number of entries. O(n) in SQLite (`count(*)`).
     public func itemsCount() throws(KVCacheError) -> Int {
         try guarded { () throws(KVCacheError) -> Int in
-            let select = try database.prepare("SELECT count(*) FROM manifest")
-            defer { select.reset() }
-            return try select.step() ? Int(select.int64(0)) : 0
+            try reading { () throws(KVCacheError) -> Int in
+                let select = try database.prepare("SELECT count(*) FROM manifest")
+                defer { select.reset() }
+                return try select.step() ? Int(select.int64(0)) : 0
+            }
         }
     }
 
     /// The total size of the values in bytes. O(n) in SQLite (`sum(size)`).
     public func itemsSize() throws(KVCacheError) -> Int64 {
         try guarded { () throws(KVCacheError) -> Int64 in
-            let select = try database.prepare("SELECT coalesce(sum(size), 0) FROM manifest")
-            defer { select.reset() }
-            return try select.step() ? select.int64(0) : 0
+            try reading { () throws(KVCacheError) -> Int64 in
+                let select = try database.prepare("SELECT coalesce(sum(size), 0) FROM manifest")
+                defer { select.reset() }
+                return try select.step() ? select.int64(0) : 0
+            }
         }
     }
 
-    /// The row for `key`; the inline value when asked (file values are read by the caller).
-    func row(forKey key: String, includeValue: Bool) throws(KVCacheError) -> KVStorageItem? {
-        let sql = includeValue
-            ? "SELECT filename, size, modification_time, last_access_time, extended_data, inline_data FROM manifest WHERE key = ?1"
-            : "SELECT filename, size, modification_time, last_access_time, extended_data FROM manifest WHERE key = ?1"
-        let select = try database.prepare(sql)
+    /// The row for `key`; the inline value when asked (file values are read by the caller). The access time
+    /// is the manifest's; `recordAccess` puts a pending one in its place. With `valueOnly`, only the columns
+    /// a value read needs are decoded: the times are 1970 and the extended data `nil`.
+    func row(forKey key: String, includeValue: Bool, valueOnly: Bool = false) throws(KVCacheError) -> KVStorageItem? {
+        let select = try database.prepare(valueOnly ? .selectValue : includeValue ? .selectItem : .selectInfo)
         defer { select.reset() }
         select.bind(key, at: 1)
         guard try select.step() else { return nil }
         let filename = select.text(0)
+        if valueOnly {
+            let epoch = Date(timeIntervalSince1970: 0)
+            return KVStorageItem(key: key, value: filename == nil ? (select.data(2) ?? Data()) : Data(), filename: filename,
+                                 size: select.int64(1), modificationTime: epoch, lastAccessTime: epoch, extendedData: nil)
+        }
         return KVStorageItem(
             key: key,
             value: includeValue && filename == nil ? (select.data(5) ?? Data()) : Data(),
             filename: filename,
             size: select.int64(1),
             modificationTime: Date(manifestTime: select.int64(2)),
-            lastAccessTime: Date(manifestTime: pendingAccessTimes[key] ?? select.int64(3)),
+            lastAccessTime: Date(manifestTime: includeValue ? select.int64(3) : pendingAccessTimes[key] ?? select.int64(3)),
             extendedData: select.data(4)
         )
     }
 
-    /// Notes a read; access times reach the manifest in batches (an UPDATE per read would make every read a
-    /// write). A crash loses at most the last batch of access times, never data.
-    func recordAccess(_ key: String) {
-        pendingAccessTimes[key] = nextStamp()
+    /// Notes a read of `item`; access times reach the manifest in batches (an UPDATE per read would make
+    /// every read a write). A crash loses at most the last batch of access times, never data. The item keeps
+    /// the access time before this one (a pending one if any, else the manifest's): one hash of the key.
+    func recordAccess(_ item: inout KVStorageItem) {
+        if let previous = pendingAccessTimes.updateValue(nextStamp(), forKey: item.key) {
+            item.lastAccessTime = Date(manifestTime: previous)
+        }
         if pendingAccessTimes.count >= 1_024 { flushAccessTimes() }
     }
 
@@ -128,9 +159,31 @@ extension KVStorage {
         }
     }
 
-    /// Deletes the row for `key` if it still points at `filename` (another process may have replaced it).
-    func removeRowIfStill(key: String, filename: String) throws(KVCacheError) {
+    /// Deletes the row for `key` if it still points at `filename` and that file is still missing or of the
+    /// wrong size; returns whether it did. Both are checked inside the write transaction, where no writer
+    /// can move files: a value replaced twice meanwhile may use `filename` again, with a sound new file.
+    @discardableResult
+    func removeRowIfStill(key: String, filename: String) throws(KVCacheError) -> Bool {
+        try withFileLock { () throws(KVCacheError) -> Bool in try _removeRowIfStill(key: key, filename: filename) }
+    }
+
+    /// `removeRowIfStill` under the file lock.
+    private func _removeRowIfStill(key: String, filename: String) throws(KVCacheError) -> Bool {
         let removed = try inWriteTransaction { () throws(KVCacheError) -> Bool in
+            let select = try database.prepare("SELECT size FROM manifest WHERE key = ?1 AND filename = ?2")
+            select.bind(key, at: 1)
+            select.bind(filename, at: 2)
+            let found: Bool
+            do throws(KVCacheError) {
+                found = try select.step()
+            } catch {
+                select.reset()
+                throw error
+            }
+            let size = select.int64(0)
+            select.reset()
+            guard found else { return false }
+            if Self.isSafeFilename(filename), try io.fileSize(dataPath + "/" + filename) == size { return false }
             let delete = try database.prepare("DELETE FROM manifest WHERE key = ?1 AND filename = ?2")
             defer { delete.reset() }
             delete.bind(key, at: 1)
@@ -139,5 +192,6 @@ extension KVStorage {
             return database.changes > 0
         }
         if removed { moveToTrash(filename) }
+        return removed
     }
 }

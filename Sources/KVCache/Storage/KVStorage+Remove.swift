@@ -9,6 +9,11 @@ extension KVStorage {
     /// Removes the entries for `keys` in one transaction.
     public func removeItems(forKeys keys: [String]) throws(KVCacheError) {
         guard !keys.isEmpty else { return }
+        try withFileLock { () throws(KVCacheError) in try removeRows(forKeys: keys) }
+    }
+
+    /// `removeItems(forKeys:)` under the file lock.
+    private func removeRows(forKeys keys: [String]) throws(KVCacheError) {
         let files = try guarded { () throws(KVCacheError) -> [String] in
             try inWriteTransaction { () throws(KVCacheError) -> [String] in
                 var files: [String] = []
@@ -78,6 +83,15 @@ extension KVStorage {
     func removeOldest(
         limit: Int, while shouldContinue: (Int, Int64) -> Bool = { _, _ in true }
     ) throws(KVCacheError) -> (count: Int, size: Int64) {
+        try withFileLock { () throws(KVCacheError) -> (count: Int, size: Int64) in
+            try _removeOldest(limit: limit, while: shouldContinue)
+        }
+    }
+
+    /// `removeOldest` under the file lock.
+    private func _removeOldest(
+        limit: Int, while shouldContinue: (Int, Int64) -> Bool
+    ) throws(KVCacheError) -> (count: Int, size: Int64) {
         let (count, size, files) = try guarded { () throws(KVCacheError) -> (Int, Int64, [String]) in
             try inWriteTransaction { () throws(KVCacheError) -> (Int, Int64, [String]) in
                 let select = try database.prepare(
@@ -118,6 +132,11 @@ extension KVStorage {
 
     /// Removes every row matching `condition` (with `?1` bound to `value`) and trashes their files.
     private func removeRows(where condition: String, bind value: Int64) throws(KVCacheError) {
+        try withFileLock { () throws(KVCacheError) in try _removeRows(where: condition, bind: value) }
+    }
+
+    /// `removeRows(where:bind:)` under the file lock.
+    private func _removeRows(where condition: String, bind value: Int64) throws(KVCacheError) {
         let files = try guarded { () throws(KVCacheError) -> [String] in
             try inWriteTransaction { () throws(KVCacheError) -> [String] in
                 let delete = try database.prepare("DELETE FROM manifest WHERE \(condition) RETURNING filename")

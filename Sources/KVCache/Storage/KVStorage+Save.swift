@@ -3,15 +3,18 @@ import Foundation
 extension KVStorage {
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE`: it takes the write lock up front, so writers in
     /// other processes queue behind it). Rolls back and rethrows on failure.
+    /// Ends the read snapshot first, and announces the commit to every reader of the folder after it.
     func inWriteTransaction<T>(_ body: () throws(KVCacheError) -> T) throws(KVCacheError) -> T {
-        try database.executePrepared("BEGIN IMMEDIATE")
+        prepareWrite()
+        try database.executePrepared(.beginImmediate)
         do {
             let result = try body()
-            try database.executePrepared("COMMIT")
+            try database.executePrepared(.commit)
+            didCommit()
             return result
         } catch {
             do {
-                try database.executePrepared("ROLLBACK")
+                try database.executePrepared(.rollback)
             } catch {
                 // After some errors SQLite has already rolled back; nothing is left open either way.
                 kvLog.debug("KVStorage: ROLLBACK after \(error) reported: \(error)")
@@ -57,6 +60,24 @@ extension KVStorage {
             }
             temporary = tmp
         }
+        // From here on files move into and out of data/: under the folder's file lock (see `withFileLock`).
+        do {
+            try withFileLock { () throws(KVCacheError) in
+                try placeAndCommit(key: key, value: value, storedFilename: storedFilename, temporary: temporary,
+                                   extendedData: extendedData)
+            }
+        } catch {
+            // placeAndCommit removed it already unless the lock itself failed; a second unlink is harmless.
+            if let temporary { removeQuietly(temporary) }
+            throw error
+        }
+    }
+
+    /// The part of `save` under the file lock: the write transaction that renames the temporary into data/
+    /// and upserts the row, then the old file's move to trash.
+    private func placeAndCommit(
+        key: String, value: Data, storedFilename: String?, temporary: String?, extendedData: Data?
+    ) throws(KVCacheError) {
         var placed: String?
         let now = nextStamp()
         let previous: String?
@@ -69,10 +90,7 @@ extension KVStorage {
                         try io.rename(temporary, to: dataPath + "/" + target)
                         placed = target
                     }
-                    let insert = try database.prepare("""
-                        INSERT OR REPLACE INTO manifest (key, filename, size, inline_data, modification_time,
-                            last_access_time, extended_data) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)
-                        """)
+                    let insert = try database.prepare(.insertRow)
                     defer { insert.reset() }
                     insert.bind(key, at: 1)
                     insert.bind(placed, at: 2)
@@ -100,16 +118,13 @@ extension KVStorage {
     /// old file goes to trash after the row stops referencing it.
     func saveInlineIfNoFile(key: String, value: Data, extendedData: Data?) throws(KVCacheError) -> Bool {
         let now = nextStamp()
+        prepareWrite()
         let saved = try guarded { () throws(KVCacheError) -> Bool in
-            let upsert = try database.prepare("""
-                INSERT INTO manifest (key, filename, size, inline_data, modification_time, last_access_time,
-                    extended_data) VALUES (?1, NULL, ?2, ?3, ?4, ?4, ?5)
-                ON CONFLICT(key) DO UPDATE SET size = excluded.size, inline_data = excluded.inline_data,
-                    modification_time = excluded.modification_time, last_access_time = excluded.last_access_time,
-                    extended_data = excluded.extended_data
-                WHERE manifest.filename IS NULL
-                """)
-            defer { upsert.reset() }
+            let upsert = try database.prepare(.upsertInline)
+            defer {
+                upsert.reset()
+                didCommit()
+            }
             upsert.bind(key, at: 1)
             upsert.bind(Int64(value.count), at: 2)
             upsert.bind(value, at: 3)
@@ -125,9 +140,13 @@ extension KVStorage {
     /// Replaces the extended data of an existing entry; returns whether the key was found.
     @discardableResult
     public func setExtendedData(_ extendedData: Data?, forKey key: String) throws(KVCacheError) -> Bool {
-        try guarded { () throws(KVCacheError) -> Bool in
+        prepareWrite()
+        return try guarded { () throws(KVCacheError) -> Bool in
             let update = try database.prepare("UPDATE manifest SET extended_data = ?1 WHERE key = ?2")
-            defer { update.reset() }
+            defer {
+                update.reset()
+                didCommit()
+            }
             update.bind(extendedData, at: 1)
             update.bind(key, at: 2)
             try update.run()
@@ -137,7 +156,7 @@ extension KVStorage {
 
     /// The file name the row for `key` uses, or `nil` (no row, or an inline value).
     func currentFilename(forKey key: String) throws(KVCacheError) -> String? {
-        let select = try database.prepare("SELECT filename FROM manifest WHERE key = ?1")
+        let select = try database.prepare(.selectFilename)
         defer { select.reset() }
         select.bind(key, at: 1)
         return try select.step() ? select.text(0) : nil
@@ -158,6 +177,8 @@ extension KVStorage {
     /// Whether `name` names a file inside `data/`: not empty, no `/`, not `.` or `..`. Checked on save and on
     /// every filename read back from the manifest, so a damaged manifest can never reach outside the folder.
     static func isSafeFilename(_ name: String) -> Bool {
-        !name.isEmpty && !name.contains("/") && name != "." && name != ".."
+        // A scan of the UTF-8 bytes: Foundation's `contains(_:)` on a String goes through NSString (it showed
+        // in read profiles).
+        !name.isEmpty && !name.utf8.contains(UInt8(ascii: "/")) && name != "." && name != ".."
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,6 +11,8 @@ import Glibc
 //   <path>/tmp/<pid>-<n>                    value files being written; renamed into data/ when complete
 //   <path>/trash/<pid>-<n>-<filename>       removed value files, emptied in the background
 //   <path>/lock                             advisory lock: shared while open, exclusive for open-time cleanup
+//   <path>/generation                       commit generation: 8-byte magic + 64-bit counter, mapped shared
+//   <path>/write.lock                       advisory lock held around every move of a value file
 //
 //   table manifest(key text primary key, filename text, size integer, inline_data blob,
 //                  modification_time integer, last_access_time integer, extended_data blob)
@@ -21,9 +24,33 @@ import Glibc
 // serialises writers across processes), it is renamed into data/ under a name no row uses and the row is
 // upserted; after COMMIT the file the row used before goes to trash/. Delete order: the row goes (COMMIT),
 // then its file moves to trash/. So at every instant a row's file exists, and a crash can only leave
-// unreferenced files in data/ or tmp/, which the next exclusive open removes. An inline value whose key
+// unreferenced files in data/ or tmp/, which the next exclusive open removes. Every step that moves a file
+// into or out of data/ (the write transaction and the move to trash after it) holds `write.lock`, so no
+// other writer can reuse the old name in between (see `withFileLock`). An inline value whose key
 // has no row or an inline row needs no file step: it is one upsert in autocommit (itself atomic), which
 // changes nothing when the row turned out to use a file; that case takes the transaction above.
+//
+// Reads: in WAL mode every SQLite read transaction takes and drops a read lock on the wal-index (`-shm`),
+// two `fcntl` calls that were half the cost of a small read. So reads share one read transaction (a
+// snapshot, `BEGIN DEFERRED` + the first SELECT) until one of these ends it:
+//   - a write on this connection (every write path calls `prepareWrite()` first): read-your-writes;
+//   - a commit by any writer of the folder, in any process: every writer increments the counter in
+//     `generation` (an atomic add on a shared mapping, `CommitGeneration`) after each commit, and a read
+//     whose snapshot saw another value ends it first. A read that finds its counter unchanged reads a
+//     snapshot that is at most "just before" a commit whose call has not yet returned: linearizable;
+//   - a value file missing or of the wrong size (the row may predate a concurrent replace): the read is
+//     retried in a fresh snapshot; the row is removed as damaged only if, under `write.lock` and in a
+//     write transaction, it still names that file and the file is still missing or of the wrong size;
+//   - 1,000 reads or 50 ms (`snapshotReadLimit`, `snapshotAgeLimit`): bounds how long a WAL checkpoint
+//     waits for us and how stale a read can be should a writer die between COMMIT and its increment or
+//     the generation file be replaced under us; `DiskCache` also ends a snapshot idle for 50 ms;
+//   - an error, `close()` or `endReadSnapshot()`.
+// A process killed while it holds a snapshot holds nothing afterwards: the kernel drops its `fcntl` locks,
+// and a read mark whose lock is free is not in use for SQLite. A missing, short or foreign `generation` file
+// is recreated with a fresh counter at open; one removed or replaced while in use is noticed when a
+// snapshot begins or before a write (the path is looked at at most every 50 ms) and mapped again.
+// Writers of an older version of this code do not increment the counter: their commits are seen within
+// the limits above.
 
 /// A key-value store in one folder: a SQLite manifest plus value files (YYKVStorage).
 ///
@@ -37,9 +64,17 @@ import Glibc
 /// value in a file when the caller passes a filename and inline otherwise (`DiskCache` passes one above
 /// its `inlineThreshold`).
 ///
+/// Consecutive reads share one SQLite read transaction (a snapshot) until this instance writes, any writer
+/// of the folder (in any process) commits, a value file turns out missing, 1,000 reads or 50 ms pass, or
+/// `endReadSnapshot()` is called: a read never misses a write whose call returned before the read began
+/// (a writer killed between its COMMIT and its generation increment is seen within those limits). See
+/// "Reads" at the top of KVStorage.swift.
+///
 /// - Important: Not thread-safe: use one instance from one thread at a time. `DiskCache` owns one and
 ///   serialises it. Several instances (in several processes) may share a folder: SQLite locks the manifest,
-///   writers serialise on a write transaction, and only the first opener cleans up after crashes.
+///   writers serialise on a write transaction, and only the first opener cleans up after crashes. Call
+///   `endReadSnapshot()` before leaving an instance idle for long (`DiskCache` does it for you): an open
+///   snapshot holds back WAL checkpoints of the other instances until this one reads, writes or closes.
 public final class KVStorage {
     /// Where values are kept.
     public enum StorageType: Sendable, Equatable {
@@ -68,20 +103,33 @@ public final class KVStorage {
     let faults: KVStorageFaults?
     /// The advisory lock file descriptor (shared lock held while open).
     var lockDescriptor: Int32 = -1
+    /// `<path>/write.lock`, held around every move of a value file (see `withFileLock`).
+    let fileLockDescriptor: Int32
+    var fileLockDepth = 0
     /// Reads not yet written to `last_access_time`: flushed in one transaction every 1,024 reads, before
     /// evictions and at close.
     var pendingAccessTimes: [String: Int64] = [:]
     var lastStamp: Int64 = 0
-    var fileCounter = 0
     /// Whether a file went to `trash/` since `takeTrashFlag()` last ran (so `DiskCache` schedules a trash
     /// sweep only when there is something to sweep).
     var hasNewTrash = false
     var isClosed = false
+    /// The folder's commit generation (`<path>/generation`).
+    let generation: CommitGeneration
+    /// The read transaction kept across reads.
+    var snapshot = ReadSnapshot()
+    /// Read snapshots begun so far (tests check that reads share them).
+    var snapshotsBegun = 0
+    /// Reads one snapshot may serve; 1,000 (tests lower it).
+    var snapshotReadLimit = KVStorage.defaultSnapshotReadLimit
+    /// Seconds one snapshot may live; 0.05 (tests raise it).
+    var snapshotAgeLimit = KVStorage.defaultSnapshotAgeLimit
 
     var manifestPath: String { path + "/manifest.sqlite" }
-    var dataPath: String { path + "/data" }
-    var tmpPath: String { path + "/tmp" }
-    var trashPath: String { path + "/trash" }
+    /// `<path>/data`, `<path>/tmp`, `<path>/trash`: stored, as every file read and write builds a path on them.
+    let dataPath: String
+    let tmpPath: String
+    let trashPath: String
 
     /// Opens (creating if needed) the store in the folder at `path`.
     ///
@@ -101,20 +149,34 @@ public final class KVStorage {
     /// Opens the store with a fault-injection seam (tests).
     init(path: String, type: StorageType, syncsFiles: Bool = false, faults: KVStorageFaults?) throws(KVCacheError) {
         self.path = path
+        dataPath = path + "/data"
+        tmpPath = path + "/tmp"
+        trashPath = path + "/trash"
         self.type = type
         self.syncsFiles = syncsFiles
         self.faults = faults
         self.io = FileIO(faults: faults)
         let io = FileIO(faults: faults)
         for folder in [path, path + "/data", path + "/tmp", path + "/trash"] { try io.makeDirectory(folder) }
-        let (lock, exclusive) = try Self.acquireOpenLock(path + "/lock")
-        let manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
+        generation = try CommitGeneration(path: path + "/generation")
+        let fileLock = try Self.openFileLock(path + "/write.lock")
+        fileLockDescriptor = fileLock
+        let lock: Int32, exclusive: Bool
+        do {
+            (lock, exclusive) = try Self.acquireOpenLock(path + "/lock")
+        } catch {
+            Glibc.close(fileLock)
+            throw error
+        }
+        let manifestExisted: Bool
         var recovery: KVCacheError?
         do {
+            manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
             database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
                                              checkIntegrity: exclusive, recovery: &recovery)
         } catch {
             Glibc.close(lock)
+            Glibc.close(fileLock)
             throw error
         }
         lockDescriptor = lock
@@ -136,10 +198,12 @@ public final class KVStorage {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
+        endReadSnapshot()
         flushAccessTimes()
         database.close()
         if lockDescriptor >= 0 { Glibc.close(lockDescriptor) }
         lockDescriptor = -1
+        Glibc.close(fileLockDescriptor)
     }
 
     /// A manifest time strictly after the previous one from this instance (so LRU order is exact even
@@ -157,9 +221,16 @@ public final class KVStorage {
 
     /// A process-unique name for a temporary or trashed file.
     func uniqueName() -> String {
-        fileCounter += 1
-        return "\(getpid())-\(fileCounter)-\(nextStamp())"
+        // A counter shared by every instance in the process: two instances on one folder naming temporaries
+        // in the same microsecond must not pick the same name.
+        let counter = Self.fileCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        return "\(getpid())-\(counter)-\(nextStamp())"
     }
+}
+
+extension KVStorage {
+    /// Numbers temporaries and trashed files, process-wide (see `uniqueName()`).
+    static let fileCounter = Atomic<Int>(0)
 }
 
 @available(*, unavailable, message: "KVStorage is not thread-safe; use DiskCache to share one")

@@ -11,6 +11,8 @@ private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 final class SQLiteDatabase {
     private var handle: OpaquePointer?
     private var statements: [String: OpaquePointer] = [:]
+    /// The statements of the hot paths, by `HotStatement` raw value: found without hashing their SQL.
+    private var hotStatements = [OpaquePointer?](repeating: nil, count: HotStatement.allCases.count)
     let path: String
     let faults: KVStorageFaults?
 
@@ -38,6 +40,8 @@ final class SQLiteDatabase {
     func close() {
         for statement in statements.values { sqlite3_finalize(statement) }
         statements.removeAll()
+        for case let statement? in hotStatements { sqlite3_finalize(statement) }
+        hotStatements = [OpaquePointer?](repeating: nil, count: HotStatement.allCases.count)
         if let handle { sqlite3_close_v2(handle) }
         handle = nil
     }
@@ -58,20 +62,24 @@ final class SQLiteDatabase {
         guard rc == SQLITE_OK else { throw error(rc, sql) }
     }
 
-    /// Runs a statement without results or bindings (`BEGIN IMMEDIATE`, `COMMIT`, `ROLLBACK`) through the
-    /// prepared-statement cache, so a transaction does not re-parse its SQL every time. `COMMIT` goes through
-    /// the fault seam, like `execute`.
-    func executePrepared(_ sql: String) throws(KVCacheError) {
-        if sql == "COMMIT", faults?.check(.sqliteStep) != nil {
-            throw .sqlite(code: SQLITE_FULL, message: "injected fault", operation: sql)
+    /// Runs a hot statement without results or bindings (`BEGIN IMMEDIATE`, `COMMIT`, `ROLLBACK`, the read
+    /// snapshot's `BEGIN`/`END`), so a transaction does not re-parse its SQL every time. `COMMIT` goes through
+    /// the fault seam, like `execute`; the snapshot statements do not (they are bookkeeping, not I/O a test
+    /// counts).
+    func executePrepared(_ hot: HotStatement) throws(KVCacheError) {
+        if hot == .commit, faults?.check(.sqliteStep) != nil {
+            throw .sqlite(code: SQLITE_FULL, message: "injected fault", operation: hot.sql)
         }
-        let statement = try prepare(sql)
+        let statement = try prepare(hot)
         let rc = sqlite3_step(statement.pointer)
         // Read the error before the reset (which returns the same code but may not keep the message).
-        let failure = rc == SQLITE_DONE || rc == SQLITE_ROW ? nil : error(rc, sql)
+        let failure = rc == SQLITE_DONE || rc == SQLITE_ROW ? nil : error(rc, hot.sql)
         sqlite3_reset(statement.pointer)
         if let failure { throw failure }
     }
+
+    /// Whether the connection is outside any transaction (`sqlite3_get_autocommit`).
+    var isInAutocommit: Bool { handle.map { sqlite3_get_autocommit($0) != 0 } ?? true }
 
     /// Runs a one-row, one-column text query such as `PRAGMA quick_check` and returns every row's text.
     func textRows(_ sql: String) throws(KVCacheError) -> [String] {
@@ -93,6 +101,17 @@ final class SQLiteDatabase {
         return SQLiteStatement(pointer: statement, database: self, sql: sql)
     }
 
+    /// A hot statement, from its slot (prepared on first use); reset and with its bindings cleared.
+    func prepare(_ hot: HotStatement) throws(KVCacheError) -> SQLiteStatement {
+        if let cached = hotStatements[hot.rawValue] { return SQLiteStatement(pointer: cached, database: self, sql: hot.sql) }
+        guard let handle else { throw .sqlite(code: SQLITE_MISUSE, message: "closed", operation: hot.sql) }
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(handle, hot.sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw error(rc, "prepare \(hot.sql)") }
+        hotStatements[hot.rawValue] = statement
+        return SQLiteStatement(pointer: statement, database: self, sql: hot.sql)
+    }
+
     /// Whether the connection is open.
     var isOpen: Bool { handle != nil }
 
@@ -109,7 +128,21 @@ struct SQLiteStatement {
     let sql: String
 
     func bind(_ value: String?, at index: Int32) {
-        if let value { sqlite3_bind_text(pointer, index, value, -1, transient) } else { sqlite3_bind_null(pointer, index) }
+        guard var value else { sqlite3_bind_null(pointer, index); return }
+        // The UTF-8 bytes in place (native strings are contiguous): no NUL-terminated copy as `String` to
+        // `UnsafePointer<CChar>` bridging makes.
+        if value.utf8.withContiguousStorageIfAvailable({ bytes in
+            bytes.withMemoryRebound(to: CChar.self) { chars in
+                if let base = chars.baseAddress {
+                    sqlite3_bind_text64(pointer, index, base, UInt64(chars.count), transient, UInt8(SQLITE_UTF8))
+                } else {
+                    sqlite3_bind_text(pointer, index, "", 0, transient)
+                }
+            }
+        }) == nil {
+            value.makeContiguousUTF8()
+            sqlite3_bind_text(pointer, index, value, -1, transient)
+        }
     }
 
     func bind(_ value: Int64, at index: Int32) { sqlite3_bind_int64(pointer, index, value) }
@@ -159,6 +192,45 @@ struct SQLiteStatement {
         let count = Int(sqlite3_column_bytes(pointer, column))
         guard count > 0, let bytes = sqlite3_column_blob(pointer, column) else { return Data() }
         return Data(bytes: bytes, count: count)
+    }
+}
+
+/// The statements of the hot paths (every read, save and transaction), cached in fixed slots.
+enum HotStatement: Int, CaseIterable {
+    case selectItem, selectInfo, selectValue, containsKey, selectFilename, upsertInline, insertRow
+    case beginImmediate, commit, rollback, beginRead, endRead
+
+    var sql: String {
+        switch self {
+        case .selectItem:
+            "SELECT filename, size, modification_time, last_access_time, extended_data, inline_data FROM manifest WHERE key = ?1"
+        case .selectInfo:
+            "SELECT filename, size, modification_time, last_access_time, extended_data FROM manifest WHERE key = ?1"
+        case .selectValue: "SELECT filename, size, inline_data FROM manifest WHERE key = ?1"
+        case .containsKey: "SELECT 1 FROM manifest WHERE key = ?1"
+        case .selectFilename: "SELECT filename FROM manifest WHERE key = ?1"
+        case .upsertInline:
+            """
+            INSERT INTO manifest (key, filename, size, inline_data, modification_time, last_access_time,
+                extended_data) VALUES (?1, NULL, ?2, ?3, ?4, ?4, ?5)
+            ON CONFLICT(key) DO UPDATE SET size = excluded.size, inline_data = excluded.inline_data,
+                modification_time = excluded.modification_time, last_access_time = excluded.last_access_time,
+                extended_data = excluded.extended_data
+            WHERE manifest.filename IS NULL
+            """
+        case .insertRow:
+            """
+            INSERT OR REPLACE INTO manifest (key, filename, size, inline_data, modification_time,
+                last_access_time, extended_data) VALUES (?1, ?2, ?3, ?4, ?5, ?5, ?6)
+            """
+        case .beginImmediate: "BEGIN IMMEDIATE"
+        case .commit: "COMMIT"
+        case .rollback: "ROLLBACK"
+        // A deferred transaction: the read lock (the snapshot) is taken by the first SELECT after it.
+        case .beginRead: "BEGIN DEFERRED"
+        // `END` is `COMMIT`; a read-only transaction has nothing to commit, it only lets the snapshot go.
+        case .endRead: "END"
+        }
     }
 }
 

@@ -38,4 +38,17 @@ int bench_webp_decode(const uint8_t *data, size_t size, int premultiplied);
 /// buffer as ImageCodec's preloaded decode does; frees everything. Returns the frame count, or -1.
 int bench_gif_decode_all(const uint8_t *data, size_t size);
 
+// MARK: kvcache (harness_sqlite.c)
+
+/// The floor of KVStorage's inline reads and writes: SQLite called from C on a table shaped like
+/// KVStorage's manifest (same schema and PRAGMAs: WAL, synchronous=NORMAL, 8 MB cache, mmap). On a fresh
+/// database at `path`: `count` rows of `size`-byte blobs written one autocommit upsert each (`*write_ns`
+/// per upsert), then `reads` lookups of random keys inside one BEGIN … COMMIT (`*shared_txn_ns` per read,
+/// what KVStorage's snapshots do). Then the same on a fresh database at `second_path` with every lookup its
+/// own read transaction (`*per_read_txn_ns`, what KVStorage did before snapshots). Each lookup is a cached
+/// prepared SELECT: bind the key, step, copy the blob into a malloc'd buffer, free it, reset. The paths
+/// must not exist. Returns 0 on success.
+int bench_sqlite_kv_floor(const char *path, const char *second_path, int count, int size, int reads,
+                          double *write_ns, double *per_read_txn_ns, double *shared_txn_ns);
+
 #endif

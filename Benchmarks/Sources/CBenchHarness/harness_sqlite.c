@@ -1,0 +1,110 @@
+// The SQLite floor of KVStorage's inline reads and writes (see bench_harness.h). Links against the
+// libsqlite3 the WebImage package already brings in.
+#include "bench_harness.h"
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *schema =
+    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-8192; PRAGMA mmap_size=268435456;"
+    "CREATE TABLE manifest (key TEXT PRIMARY KEY NOT NULL, filename TEXT, size INTEGER NOT NULL,"
+    " inline_data BLOB, modification_time INTEGER NOT NULL, last_access_time INTEGER NOT NULL, extended_data BLOB);"
+    "CREATE INDEX manifest_last_access_time ON manifest(last_access_time);";
+
+static const char *upsert_sql =
+    "INSERT INTO manifest (key, filename, size, inline_data, modification_time, last_access_time, extended_data)"
+    " VALUES (?1, NULL, ?2, ?3, ?4, ?4, NULL) ON CONFLICT(key) DO UPDATE SET size = excluded.size,"
+    " inline_data = excluded.inline_data, modification_time = excluded.modification_time,"
+    " last_access_time = excluded.last_access_time WHERE manifest.filename IS NULL";
+
+static const char *select_sql =
+    "SELECT filename, size, modification_time, last_access_time, extended_data, inline_data FROM manifest WHERE key = ?1";
+
+/// Runs `reads` lookups of keys[order[i]]; returns the bytes read (so the work cannot be skipped), -1 on error.
+static long long run_reads(sqlite3_stmt *select, char **keys, const int *order, int reads) {
+    long long bytes = 0;
+    for (int i = 0; i < reads; i++) {
+        const char *key = keys[order[i]];
+        sqlite3_bind_text(select, 1, key, (int)strlen(key), SQLITE_TRANSIENT);
+        if (sqlite3_step(select) != SQLITE_ROW) { sqlite3_reset(select); return -1; }
+        int n = sqlite3_column_bytes(select, 5);
+        const void *blob = sqlite3_column_blob(select, 5);
+        void *copy = malloc(n > 0 ? (size_t)n : 1);
+        if (copy == NULL) { sqlite3_reset(select); return -1; }
+        if (n > 0) memcpy(copy, blob, (size_t)n);
+        bytes += n + (sqlite3_column_int64(select, 3) & 0);
+        free(copy);
+        sqlite3_reset(select);
+        sqlite3_clear_bindings(select);
+    }
+    return bytes;
+}
+
+/// Creates the table at `path`, writes `count` rows with one autocommit upsert each, then times `reads`
+/// lookups, all in one read transaction when `shared` != 0, else each its own. Returns 0 on success.
+static int run_once(const char *path, char **keys, int count, const unsigned char *value, int size, const int *order,
+                    int reads, int shared, double *write_ns, double *read_ns) {
+    int status = -1;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *upsert = NULL, *select = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) goto done;
+    if (sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK) goto done;
+    if (sqlite3_prepare_v3(db, upsert_sql, -1, SQLITE_PREPARE_PERSISTENT, &upsert, NULL) != SQLITE_OK) goto done;
+    if (sqlite3_prepare_v3(db, select_sql, -1, SQLITE_PREPARE_PERSISTENT, &select, NULL) != SQLITE_OK) goto done;
+    uint64_t t0 = bench_now_ns();
+    for (int i = 0; i < count; i++) {
+        sqlite3_bind_text(upsert, 1, keys[i], (int)strlen(keys[i]), SQLITE_TRANSIENT);
+        sqlite3_bind_int64(upsert, 2, size);
+        sqlite3_bind_blob(upsert, 3, value, size, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(upsert, 4, (sqlite3_int64)(t0 / 1000 + (uint64_t)i));
+        if (sqlite3_step(upsert) != SQLITE_DONE) goto done;
+        sqlite3_reset(upsert);
+    }
+    uint64_t t1 = bench_now_ns();
+    if (shared && sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) goto done;
+    long long bytes = run_reads(select, keys, order, reads);
+    if (shared && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto done;
+    uint64_t t2 = bench_now_ns();
+    if (bytes < 0) goto done;
+    *write_ns = (double)(t1 - t0) / count;
+    *read_ns = (double)(t2 - t1) / reads;
+    status = 0;
+done:
+    sqlite3_finalize(upsert);
+    sqlite3_finalize(select);
+    sqlite3_close_v2(db);
+    return status;
+}
+
+int bench_sqlite_kv_floor(const char *path, const char *second_path, int count, int size, int reads, double *write_ns,
+                          double *per_read_txn_ns, double *shared_txn_ns) {
+    int status = -1;
+    char **keys = NULL;
+    int *order = NULL;
+    unsigned char *value = NULL;
+    double unused = 0;
+    if (count <= 0 || size < 0 || reads <= 0) return -1;
+    keys = calloc((size_t)count, sizeof(char *));
+    order = malloc(sizeof(int) * (size_t)reads);
+    value = malloc(size > 0 ? (size_t)size : 1);
+    if (keys == NULL || order == NULL || value == NULL) goto done;
+    for (int i = 0; i < count; i++) {
+        keys[i] = malloc(24);
+        if (keys[i] == NULL) goto done;
+        snprintf(keys[i], 24, "key-%d", i);
+    }
+    for (int i = 0; i < size; i++) value[i] = (unsigned char)(i * 31);
+    unsigned int seed = 12345;
+    for (int i = 0; i < reads; i++) { seed = seed * 1103515245u + 12345u; order[i] = (int)((seed >> 8) % (unsigned)count); }
+    // Each pass on a fresh database, right after its writes, as DiskCache's reads are timed.
+    if (run_once(path, keys, count, value, size, order, reads, 1, write_ns, shared_txn_ns) != 0) goto done;
+    if (run_once(second_path, keys, count, value, size, order, reads, 0, &unused, per_read_txn_ns) != 0) goto done;
+    status = 0;
+done:
+    if (keys != NULL) for (int i = 0; i < count; i++) free(keys[i]);
+    free(keys);
+    free(order);
+    free(value);
+    return status;
+}
