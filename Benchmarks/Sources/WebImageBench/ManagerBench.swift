@@ -35,7 +35,7 @@ enum ManagerBench: BenchSuite {
         // single run on a shared 2-core machine swings by ±30 %.
         let runs = settings.quick ? 1 : 3
         let fetch = try medianRun(runs) { _ in try timeFetchOnly(urls) }
-        let decode = try medianRun(runs) { _ in
+        let decode = medianRun(runs) { _ in
             Clock.median(iterations: 1, warmup: 0) { for file in files { _ = try? ImageDecoder.decode(file.data) } }
         }
         let fetchOnly = fetch.seconds
