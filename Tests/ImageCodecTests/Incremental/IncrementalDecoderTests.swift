@@ -10,21 +10,8 @@ final class IncrementalDecoderTests: XCTestCase {
     /// how many distinct partial images were made.
     private func feed(_ data: Data, options: DecodeOptions = DecodeOptions(),
                       sizes: () -> Int) throws -> (IncrementalDecoder, partials: Int) {
-        let decoder = IncrementalDecoder(options: options)
-        var offset = 0
         var partials = 0
-        var last: Image?
-        while offset < data.count {
-            let end = min(data.count, offset + max(1, sizes()))
-            try decoder.update(data.subdata(in: offset..<end), isFinal: false)
-            offset = end
-            if let image = try decoder.makeImage(), image !== last {
-                XCTAssertTrue(image.isPartial)
-                partials += 1
-                last = image
-            }
-        }
-        try decoder.update(Data(), isFinal: true)
+        let decoder = try IncrementalFeeding.feed(data, options: options, sizes: sizes) { _, _ in partials += 1 }
         return (decoder, partials)
     }
 

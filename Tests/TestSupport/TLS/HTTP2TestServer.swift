@@ -29,13 +29,11 @@ public final class HTTP2TestServer {
 
     /// The port it listens on (127.0.0.1).
     public let port: Int
-    private let process: Process
-    private let directory: URL
+    private let child: ChildServerProcess
 
     private init(port: Int, process: Process, directory: URL) {
         self.port = port
-        self.process = process
-        self.directory = directory
+        self.child = ChildServerProcess(process: process, directory: directory)
     }
 
     /// `https://127.0.0.1:<port><path>`.
@@ -108,7 +106,7 @@ public final class HTTP2TestServer {
 
     /// The requests nginx has logged so far, in order.
     public func accessLog() throws -> [Request] {
-        let text = try String(contentsOf: directory.appendingPathComponent("access.log"), encoding: .utf8)
+        let text = try String(contentsOf: child.directory.appendingPathComponent("access.log"), encoding: .utf8)
         return text.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ")
             guard fields.count == 3, let connection = Int(fields[0]) else { return nil }
@@ -117,13 +115,7 @@ public final class HTTP2TestServer {
     }
 
     /// Stops nginx and deletes its folder. Idempotent.
-    public func shutdown() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(at: directory) // a temporary folder: nothing to lose
-    }
+    public func shutdown() { child.stop() }
 
     deinit { shutdown() }
 

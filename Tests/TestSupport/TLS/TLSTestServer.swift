@@ -19,13 +19,11 @@ public final class TLSTestServer {
     public let port: Int
     /// `https://127.0.0.1:<port>/`.
     public var url: URL { URL(string: "https://127.0.0.1:\(port)/") ?? URL(fileURLWithPath: "/") }
-    private let process: Process
-    private let directory: URL
+    private let child: ChildServerProcess
 
     private init(port: Int, process: Process, directory: URL) {
         self.port = port
-        self.process = process
-        self.directory = directory
+        self.child = ChildServerProcess(process: process, directory: directory)
     }
 
     /// Generates a certificate and key in a temporary folder and starts `openssl s_server` on a free port;
@@ -62,13 +60,7 @@ public final class TLSTestServer {
     }
 
     /// Stops the child process and deletes the certificate. Idempotent.
-    public func shutdown() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        try? FileManager.default.removeItem(at: directory) // a temporary folder: nothing to lose
-    }
+    public func shutdown() { child.stop() }
 
     deinit { shutdown() }
 }

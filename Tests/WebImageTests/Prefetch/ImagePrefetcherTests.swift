@@ -65,21 +65,33 @@ final class ImagePrefetcherTests: XCTestCase {
         XCTAssertFalse(try fixture.manager.cache?.containsImage(forKey: bad[1].absoluteString, type: .disk) ?? true)
     }
 
+    /// The next `onFinish` summary of a prefetcher, and an expectation fulfilled with it.
+    /// `@unchecked Sendable`: immutable references only; the summary is behind a Mutex and XCTestExpectation
+    /// may be fulfilled from any thread.
+    private final class FinishRecord: @unchecked Sendable {
+        let done: XCTestExpectation
+        private let box = Mutex<ImagePrefetcher.Summary?>(nil)
+        var summary: ImagePrefetcher.Summary? { box.withLock { $0 } }
+
+        init(_ prefetcher: ImagePrefetcher, _ test: XCTestCase) {
+            done = test.expectation(description: "drained")
+            prefetcher.onFinish = { [self] summary in box.withLock { $0 = summary }; done.fulfill() }
+        }
+    }
+
     func testAtMostMaxConcurrentRequestsLoadAtOnce() throws {
         let urls = try serveImages(8, delay: 0.15)
         let prefetcher = ImagePrefetcher(manager: fixture.manager, maxConcurrentRequests: 2)
-        let done = expectation(description: "drained")
-        let summary = Mutex<ImagePrefetcher.Summary?>(nil)
-        prefetcher.onFinish = { s in summary.withLock { $0 = s }; done.fulfill() }
+        let finish = FinishRecord(prefetcher, self)
         prefetcher.startPrefetching(with: urls)
         var maxActive = 0
-        while summary.withLock({ $0 == nil }) {
+        while finish.summary == nil {
             maxActive = max(maxActive, fixture.manager.networkActivityCount)
             XCTAssertLessThanOrEqual(prefetcher.pendingCount, 8)
             usleep(2_000)
         }
-        wait(for: [done], timeout: 20)
-        XCTAssertEqual(summary.withLock { $0 }?.loaded, 8)
+        wait(for: [finish.done], timeout: 20)
+        XCTAssertEqual(finish.summary?.loaded, 8)
         XCTAssertLessThanOrEqual(maxActive, 2)
         XCTAssertGreaterThan(maxActive, 0)
         XCTAssertEqual(prefetcher.pendingCount, 0)
@@ -88,14 +100,12 @@ final class ImagePrefetcherTests: XCTestCase {
     func testStopCancelsRunningAndDropsWaitingURLs() throws {
         let urls = try serveImages(6, delay: 3)
         let prefetcher = ImagePrefetcher(manager: fixture.manager, maxConcurrentRequests: 2)
-        let done = expectation(description: "drained")
-        let summary = Mutex<ImagePrefetcher.Summary?>(nil)
-        prefetcher.onFinish = { s in summary.withLock { $0 = s }; done.fulfill() }
+        let finish = FinishRecord(prefetcher, self)
         prefetcher.startPrefetching(with: urls)
         XCTAssertEqual(prefetcher.pendingCount, 6)
         prefetcher.stopPrefetching()
-        wait(for: [done], timeout: 10)
-        XCTAssertEqual(summary.withLock { $0 }, {
+        wait(for: [finish.done], timeout: 10)
+        XCTAssertEqual(finish.summary, {
             var expected = ImagePrefetcher.Summary()
             expected.cancelled = 6
             return expected
