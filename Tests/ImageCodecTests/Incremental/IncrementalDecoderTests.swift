@@ -15,22 +15,10 @@ final class IncrementalDecoderTests: XCTestCase {
         return (decoder, partials)
     }
 
-    /// Asserts the final image equals the one-shot decode (or both throw the same error description).
+    /// Asserts the final image equals the one-shot decode (or both throw the same error).
     private func assertMatchesOneShot(_ decoder: IncrementalDecoder, _ data: Data, options: DecodeOptions = DecodeOptions(),
                                       _ label: String, file: StaticString = #filePath, line: UInt = #line) {
-        let oneShot = Result { try ImageDecoder.decode(data, options: options) }
-        let incremental = Result { try decoder.makeImage() }
-        switch (oneShot, incremental) {
-        case let (.success(a), .success(b?)):
-            XCTAssertEqual(a.firstFrame.buffer, b.firstFrame.buffer, label, file: file, line: line)
-            XCTAssertEqual(a.frameCount, b.frameCount, label, file: file, line: line)
-            XCTAssertEqual(a.isPartial, b.isPartial, label, file: file, line: line)
-            XCTAssertEqual(a.orientation, b.orientation, label, file: file, line: line)
-        case let (.failure(a), .failure(b)):
-            XCTAssertEqual("\(a)", "\(b)", label, file: file, line: line)
-        default:
-            XCTFail("\(label): one-shot \(oneShot) vs incremental \(incremental)", file: file, line: line)
-        }
+        IncrementalFeeding.assertMatchesOneShot(decoder, data, options: options, label, file: file, line: line)
     }
 
     private func corpus(_ formats: Set<String>, maxBytes: Int) throws -> [Corpus.Entry] {
