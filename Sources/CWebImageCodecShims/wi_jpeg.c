@@ -1,6 +1,7 @@
 // libjpeg-turbo behind plain functions: the error manager's error_exit longjmps back into the function that
 // called libjpeg (the default calls exit()), warnings are counted instead of printed.
 #include "wi_codec.h"
+#include "wi_jpeg_shared.h"
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,9 +152,7 @@ wi_status wi_jpeg_decoder_set_scale(wi_jpeg_decoder *decoder, unsigned scale_num
     return WI_OK;
 }
 
-/// Converts one row of CMYK (as libjpeg outputs it) to opaque RGBA in place. Adobe files store inverted
-/// ink values (255 = no ink), others store plain ink amounts.
-static void wi_cmyk_row_to_rgba(uint8_t *row, uint32_t width, int inverted) {
+void wi_jpeg_cmyk_row_to_rgba(uint8_t *row, uint32_t width, int inverted) {
     for (uint32_t x = 0; x < width; x++) {
         uint8_t *p = row + (size_t)x * 4;
         unsigned c = p[0], m = p[1], y = p[2], k = p[3];
@@ -165,6 +164,19 @@ static void wi_cmyk_row_to_rgba(uint8_t *row, uint32_t width, int inverted) {
         p[2] = (uint8_t)((b + 128 + ((b + 128) >> 8)) >> 8);
         p[3] = 255;
     }
+}
+
+JDIMENSION wi_jpeg_read_rgba_rows(j_decompress_ptr cinfo, uint8_t *pixels, size_t stride) {
+    JSAMPROW rows[8];
+    JDIMENSION first = cinfo->output_scanline;
+    JDIMENSION count = cinfo->output_height - first;
+    if (count > 8) count = 8;
+    for (JDIMENSION i = 0; i < count; i++) rows[i] = pixels + (size_t)(first + i) * stride;
+    JDIMENSION read = jpeg_read_scanlines(cinfo, rows, count);
+    if (cinfo->out_color_space == JCS_CMYK) {
+        for (JDIMENSION i = 0; i < read; i++) wi_jpeg_cmyk_row_to_rgba(rows[i], cinfo->output_width, cinfo->saw_Adobe_marker);
+    }
+    return read;
 }
 
 wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels, size_t stride,
@@ -189,19 +201,9 @@ wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels,
         jpeg_abort_decompress(cinfo);
         return WI_ERROR;
     }
-    int cmyk = cinfo->out_color_space == JCS_CMYK;
-    int inverted = cinfo->saw_Adobe_marker ? 1 : 0;
     while (cinfo->output_scanline < cinfo->output_height) {
-        JSAMPROW rows[8];
-        JDIMENSION first = cinfo->output_scanline;
-        JDIMENSION count = cinfo->output_height - first;
-        if (count > 8) count = 8;
-        for (JDIMENSION i = 0; i < count; i++) rows[i] = pixels + (size_t)(first + i) * stride;
-        JDIMENSION read = jpeg_read_scanlines(cinfo, rows, count);
-        if (read == 0) break;  // cannot happen with a memory source, which never suspends
-        if (cmyk) {
-            for (JDIMENSION i = 0; i < read; i++) wi_cmyk_row_to_rgba(rows[i], cinfo->output_width, inverted);
-        }
+        // A memory source never suspends, so 0 rows means libjpeg gave up.
+        if (wi_jpeg_read_rgba_rows(cinfo, pixels, stride) == 0) break;
         *rows_decoded = cinfo->output_scanline;
     }
     // The caller's buffer may be uninitialized: never leave rows unwritten.

@@ -3,6 +3,7 @@
 // (baseline) files are read directly: jpeg_read_scanlines returns the rows the data so far holds and resumes
 // where it suspended on the next call, so no row is decoded twice.
 #include "wi_codec.h"
+#include "wi_jpeg_shared.h"
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,34 +201,13 @@ wi_status wi_jpeg_stream_start(wi_jpeg_stream *stream, uint32_t *output_width, u
     return WI_OK;
 }
 
-static void wi_stream_cmyk_row(uint8_t *row, uint32_t width, int inverted) {
-    for (uint32_t x = 0; x < width; x++) {
-        uint8_t *p = row + (size_t)x * 4;
-        unsigned c = p[0], m = p[1], y = p[2], k = p[3];
-        if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
-        unsigned r = c * k, g = m * k, b = y * k;
-        p[0] = (uint8_t)((r + 128 + ((r + 128) >> 8)) >> 8);
-        p[1] = (uint8_t)((g + 128 + ((g + 128) >> 8)) >> 8);
-        p[2] = (uint8_t)((b + 128 + ((b + 128) >> 8)) >> 8);
-        p[3] = 255;
-    }
-}
-
 /// Direct (single-scan) mode: reads the rows the data so far holds into `pixels`, resuming at the row where
 /// the previous call suspended; rows not reached are left as they are. libjpeg errors longjmp to the caller.
 static wi_status wi_stream_render_direct(wi_jpeg_stream *stream, uint8_t *pixels, size_t stride, int *rendered,
                                          int *is_complete) {
     j_decompress_ptr cinfo = &stream->cinfo;
-    int cmyk = cinfo->out_color_space == JCS_CMYK;
     while (!stream->rows_done && cinfo->output_scanline < cinfo->output_height) {
-        JSAMPROW rows[8];
-        JDIMENSION first = cinfo->output_scanline;
-        JDIMENSION count = cinfo->output_height - first;
-        if (count > 8) count = 8;
-        for (JDIMENSION i = 0; i < count; i++) rows[i] = pixels + (size_t)(first + i) * stride;
-        JDIMENSION read = jpeg_read_scanlines(cinfo, rows, count);
-        if (read == 0) break;  // suspended: the next append resumes here
-        if (cmyk) for (JDIMENSION i = 0; i < read; i++) wi_stream_cmyk_row(rows[i], cinfo->output_width, cinfo->saw_Adobe_marker);
+        if (wi_jpeg_read_rgba_rows(cinfo, pixels, stride) == 0) break;  // suspended: the next append resumes here
         *rendered = 1;
     }
     if (cinfo->output_scanline >= cinfo->output_height) stream->rows_done = 1;
@@ -290,16 +270,8 @@ wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t 
     cinfo->dct_method = reached_eoi ? JDCT_ISLOW : JDCT_IFAST;
     cinfo->do_block_smoothing = reached_eoi ? TRUE : FALSE;
     jpeg_start_output(cinfo, target);
-    int cmyk = cinfo->out_color_space == JCS_CMYK;
     while (cinfo->output_scanline < cinfo->output_height) {
-        JSAMPROW rows[8];
-        JDIMENSION first = cinfo->output_scanline;
-        JDIMENSION count = cinfo->output_height - first;
-        if (count > 8) count = 8;
-        for (JDIMENSION i = 0; i < count; i++) rows[i] = pixels + (size_t)(first + i) * stride;
-        JDIMENSION read = jpeg_read_scanlines(cinfo, rows, count);
-        if (read == 0) break;
-        if (cmyk) for (JDIMENSION i = 0; i < read; i++) wi_stream_cmyk_row(rows[i], cinfo->output_width, cinfo->saw_Adobe_marker);
+        if (wi_jpeg_read_rgba_rows(cinfo, pixels, stride) == 0) break;
     }
     for (JDIMENSION y = cinfo->output_scanline; y < cinfo->output_height; y++) {
         memset(pixels + (size_t)y * stride, 0, (size_t)cinfo->output_width * 4);
