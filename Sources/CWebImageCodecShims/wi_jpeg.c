@@ -105,6 +105,11 @@ wi_status wi_jpeg_decoder_read_header(wi_jpeg_decoder *decoder, wi_jpeg_header *
     jpeg_save_markers(cinfo, JPEG_APP0 + 1, 0xFFFF);
     jpeg_read_header(cinfo, TRUE);
     decoder->header_read = 1;
+    wi_jpeg_describe_header(cinfo, header);
+    return WI_OK;
+}
+
+void wi_jpeg_describe_header(j_decompress_ptr cinfo, wi_jpeg_header *header) {
     memset(header, 0, sizeof(*header));
     header->width = cinfo->image_width;
     header->height = cinfo->image_height;
@@ -112,12 +117,8 @@ wi_status wi_jpeg_decoder_read_header(wi_jpeg_decoder *decoder, wi_jpeg_header *
     header->color_space = (int)cinfo->jpeg_color_space;
     header->is_progressive = cinfo->progressive_mode ? 1 : 0;
     header->saw_adobe_marker = cinfo->saw_Adobe_marker ? 1 : 0;
-    if (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK) {
-        cinfo->out_color_space = JCS_CMYK;
-    } else {
-        cinfo->out_color_space = JCS_EXT_RGBA;
-    }
-    return WI_OK;
+    int cmyk = cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK;
+    cinfo->out_color_space = cmyk ? JCS_CMYK : JCS_EXT_RGBA;
 }
 
 void wi_jpeg_decoder_exif(wi_jpeg_decoder *decoder, const uint8_t **bytes, size_t *length) {

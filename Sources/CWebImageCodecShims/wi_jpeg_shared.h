@@ -6,6 +6,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <jpeglib.h>
+#include "wi_codec.h"
+
+/// After `jpeg_read_header`: fills `header` from `cinfo` and chooses the output colour space (CMYK for
+/// CMYK/YCCK files, converted to RGBA row by row; RGBA otherwise).
+void wi_jpeg_describe_header(j_decompress_ptr cinfo, wi_jpeg_header *header);
 
 /// Converts one row of CMYK (as libjpeg outputs it) to opaque RGBA in place. Adobe files (`inverted`) store
 /// inverted ink values (255 = no ink), others plain ink amounts.

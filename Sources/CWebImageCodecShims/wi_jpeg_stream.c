@@ -165,16 +165,8 @@ wi_status wi_jpeg_stream_read_header(wi_jpeg_stream *stream, wi_jpeg_header *hea
         if (stream->source.next_input_byte == NULL) return WI_NEED_DATA;
         if (jpeg_read_header(cinfo, TRUE) == JPEG_SUSPENDED) return WI_NEED_DATA;
         stream->header_read = 1;
-        cinfo->out_color_space =
-            (cinfo->jpeg_color_space == JCS_CMYK || cinfo->jpeg_color_space == JCS_YCCK) ? JCS_CMYK : JCS_EXT_RGBA;
     }
-    memset(header, 0, sizeof(*header));
-    header->width = cinfo->image_width;
-    header->height = cinfo->image_height;
-    header->components = cinfo->num_components;
-    header->color_space = (int)cinfo->jpeg_color_space;
-    header->is_progressive = cinfo->progressive_mode ? 1 : 0;
-    header->saw_adobe_marker = cinfo->saw_Adobe_marker ? 1 : 0;
+    wi_jpeg_describe_header(cinfo, header);  // idempotent: the same colour space on every call
     return WI_OK;
 }
 
