@@ -36,6 +36,16 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     case badContentEncoding(message: String)
     /// The URL is in the failed-URL list (the request opted in with `usesFailedURLList`).
     case inFailedURLList(URL)
+    /// The request's `sourcePolicy` refused the address the transfer was about to connect to (or a reused
+    /// connection's peer): nothing was sent to it. `address` is the address as dialled (`::ffff:127.0.0.1`),
+    /// `category` why it is not public (for an address wrapping IPv4, the category of the IPv4 address inside).
+    case addressRefused(address: String, category: AddressCategory)
+    /// A `file` URL that is not read: the request refuses file URLs (`allowsFileURLs` false), or a server
+    /// redirected to it (a redirect to `file:` is never followed).
+    case fileURLRefused(URL)
+    /// A `file` URL naming something other than a regular file or a directory (directories are
+    /// `fileUnreadable` with `EISDIR`): a device such as `/dev/zero`, a FIFO or a socket. Nothing was read.
+    case notRegularFile(path: String, kind: FileKind)
     /// Any other libcurl failure.
     case transport(curlCode: Int, errno: Int32, message: String)
 
@@ -69,7 +79,8 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
             return true
         case .httpStatus(let status, _):
             return status >= 500 || status == 408 || status == 425 || status == 429
-        case .invalidURL, .tooManyRedirects, .responseTooLarge, .fileUnreadable, .badContentEncoding:
+        case .invalidURL, .tooManyRedirects, .responseTooLarge, .fileUnreadable, .badContentEncoding,
+             .addressRefused, .fileURLRefused, .notRegularFile:
             return false
         }
     }
@@ -92,7 +103,30 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case .fileUnreadable(let path, let errno): return "cannot read \(path) (errno \(errno))"
         case .badContentEncoding(let message): return "bad content encoding: \(message)"
         case .inFailedURLList(let url): return "\(url.absoluteString) is in the failed-URL list"
+        case .addressRefused(let address, let category):
+            return "refused by the source policy: \(address) is \(category), not public"
+        case .fileURLRefused(let url): return "file URL refused: \(url.absoluteString)"
+        case .notRegularFile(let path, let kind): return "not a regular file: \(path) is a \(kind)"
         case .transport(let code, let errno, let message): return "curl error \(code) (errno \(errno)): \(message)"
         }
     }
+}
+
+/// What a `file` URL names when it is not a regular file (`fstat`'s file type).
+public enum FileKind: String, Sendable, Hashable, CustomStringConvertible {
+    /// `S_IFDIR`.
+    case directory
+    /// `S_IFCHR`, e.g. `/dev/zero`.
+    case characterDevice = "character device"
+    /// `S_IFBLK`.
+    case blockDevice = "block device"
+    /// `S_IFIFO` (a named pipe).
+    case fifo = "FIFO"
+    /// `S_IFSOCK`.
+    case socket
+    /// Any other type.
+    case other
+
+    /// The kind's name (`"character device"`, `"FIFO"`, …).
+    public var description: String { rawValue }
 }

@@ -39,6 +39,24 @@ int wi_multi_info_read(CURLM *multi, CURL **easy, CURLMSG *msg, CURLcode *result
 /// Wraps `curl_share_setopt` for options taking a `long` (e.g. `CURLSHOPT_SHARE` with a `curl_lock_data`).
 CURLSHcode wi_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
 
+/// The source-policy check the fetcher installs once (`wi_set_address_check`): returns nonzero when the
+/// transfer whose `context` is given may use `address` (4 bytes for AF_INET, 16 for AF_INET6, NULL for any
+/// other family), 0 to refuse it.
+typedef int (*wi_address_check)(void *context, int family, const unsigned char *address);
+
+/// Registers the one address check every `wi_easy_enable_address_check` handle calls. Call once, before
+/// the first transfer (the fetcher does it with libcurl's global initialisation).
+void wi_set_address_check(wi_address_check check);
+
+/// Makes `easy` call the registered check with `context`:
+/// - `CURLOPT_OPENSOCKETFUNCTION`: every resolved address, before `socket`/`connect`; a refused one gets
+///   `CURL_SOCKET_BAD` (libcurl tries the next address, then fails with `CURLE_COULDNT_CONNECT`), so no byte
+///   is sent to it;
+/// - `CURLOPT_PREREQFUNCTION` (libcurl >= 7.80): `CURLINFO_PRIMARY_IP` before each request goes out, which
+///   covers a reused connection; a refused one aborts (`CURLE_ABORTED_BY_CALLBACK`) before the request.
+/// Returns the first failing `CURLcode` (`CURLE_NOT_BUILT_IN` when libcurl is older than 7.80).
+CURLcode wi_easy_enable_address_check(CURL *easy, void *context);
+
 /// `CURLAUTH_BASIC` (a macro with a cast Swift cannot import).
 unsigned long wi_curlauth_basic(void);
 /// `CURL_ERROR_SIZE`: the size `CURLOPT_ERRORBUFFER` needs.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What makes two requests identical for coalescing: everything that shapes the response (URL, headers,
-/// credentials, cookies, TLS policy, limits), but not the priority or the failed-URL opt-in.
+/// credentials, cookies, TLS policy, limits, source policy), but not the priority or the failed-URL opt-in.
 struct CoalescingKey: Hashable {
     let url: String
     let headers: [String: String]
@@ -11,6 +11,10 @@ struct CoalescingKey: Hashable {
     let allowsInvalidCertificates: Bool
     let maximumResponseSize: Int64?
     let maximumRedirects: Int
+    let connectTimeout: Double
+    let sourcePolicy: SourcePolicy
+    let allowsFileURLs: Bool
+    let resolveOverrides: [String]
 
     init(_ request: FetchRequest) {
         url = request.url.absoluteString
@@ -21,5 +25,9 @@ struct CoalescingKey: Hashable {
         allowsInvalidCertificates = request.allowsInvalidCertificates
         maximumResponseSize = request.maximumResponseSize
         maximumRedirects = request.maximumRedirects
+        connectTimeout = request.connectTimeout
+        sourcePolicy = request.sourcePolicy
+        allowsFileURLs = request.allowsFileURLs
+        resolveOverrides = request.resolveOverrides
     }
 }

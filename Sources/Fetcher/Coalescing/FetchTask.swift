@@ -34,8 +34,8 @@ final class FetchTask: TransferDelegate {
         guard operation.markExecuting() else { return }
         if let transfer, let response = transfer.response {
             operation.deliver(response)
-            if !transfer.body.isEmpty {
-                operation.deliver(chunk: transfer.body, received: transfer.receivedCount,
+            if transfer.receivedCount > 0 {
+                operation.deliver(chunk: transfer.bodySoFar, received: transfer.receivedCount,
                                   expected: response.expectedContentLength)
             }
         }

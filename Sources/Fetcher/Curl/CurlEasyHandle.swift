@@ -13,6 +13,7 @@ final class CurlEasyHandle {
     let raw: UnsafeMutableRawPointer
     private let owner: NetworkThread
     private var headerList: UnsafeMutablePointer<curl_slist>?
+    private var resolveList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
 
     /// Wraps `curl_easy_init`; nil when libcurl cannot allocate a handle.
@@ -33,6 +34,7 @@ final class CurlEasyHandle {
         owner.assertOnThread()
         curl_easy_cleanup(raw) // before freeing what it borrowed
         curl_slist_free_all(headerList)
+        curl_slist_free_all(resolveList)
         errorBuffer.deallocate()
         Self.liveCount.subtract(1, ordering: .relaxed)
     }
@@ -73,6 +75,17 @@ final class CurlEasyHandle {
         _ = wi_easy_setopt_pointer(raw, CURLOPT_HTTPHEADER, list)
         curl_slist_free_all(headerList)
         headerList = list
+    }
+
+    /// Sets `CURLOPT_RESOLVE` to `entries` (`host:port:address`), keeping the list alive until the handle is
+    /// freed (libcurl reads it when the transfer starts, not when it is set).
+    func setResolve(_ entries: [String]) {
+        owner.assertOnThread()
+        var list: UnsafeMutablePointer<curl_slist>?
+        for entry in entries { list = curl_slist_append(list, entry) }
+        _ = wi_easy_setopt_pointer(raw, CURLOPT_RESOLVE, list)
+        curl_slist_free_all(resolveList)
+        resolveList = list
     }
 
     /// Wraps `curl_easy_getinfo` for a `long` result (0 when unavailable).

@@ -38,11 +38,31 @@ public struct FetchRequest: Sendable, Hashable {
     /// Whether TLS certificates that fail verification (self-signed, wrong host, expired) are accepted.
     /// False by default; true only for tests and trusted hosts.
     public var allowsInvalidCertificates: Bool
-    /// The largest body accepted, in bytes, after content decoding; a larger one stops the transfer with
-    /// `FetchError.responseTooLarge`. No limit (nil) by default.
+    /// The largest body accepted, in bytes, counted after `Content-Encoding` decoding (a gzip bomb stops at the
+    /// limit, not at its wire size) and enforced as bytes arrive; a `Content-Length` over it is refused before
+    /// the body; a `file` URL is checked by its size before reading. Exceeding it is
+    /// `FetchError.responseTooLarge`. `defaultMaximumResponseSize` (64 MiB, less on small machines) by
+    /// default; nil means no limit, and only when set so explicitly.
     public var maximumResponseSize: Int64?
-    /// How many redirects are followed; one more is `FetchError.tooManyRedirects`. 10 by default.
+    /// How many redirects are followed; one more is `FetchError.tooManyRedirects`. 10 by default (imgproxy's;
+    /// libcurl's own default is unlimited).
     public var maximumRedirects: Int
+    /// Seconds the connection (DNS, TCP, TLS) may take, within `timeout`. 10 s by default (libcurl's own
+    /// default is 300 s); the smaller of this and `timeout` applies.
+    public var connectTimeout: Double
+    /// Which addresses the transfer may connect to. `.allowAll` by default (every redirect hop and DNS answer
+    /// is checked under `.publicOnly`; see `SourcePolicy`).
+    public var sourcePolicy: SourcePolicy
+    /// Whether a `file` URL is read (by the fetcher's own reader: regular files only, never through libcurl).
+    /// When false, a `file` URL fails with `FetchError.fileURLRefused`. True by default. A redirect to `file:`
+    /// is refused either way.
+    public var allowsFileURLs: Bool
+    /// Pinned name resolutions, libcurl's `CURLOPT_RESOLVE` format `host:port:address` (e.g.
+    /// `images.example:443:93.184.216.34`). Empty by default. Meant for tests and split-horizon setups.
+    ///
+    /// - Important: libcurl keeps these in the network thread's DNS cache, so later transfers to the same
+    ///   host and port on that thread may use them too. The source policy still checks the address.
+    public var resolveOverrides: [String]
     /// The queue priority. `.normal` by default.
     public var priority: FetchPriority
     /// Opt-in to the queue's failed-URL list: a listed URL fails at once with `FetchError.inFailedURLList`,
@@ -57,11 +77,24 @@ public struct FetchRequest: Sendable, Hashable {
         self.credentials = nil
         self.handlesCookies = false
         self.allowsInvalidCertificates = false
-        self.maximumResponseSize = nil
+        self.maximumResponseSize = Self.defaultMaximumResponseSize
         self.maximumRedirects = 10
+        self.connectTimeout = 10
+        self.sourcePolicy = .allowAll
+        self.allowsFileURLs = true
+        self.resolveOverrides = []
         self.priority = priority
         self.usesFailedURLList = false
     }
+
+    /// The default `maximumResponseSize`: 64 MiB, or a tenth of physical memory when that is less (Nuke caps
+    /// downloads at min(200 MB, 10 % of RAM)). Smaller than Nuke's so that a process fetching a hostile
+    /// source with default settings stays well under 200 MB (the body buffer never grows past the limit).
+    public static let defaultMaximumResponseSize: Int64 = {
+        let pages = Int64(sysconf(Int32(_SC_PHYS_PAGES))), pageSize = Int64(sysconf(Int32(_SC_PAGESIZE)))
+        let tenth = pages > 0 && pageSize > 0 ? pages * pageSize / 10 : Int64.max
+        return min(64 << 20, max(1 << 20, tenth))
+    }()
 
     /// The header lines sent, `Accept` first (the default unless overridden), names as given.
     var headerLines: [String] {

@@ -11,6 +11,8 @@ final class NetworkLoop {
     private(set) var multi: CurlMultiHandle?
     /// Transfers added to the multi handle, by their easy handle's address (also their `CURLOPT_PRIVATE`).
     private var transfers: [UnsafeMutableRawPointer: Transfer] = [:]
+    /// Transfers of `file` URLs, read by `readFiles()` a chunk per turn of the loop (never by libcurl).
+    private var fileTransfers: [ObjectIdentifier: Transfer] = [:]
     /// Called once when the thread stops, before remaining transfers are ended (queues fail what they hold).
     private var stopHandlers: [ObjectIdentifier: () -> Void] = [:]
     /// Set when a transfer is attached; the run loop then performs again before polling.
@@ -29,7 +31,7 @@ final class NetworkLoop {
             if stopRequested { break }
             guard let multi else {
                 // libcurl could not make a multi handle: every transfer fails at once; just serve `perform`.
-                usleep(10_000)
+                if !readFiles() { usleep(10_000) }
                 continue
             }
             // Completions start queued transfers: drive those at once instead of waiting for the next poll.
@@ -42,9 +44,23 @@ final class NetworkLoop {
                     transfer.complete(with: code)
                 }
             } while hasNewTransfers
-            multi.poll(timeoutMilliseconds: 1_000)
+            // Files are read a chunk per turn, between the submitted work (cancellations) and the sockets.
+            let filesMoved = readFiles()
+            multi.poll(timeoutMilliseconds: filesMoved ? 0 : fileTransfers.isEmpty ? 1_000 : 10)
         }
         shutDown()
+    }
+
+    /// Reads one chunk of each `file` transfer, completing those that end. Returns whether any read made
+    /// progress (then the loop turns again at once; otherwise it polls with a short timeout).
+    private func readFiles() -> Bool {
+        var madeProgress = false
+        for transfer in Array(fileTransfers.values) {
+            guard let result = transfer.readFileChunk(madeProgress: &madeProgress) else { continue }
+            detach(transfer)
+            transfer.finish(result)
+        }
+        return madeProgress
     }
 
     /// Runs the work submitted since the last call; returns whether a stop was requested.
@@ -61,7 +77,7 @@ final class NetworkLoop {
     private func shutDown() {
         for handler in stopHandlers.values { handler() }
         stopHandlers.removeAll()
-        for transfer in Array(transfers.values) {
+        for transfer in Array(transfers.values) + Array(fileTransfers.values) {
             detach(transfer)
             transfer.fail(.networkThreadStopped)
         }
@@ -77,7 +93,7 @@ final class NetworkLoop {
             }
             for item in lastWork { item(self) }
         } while !lastWork.isEmpty
-        precondition(transfers.isEmpty, "a transfer was added after the network thread stopped")
+        precondition(transfers.isEmpty && fileTransfers.isEmpty, "a transfer was added after the network thread stopped")
         multi = nil // curl_multi_cleanup closes the cached connections
     }
 
@@ -87,8 +103,13 @@ final class NetworkLoop {
     /// Adds `transfer` to the multi handle; false (nothing added) when the thread is stopping or libcurl
     /// refuses it.
     func attach(_ transfer: Transfer) -> Bool {
-        guard !isStopping, let multi, multi.add(transfer.easy) else { return false }
-        transfers[transfer.easy.raw] = transfer
+        guard !isStopping else { return false }
+        if transfer.file != nil {
+            fileTransfers[ObjectIdentifier(transfer)] = transfer
+        } else {
+            guard let multi, multi.add(transfer.easy) else { return false }
+            transfers[transfer.easy.raw] = transfer
+        }
         hasNewTransfers = true
         thread.activity.change(by: 1)
         return true
@@ -96,8 +117,12 @@ final class NetworkLoop {
 
     /// Removes `transfer` from the multi handle (it stops at once); its handle is freed with it.
     func detach(_ transfer: Transfer) {
-        guard transfers.removeValue(forKey: transfer.easy.raw) != nil else { return }
-        multi?.remove(transfer.easy)
+        if transfer.file != nil {
+            guard fileTransfers.removeValue(forKey: ObjectIdentifier(transfer)) != nil else { return }
+        } else {
+            guard transfers.removeValue(forKey: transfer.easy.raw) != nil else { return }
+            multi?.remove(transfer.easy)
+        }
         thread.activity.change(by: -1)
     }
 

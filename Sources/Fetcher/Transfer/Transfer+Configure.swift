@@ -21,18 +21,56 @@ private let headerCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, I
     guard !overflow else { return 0 }
     let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
     transfer.headerParser.consume(UnsafeRawBufferPointer(start: data, count: total))
+    // The blank line ends a response head: refuse a declared length over the limit before any body byte.
+    if total <= 2, transfer.declaresTooLargeBody() {
+        transfer.abort = .tooLarge
+        return 0
+    }
     return total
 }
 
+/// The source-policy check (`wi_set_address_check`), called by the C shim's `CURLOPT_OPENSOCKETFUNCTION` with
+/// each resolved address before connecting, and by its `CURLOPT_PREREQFUNCTION` with the connection's peer
+/// before each request. Returns 1 to allow, 0 to refuse (the refusal is recorded on the transfer).
+private let addressCheck: @convention(c) (UnsafeMutableRawPointer?, Int32, UnsafePointer<UInt8>?) -> Int32 = {
+    context, family, bytes in
+    guard let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let length = family == AF_INET ? 4 : family == AF_INET6 ? 16 : 0
+    guard let bytes, length > 0,
+          let address = IPAddress(bytes: UnsafeBufferPointer(start: bytes, count: length)) else { return 0 }
+    if let category = transfer.request.sourcePolicy.refusal(for: address) {
+        transfer.refusedAddress = (address, category)
+        return 0
+    }
+    return 1
+}
+
+/// Registers `addressCheck` with the C shim, once per process (a `static let` runs once, thread-safely).
+private enum AddressCheckRegistration {
+    static let done: Void = wi_set_address_check(addressCheck)
+}
+
 extension Transfer {
+    /// Whether the response head just completed is a success declaring a `Content-Length` over the limit.
+    func declaresTooLargeBody() -> Bool {
+        guard let limit = request.maximumResponseSize,
+              let declared = headerParser.value("Content-Length").flatMap(Int64.init), declared > limit else {
+            return false
+        }
+        let status = easy.info(CURLINFO_RESPONSE_CODE)
+        return (200..<300).contains(status)
+    }
+
     /// Sets every option of the easy handle from the request; false when libcurl rejects the URL.
     func configure(share: UnsafeMutableRawPointer?) -> Bool {
         let me = Unmanaged.passUnretained(self).toOpaque()
         guard easy.set(CURLOPT_URL, request.url.absoluteString) else { return false }
         easy.set(CURLOPT_PRIVATE, pointer: me)
         easy.set(CURLOPT_NOSIGNAL, 1)
-        // Only these schemes, and redirects never to file:// (a server must not make us read local files).
-        easy.set(CURLOPT_PROTOCOLS_STR, "http,https,file")
+        // Only HTTP(S) through libcurl: `file` URLs are read by `FileSource`, and a redirect to file:// (or any
+        // other scheme) is refused: a server must not make us read local files.
+        easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
         easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
         easy.set(CURLOPT_FOLLOWLOCATION, 1)
         easy.set(CURLOPT_MAXREDIRS, max(0, request.maximumRedirects))
@@ -47,8 +85,17 @@ extension Transfer {
         // callbacks for large images (the fetcher benchmark's 1 MB workload).
         easy.set(CURLOPT_BUFFERSIZE, 256 * 1_024)
         let timeout = max(1, Int((request.timeout * 1_000).rounded()))
+        // CURLOPT_TIMEOUT bounds everything, from resolving to the last byte: a stall before the status line and
+        // a 1 byte/s drip end there too.
         easy.set(CURLOPT_TIMEOUT_MS, timeout)
-        easy.set(CURLOPT_CONNECTTIMEOUT_MS, timeout)
+        easy.set(CURLOPT_CONNECTTIMEOUT_MS, min(timeout, max(1, Int((request.connectTimeout * 1_000).rounded()))))
+        if !request.resolveOverrides.isEmpty { easy.setResolve(request.resolveOverrides) }
+        if request.sourcePolicy.isPublicOnly {
+            AddressCheckRegistration.done
+            guard wi_easy_enable_address_check(easy.raw, me) == CURLE_OK else { return false }
+            // Environment proxies are not used under the policy: the address checked must be the origin's.
+            easy.set(CURLOPT_PROXY, "")
+        }
         easy.setHeaders(request.headerLines)
         if let credentials = request.credentials {
             easy.set(CURLOPT_HTTPAUTH, Int(wi_curlauth_basic()))

@@ -7,11 +7,10 @@ extension Transfer {
         let code = CurlCode(rawValue: curlCode)
         func isOne(of codes: CurlCode...) -> Bool { code.map(codes.contains) ?? false }
         let status = easy.info(CURLINFO_RESPONSE_CODE)
+        if code != .ok, let refused = refusedAddress {
+            return .failure(.addressRefused(address: refused.address.description, category: refused.category))
+        }
         if code == .ok {
-            // libcurl's FILE protocol "reads" a directory as an empty body.
-            if request.url.isFileURL, let errno = Self.fileErrno(request.url.path), errno == EISDIR {
-                return .failure(.fileUnreadable(path: request.url.path, errno: errno))
-            }
             if isHTTP && status == 304 { return .failure(.notModified(currentResponse())) }
             if isHTTP && status >= 400 { return .failure(.httpStatus(status, currentResponse())) }
             return .success(FetchResult(response: currentResponse(), body: Data()))
@@ -45,13 +44,11 @@ extension Transfer {
                  .sslCACertBadFile, .sslIssuerError) {
             return .failure(.tlsFailure(curlCode: curlCode, message: message))
         }
+        if code == .unsupportedProtocol, let target = redirectTarget(), target.isFileURL {
+            return .failure(.fileURLRefused(target))
+        }
         if isOne(of: .unsupportedProtocol, .urlMalformat) {
             return .failure(.invalidURL(request.url.absoluteString))
-        }
-        if isOne(of: .fileCouldntReadFile, .readError) {
-            // libcurl's FILE protocol does not record errno (CURLINFO_OS_ERRNO is 0): ask the file system.
-            let errno = osErrno != 0 ? osErrno : (Self.fileErrno(request.url.path) ?? EIO)
-            return .failure(.fileUnreadable(path: request.url.path, errno: errno))
         }
         if code == .badContentEncoding {
             return .failure(.badContentEncoding(message: message))
@@ -59,11 +56,10 @@ extension Transfer {
         return .failure(.transport(curlCode: curlCode, errno: osErrno, message: message))
     }
 
-    /// Why `path` cannot be read as a file: `ENOENT`, `EACCES`, `EISDIR`, …; `nil` when it can.
-    static func fileErrno(_ path: String) -> Int32? {
-        var info = stat()
-        guard stat(path, &info) == 0 else { return errno }
-        if (info.st_mode & S_IFMT) == S_IFDIR { return EISDIR }
-        return access(path, R_OK) == 0 ? nil : errno
+    /// Where the last response redirected to (its `Location`, resolved against the URL that sent it).
+    func redirectTarget() -> URL? {
+        guard let location = headerParser.value("Location") else { return nil }
+        let base = easy.info(string: CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? request.url
+        return URL(string: location, relativeTo: base)?.absoluteURL
     }
 }

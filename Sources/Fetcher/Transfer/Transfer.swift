@@ -5,7 +5,7 @@ internal import CWebImageCurl
 protocol TransferDelegate: AnyObject {
     /// The response head of a successful response, before its first chunk (or before completion when empty).
     func transfer(_ transfer: Transfer, didReceive response: FetchResponse)
-    /// A piece of the (decoded) body; `transfer.body` already holds it.
+    /// A piece of the (decoded) body; the transfer's body buffer already holds it.
     func transfer(_ transfer: Transfer, didReceive chunk: UnsafeRawBufferPointer)
     /// The end: the whole body, or why there is none. Called exactly once; the handle is already detached.
     func transfer(_ transfer: Transfer, didCompleteWith result: Result<FetchResult, FetchError>)
@@ -21,19 +21,28 @@ final class Transfer {
     enum Abort { case tooLarge, httpStatus }
 
     let request: FetchRequest
+    /// The libcurl handle; for a `file` URL it is never configured nor added to the multi handle.
     let easy: CurlEasyHandle
+    /// The open file of a `file` URL (read by `NetworkLoop` in chunks, never by libcurl); nil for HTTP(S).
+    let file: FileSource?
     weak var delegate: (any TransferDelegate)?
     var headerParser = CurlHeaderParser()
-    /// The body received so far (decoded).
-    private(set) var body = Data()
+    /// The body received so far (decoded), bounded by the request's `maximumResponseSize`.
+    private var bodyBuffer: BodyBuffer
     /// The response head, once delivered.
     private(set) var response: FetchResponse?
     var abort: Abort?
+    /// The address the source policy refused (the last one, when several were tried).
+    var refusedAddress: (address: IPAddress, category: AddressCategory)?
+    /// When the transfer was made (file reads check the request's timeout against it).
+    let startTime = ContinuousClock.now
     private var isComplete = false
 
-    private init(request: FetchRequest, easy: CurlEasyHandle) {
+    private init(request: FetchRequest, easy: CurlEasyHandle, file: FileSource?) {
         self.request = request
         self.easy = easy
+        self.file = file
+        bodyBuffer = BodyBuffer(limit: request.maximumResponseSize)
     }
 
     /// A configured transfer for `request`, or the error that prevents one (bad URL, no handle).
@@ -43,19 +52,30 @@ final class Transfer {
         guard ["http", "https", "file"].contains(scheme) else {
             return .failure(.invalidURL(request.url.absoluteString))
         }
+        var file: FileSource?
+        if scheme == "file" {
+            guard request.allowsFileURLs else { return .failure(.fileURLRefused(request.url)) }
+            switch FileSource.open(path: request.url.path, limit: request.maximumResponseSize) {
+            case .failure(let error): return .failure(error)
+            case .success(let source): file = source
+            }
+        }
         guard let easy = CurlEasyHandle(owner: thread) else {
             return .failure(.transport(curlCode: CurlCode.outOfMemory.rawValue, errno: ENOMEM,
                                        message: "curl_easy_init failed"))
         }
-        let transfer = Transfer(request: request, easy: easy)
-        guard transfer.configure(share: share) else {
+        let transfer = Transfer(request: request, easy: easy, file: file)
+        guard file != nil || transfer.configure(share: share) else {
             return .failure(.invalidURL(request.url.absoluteString))
         }
         return .success(transfer)
     }
 
     /// Bytes received so far.
-    var receivedCount: Int64 { Int64(body.count) }
+    var receivedCount: Int64 { Int64(bodyBuffer.count) }
+
+    /// A copy of the body received so far (for a caller joining the transfer in flight).
+    var bodySoFar: Data { bodyBuffer.copy() }
 
     /// Called by the write callback with each body piece; returns false to stop the transfer.
     func receive(_ chunk: UnsafeRawBufferPointer) -> Bool {
@@ -67,12 +87,9 @@ final class Transfer {
             }
             deliverResponse()
         }
-        if let limit = request.maximumResponseSize, receivedCount + Int64(chunk.count) > limit {
+        guard bodyBuffer.append(chunk) else { // over the limit (or out of memory): stop as the bytes arrive
             abort = .tooLarge
             return false
-        }
-        if let base = chunk.baseAddress {
-            body.append(base.assumingMemoryBound(to: UInt8.self), count: chunk.count) // one memcpy
         }
         delegate?.transfer(self, didReceive: chunk)
         return true
@@ -88,11 +105,12 @@ final class Transfer {
         finish(.failure(error))
     }
 
-    private func finish(_ result: Result<FetchResult, FetchError>) {
+    /// Ends the transfer once with `result` (the body buffer is handed over on success).
+    func finish(_ result: Result<FetchResult, FetchError>) {
         guard !isComplete else { return }
         isComplete = true
         if case .success = result, response == nil { deliverResponse() }
-        let final = result.map { FetchResult(response: response ?? $0.response, body: body) }
+        let final = result.map { FetchResult(response: response ?? $0.response, body: bodyBuffer.take()) }
         delegate?.transfer(self, didCompleteWith: final)
     }
 
@@ -103,6 +121,9 @@ final class Transfer {
 
     /// The response head as libcurl sees it now.
     func currentResponse() -> FetchResponse {
+        if let file {
+            return FetchResponse(url: request.url, statusCode: nil, headers: [], expectedContentLength: file.size)
+        }
         let status = easy.info(CURLINFO_RESPONSE_CODE)
         let effective = easy.info(string: CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? request.url
         let length = easy.info(offset: CURLINFO_CONTENT_LENGTH_DOWNLOAD_T)
@@ -123,11 +144,13 @@ final class Transfer {
         }
     }
 
-    private func deliverResponse() {
+    func deliverResponse() {
         let head = currentResponse()
         response = head
         if let expected = head.expectedContentLength, expected > 0 {
-            body.reserveCapacity(Int(min(expected, request.maximumResponseSize ?? expected, 64 << 20)))
+            // A declared length may lie: reserve at most 64 MiB up front; the buffer grows (within the limit)
+            // if more really arrives.
+            _ = bodyBuffer.reserve(Int(clamping: min(expected, 64 << 20)))
         }
         delegate?.transfer(self, didReceive: head)
     }
