@@ -14,12 +14,19 @@ struct FetchCommand: ParsableCommand {
         with the reason (HTTP status, decode error, …). Plain file paths are accepted as file URLs. \
         WebImage logs warnings only; set WEBIMAGE_LOG_LEVEL=info (or debug) for more.
 
+        Untrusted sources: every transfer is bounded by default (the library's defaults: at most \
+        \(FetchRequest.defaultMaximumResponseSize) bytes after content decoding, 15 s per transfer, 10 s to connect, \
+        10 redirects). --public-only refuses loopback, private, link-local, CGNAT, multicast and reserved \
+        addresses (checked on the address connected, every redirect hop); --no-file-urls refuses file URLs and \
+        paths. Each refusal is printed with its reason.
+
         Options for --options (comma-separated): \(FetchOptionName.all.map(\.name).joined(separator: ", ")).
 
         Examples:
           webimage fetch https://example.com/a.jpg https://example.com/b.webp --out img
           webimage fetch https://example.com/a.jpg --thumbnail 256 --format png --out t
           webimage fetch https://example.com/a.gif --options refresh,first-frame
+          webimage fetch "$UNTRUSTED_URL" --public-only --no-file-urls --max-bytes 10000000
         """
     )
 
@@ -44,7 +51,27 @@ struct FetchCommand: ParsableCommand {
     @Option(name: .long, parsing: .singleValue, help: "Image options, comma-separated (see above).")
     var options: [String] = []
 
+    @Option(name: .customLong("max-bytes"),
+            help: "Largest response in bytes, after content decoding, or 'none' (default: the library's, 64 MiB).")
+    var maxBytes: String?
+
+    @Option(name: .long, help: "Seconds each transfer may take (default: the library's, 15).")
+    var timeout: Double?
+
+    @Flag(name: .customLong("public-only"), help: "Connect to public addresses only (checked on every address dialled).")
+    var publicOnly = false
+
+    @Option(name: .customLong("allow-network"), help: "With --public-only: a CIDR block allowed anyway (repeatable).")
+    var allowNetworks: [String] = []
+
+    @Flag(name: .customLong("no-file-urls"), help: "Refuse file URLs and paths.")
+    var noFileURLs = false
+
     func validate() throws {
+        _ = try Self.byteLimit(maxBytes)
+        _ = try Self.networks(allowNetworks)
+        if !allowNetworks.isEmpty, !publicOnly { throw ValidationError("--allow-network needs --public-only") }
+        if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be positive") }
         guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
         guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
         if let thumbnail, thumbnail < 1 { throw ValidationError("--thumbnail must be at least 1") }
@@ -53,6 +80,32 @@ struct FetchCommand: ParsableCommand {
         }
         if format != nil, out == nil { throw ValidationError("--format needs --out") }
         _ = try FetchOptionName.parse(options)
+    }
+
+    /// `--max-bytes`: nil keeps the library default; `.some(nil)` is "none" (no limit).
+    static func byteLimit(_ text: String?) throws -> Int64?? {
+        guard let text else { return nil }
+        if text.lowercased() == "none" { return .some(nil) }
+        guard let value = Int64(text), value >= 0 else {
+            throw ValidationError("--max-bytes must be a byte count or 'none', not '\(text)'")
+        }
+        return .some(value)
+    }
+
+    /// `--allow-network` blocks.
+    static func networks(_ texts: [String]) throws -> [IPNetwork] {
+        try texts.map { text in
+            guard let network = IPNetwork(text) else { throw ValidationError("--allow-network: not a CIDR block: '\(text)'") }
+            return network
+        }
+    }
+
+    /// Applies the transfer flags; without flags the library defaults stay.
+    func configureTransfers(of manager: ImageManager) throws {
+        if let limit = try Self.byteLimit(maxBytes) { manager.maximumResponseSize = limit }
+        if let timeout { manager.timeout = timeout }
+        if publicOnly { manager.sourcePolicy = .publicOnly(allowing: try Self.networks(allowNetworks)) }
+        if noFileURLs { manager.allowsFileURLs = false }
     }
 
     static func outputFormat(_ name: String) -> ImageFormat? {
@@ -70,6 +123,7 @@ struct FetchCommand: ParsableCommand {
         let cachePath = cache ?? ImageCache.defaultPath()
         let manager = ImageManager(cache: try ImageCache(path: cachePath),
                                    queue: FetchQueue(maxConcurrentTransfers: concurrency))
+        try configureTransfers(of: manager)
         var writer = try out.map { path in
             let folder = URL(fileURLWithPath: path, isDirectory: true)
             do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {

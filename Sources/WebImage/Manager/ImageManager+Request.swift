@@ -77,6 +77,11 @@ extension ImageManager {
         request.handlesCookies = options.contains(.handleCookies)
         request.allowsInvalidCertificates = options.contains(.allowInvalidSSLCertificates)
         request.usesFailedURLList = options.contains(.ignoreFailedURL)
+        request.maximumResponseSize = config.maximumResponseSize
+        request.connectTimeout = config.connectTimeout
+        request.maximumRedirects = config.maximumRedirects
+        request.sourcePolicy = config.sourcePolicy
+        request.allowsFileURLs = config.allowsFileURLs
         return request
     }
 }

@@ -32,6 +32,12 @@ public final class ImageManager: Sendable {
         var sharedTransform: ImageTransform?
         var username: String?
         var password: String?
+        // Transfer bounds and source policy (ImageManager+Transfers.swift).
+        var maximumResponseSize: Int64? = FetchRequest.defaultMaximumResponseSize
+        var connectTimeout: Double = 10
+        var maximumRedirects = 10
+        var sourcePolicy = SourcePolicy.allowAll
+        var allowsFileURLs = true
     }
 
     /// The shared manager: `ImageCache` at `ImageCache.defaultPath()` and `FetchQueue.shared`. If the default

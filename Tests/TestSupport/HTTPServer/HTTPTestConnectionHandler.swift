@@ -69,6 +69,9 @@ final class HTTPTestConnectionHandler: ChannelInboundHandler {
     private func send(_ plan: ResponsePlan, context: ChannelHandlerContext) {
         guard !isClosed else { return }
         write(plan.head, context: context)
+        if let stream = plan.stream {
+            return pump(plan, pieces: stream.makePieces(), context: context)
+        }
         switch plan.pacing {
         case .whole:
             write(plan.body, context: context)
@@ -76,6 +79,25 @@ final class HTTPTestConnectionHandler: ChannelInboundHandler {
         case .drip(let chunk, let interval):
             drip(plan, from: 0, chunk: chunk, interval: interval, context: context)
         }
+    }
+
+    /// Writes the next piece of a streamed body once the previous one reached the socket, so an endless body
+    /// costs the server one piece of memory, and stops when the client goes away.
+    private func pump(_ plan: ResponsePlan, pieces: @escaping () -> [UInt8]?, context: ChannelHandlerContext) {
+        guard !isClosed else { return }
+        guard let piece = pieces() else {
+            if plan.isStreamChunked { write(Array("0\r\n\r\n".utf8), context: context) }
+            return finish(plan, context: context)
+        }
+        var framed = plan.isStreamChunked ? Array("\(String(piece.count, radix: 16))\r\n".utf8) : []
+        framed += piece
+        if plan.isStreamChunked { framed += [13, 10] }
+        let loop = context.eventLoop
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: framed))).assumeIsolated()
+            .whenComplete { result in
+                guard case .success = result else { return }
+                loop.assumeIsolated().execute { self.pump(plan, pieces: pieces, context: context) }
+            }
     }
 
     private func drip(_ plan: ResponsePlan, from offset: Int, chunk: Int, interval: Double,

@@ -60,6 +60,22 @@ public struct HTTPTestResponse: Sendable {
     public var setCookies: [String] = []
     /// When true, the body is replaced by the request's `Cookie` header (empty when absent). False by default.
     public var echoesCookies = false
+    /// A body produced piece by piece while the client reads (endless or huge bodies, never held in memory);
+    /// replaces `body`, ignores `encoding` (the pieces are sent as produced), sent chunked unless
+    /// `declaredContentLength` is set. None by default.
+    public var stream: BodyStream?
+
+    /// Makes the pieces of a streamed body: each call of `makePieces()` starts a fresh sequence (one per
+    /// request); its closure returns the next piece, or nil at the end. The closure runs on the server's event
+    /// loop, one piece after the previous one was written to the socket (so the server holds one piece at a time).
+    public struct BodyStream: Sendable {
+        /// Starts a sequence of pieces.
+        public let makePieces: @Sendable () -> () -> [UInt8]?
+        /// A stream.
+        public init(_ makePieces: @escaping @Sendable () -> () -> [UInt8]?) {
+            self.makePieces = makePieces
+        }
+    }
 
     /// A response with `status` and `body`.
     public init(status: Int = 200, body: [UInt8] = [], headers: [(name: String, value: String)] = []) {
@@ -133,6 +149,42 @@ extension HTTPTestResponse {
     public static func reset(_ data: some Sequence<UInt8>, after: Int) -> Self {
         var response = bytes(data)
         response.fault = .reset(afterBodyBytes: after)
+        return response
+    }
+
+    /// 200 whose chunked body of pseudo-random bytes never ends (a 1 MiB seeded block, repeated).
+    public static func endlessRandom(seed: UInt64 = 1) -> Self {
+        var generator = SplitMix64(seed: seed)
+        let block = (0..<(1 << 17)).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }
+        var response = Self(headers: [("Content-Type", "application/octet-stream")])
+        response.stream = BodyStream { { block } }
+        return response
+    }
+
+    /// 200 with `Content-Encoding: gzip` (or `deflate`) whose body inflates to `decodedBytes` zero bytes,
+    /// compressed on the fly as the client reads (4 GiB of zeros is about 4 MB on the wire), sent chunked.
+    public static func zeroBomb(decodedBytes: Int64, encoding: Encoding = .gzip) -> Self {
+        var response = Self(headers: [("Content-Type", "image/png"),
+                                      ("Content-Encoding", encoding == .deflate ? "deflate" : "gzip")])
+        response.stream = BodyStream {
+            let deflater = ZlibStreamDeflater(gzip: encoding != .deflate)
+            var remaining = decodedBytes
+            return {
+                while true {
+                    let input = Int(min(remaining, 4 << 20))
+                    remaining -= Int64(input)
+                    guard let output = deflater.compressZeros(input, finish: remaining == 0) else { return nil }
+                    if !output.isEmpty || remaining == 0 { return output.isEmpty ? nil : output }
+                }
+            }
+        }
+        return response
+    }
+
+    /// 200 declaring `Content-Length: declared` (e.g. 10 GB) and sending random bytes without end.
+    public static func hugeDeclaredLength(_ declared: Int) -> Self {
+        var response = endlessRandom()
+        response.declaredContentLength = declared
         return response
     }
 

@@ -12,6 +12,9 @@ struct ResponsePlan {
     let body: [UInt8]
     let pacing: Pacing
     let ending: Ending
+    /// A body produced while sending (after `head`), chunk-framed when `isStreamChunked`.
+    let stream: HTTPTestResponse.BodyStream?
+    let isStreamChunked: Bool
 
     init(request: HTTPTestServer.Request, response original: HTTPTestResponse) {
         var response = original
@@ -28,10 +31,11 @@ struct ResponsePlan {
         if let date = original.lastModified { headers.append(("Last-Modified", date)) }
         headers += original.setCookies.map { ("Set-Cookie", $0) }
 
-        var payload = response.echoesCookies ? Array((request.header("Cookie") ?? "").utf8) : response.body
+        var payload = response.stream != nil ? [] : response.echoesCookies ? Array((request.header("Cookie") ?? "").utf8) : response.body
         do {
             switch response.encoding {
             case .identity: break
+            case _ where response.stream != nil: break // a stream's pieces are sent as produced
             case .gzip: payload = try ZlibEncoding.gzip(payload); headers.append(("Content-Encoding", "gzip"))
             case .deflate: payload = try ZlibEncoding.zlib(payload); headers.append(("Content-Encoding", "deflate"))
             }
@@ -43,7 +47,14 @@ struct ResponsePlan {
         let hasBody = !(response.status < 200 || response.status == 204 || response.status == 304)
         var ending: Ending = request.header("Connection")?.lowercased() == "close" ? .close : .keepAlive
         var wire = hasBody && request.method != "HEAD" ? payload : []
-        if hasBody {
+        stream = request.method == "HEAD" ? nil : response.stream
+        isStreamChunked = stream != nil && response.declaredContentLength == nil
+        if let declared = response.declaredContentLength, stream != nil {
+            headers.append(("Content-Length", String(declared)))
+            ending = .close
+        } else if stream != nil {
+            headers.append(("Transfer-Encoding", "chunked"))
+        } else if hasBody {
             if case .chunked(let size) = response.delivery {
                 headers.append(("Transfer-Encoding", "chunked"))
                 if !wire.isEmpty { wire = Self.chunkFramed(wire, size: size) }

@@ -38,3 +38,53 @@ enum ZlibEncoding {
         return output
     }
 }
+
+/// A zlib deflate stream over zeros, for `HTTPTestResponse.zeroBomb`: compresses input it never holds (a
+/// zero-filled scratch buffer is fed again and again).
+///
+/// Not thread-safe; used on one event loop. Not Sendable.
+final class ZlibStreamDeflater {
+    private var stream = z_stream()
+    private var isOpen = false
+    private var isFinished = false
+    private var zeros = [UInt8](repeating: 0, count: 1 << 20)
+    private var output = [UInt8](repeating: 0, count: 1 << 16)
+
+    init(gzip: Bool) {
+        isOpen = deflateInit2_(&stream, Z_BEST_COMPRESSION, Z_DEFLATED, gzip ? 15 + 16 : 15, 9, Z_DEFAULT_STRATEGY,
+                               zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK
+    }
+
+    deinit {
+        if isOpen { deflateEnd(&stream) }
+    }
+
+    /// Compresses `count` more zero bytes (and the stream's end when `finish`); returns the compressed bytes
+    /// produced (possibly none yet), or nil once finished or on a zlib error.
+    func compressZeros(_ count: Int, finish: Bool) -> [UInt8]? {
+        guard isOpen, !isFinished else { return nil }
+        var produced: [UInt8] = []
+        var left = count
+        repeat {
+            let piece = min(left, zeros.count)
+            left -= piece
+            let flush = finish && left == 0 ? Z_FINISH : Z_NO_FLUSH
+            var status = Z_OK
+            zeros.withUnsafeMutableBufferPointer { input in
+                stream.next_in = input.baseAddress
+                stream.avail_in = uInt(piece)
+                repeat {
+                    output.withUnsafeMutableBufferPointer { out in
+                        stream.next_out = out.baseAddress
+                        stream.avail_out = uInt(out.count)
+                        status = deflate(&stream, flush)
+                        produced += out[0..<(out.count - Int(stream.avail_out))]
+                    }
+                } while stream.avail_out == 0 || (flush == Z_FINISH && status == Z_OK)
+            }
+            if status == Z_STREAM_END { isFinished = true }
+            else if status != Z_OK && status != Z_BUF_ERROR { isOpen = false; deflateEnd(&stream); return nil }
+        } while left > 0
+        return produced
+    }
+}

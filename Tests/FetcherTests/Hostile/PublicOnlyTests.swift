@@ -1,0 +1,80 @@
+@testable import Fetcher
+import Foundation
+import TestSupport
+import XCTest
+
+/// `SourcePolicy.publicOnly` against the loopback server: every way of naming a local address is refused on
+/// the address actually dialled, with a typed error naming it, and the server sees no connection and no request.
+final class PublicOnlyTests: FetchTestCase {
+    private let timeout = 2.0
+
+    private func publicOnly(_ urlString: String) throws -> FetchRequest {
+        var request = FetchRequest(url: try XCTUnwrap(URL(string: urlString)), timeout: timeout)
+        request.sourcePolicy = .publicOnly
+        return request
+    }
+
+    private func assertRefused(_ name: String, _ request: FetchRequest, addresses: Set<String>,
+                               category: AddressCategory, file: StaticString = #filePath, line: UInt = #line) {
+        server.route("/a.png", .bytes([1, 2, 3]))
+        let events = fetchHostile(name, request, on: queue, bound: timeout + 1, file: file, line: line)
+        guard case .addressRefused(let address, let refused)? = events.error else {
+            return XCTFail("\(name): got \(String(describing: events.result))", file: file, line: line)
+        }
+        XCTAssertTrue(addresses.contains(address), "\(name): refused \(address)", file: file, line: line)
+        XCTAssertEqual(refused, category, name, file: file, line: line)
+        XCTAssertEqual(server.connectionCount, 0, "\(name): no connection", file: file, line: line)
+        XCTAssertEqual(server.totalRequestCount, 0, "\(name): no request byte", file: file, line: line)
+    }
+
+    func testLocalhostIsRefused() throws {
+        assertRefused("localhost (public-only)", try publicOnly("http://localhost:\(server.port)/a.png"),
+                      addresses: ["127.0.0.1", "::1"], category: .loopback)
+    }
+
+    func testIPv6LoopbackIsRefused() throws {
+        assertRefused("[::1] (public-only)", try publicOnly("http://[::1]:\(server.port)/a.png"),
+                      addresses: ["::1"], category: .loopback)
+    }
+
+    func testMappedIPv4LoopbackIsRefused() throws {
+        assertRefused("[::ffff:127.0.0.1] (public-only)", try publicOnly("http://[::ffff:127.0.0.1]:\(server.port)/a.png"),
+                      addresses: ["::ffff:127.0.0.1"], category: .loopback)
+    }
+
+    func testUnspecifiedAddressIsRefused() throws {
+        assertRefused("0.0.0.0 (public-only)", try publicOnly("http://0.0.0.0:\(server.port)/a.png"),
+                      addresses: ["0.0.0.0"], category: .unspecified)
+    }
+
+    func testHostNameResolvingToLoopbackIsRefused() throws {
+        var request = try publicOnly("http://images.rebind.test:\(server.port)/a.png")
+        request.resolveOverrides = ["images.rebind.test:\(server.port):127.0.0.1"]
+        assertRefused("name whose DNS answer is 127.0.0.1 (public-only)", request,
+                      addresses: ["127.0.0.1"], category: .loopback)
+    }
+
+    func testTheSameRequestsGoThroughUnderAllowAllAndTheAllowList() throws {
+        server.route("/a.png", .bytes([1, 2, 3]))
+        var pinned = FetchRequest(url: try XCTUnwrap(URL(string: "http://images.allowed.test:\(server.port)/a.png")),
+                                  timeout: timeout)
+        pinned.resolveOverrides = ["images.allowed.test:\(server.port):127.0.0.1"]
+        XCTAssertEqual(fetchAndWait(pinned, on: queue).body, Data([1, 2, 3]), "allow-all: the default")
+        var listed = try publicOnly("http://[::ffff:127.0.0.1]:\(server.port)/a.png")
+        listed.sourcePolicy = .publicOnly(allowing: [try XCTUnwrap(IPNetwork("127.0.0.0/8"))])
+        XCTAssertEqual(fetchAndWait(listed, on: queue).body, Data([1, 2, 3]), "the allow-list holds 127/8")
+    }
+
+    func testAReusedConnectionIsCheckedAgain() throws {
+        server.route("/a.png", .bytes([1, 2, 3]))
+        XCTAssertEqual(fetchAndWait(request("/a.png"), on: queue).body, Data([1, 2, 3]))
+        XCTAssertEqual(server.connectionCount, 1)
+        // Same host and port on the same network thread: libcurl would reuse the open connection, without
+        // opening a socket; the check before the request catches it.
+        var refused = request("/a.png")
+        refused.sourcePolicy = .publicOnly
+        let events = fetchHostile("reused connection to 127.0.0.1 (public-only)", refused, on: queue, bound: timeout + 1)
+        XCTAssertEqual(events.error, .addressRefused(address: "127.0.0.1", category: .loopback))
+        XCTAssertEqual(server.requestCount(for: "/a.png"), 1, "the second request was never sent")
+    }
+}
