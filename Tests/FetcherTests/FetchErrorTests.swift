@@ -34,7 +34,7 @@ final class FetchErrorTests: XCTestCase {
         XCTAssertFalse(request.handlesCookies)
         XCTAssertFalse(request.allowsInvalidCertificates)
         XCTAssertFalse(request.usesFailedURLList)
-        XCTAssertNil(request.maximumResponseSize)
+        XCTAssertEqual(request.maximumResponseSize, FetchRequest.defaultMaximumResponseSize, "bounded by default")
         XCTAssertEqual(FetchRequest.defaultAccept, "image/webp,image/apng,image/*;q=0.8")
         XCTAssertEqual(FetcherModule.version.isEmpty, false)
     }
