@@ -77,4 +77,25 @@ final class PublicOnlyTests: FetchTestCase {
         XCTAssertEqual(events.error, .addressRefused(address: "127.0.0.1", category: .loopback))
         XCTAssertEqual(server.requestCount(for: "/a.png"), 1, "the second request was never sent")
     }
+
+    func testEnvironmentProxiesAreNotUsedUnderThePolicy() throws {
+        // A second server stands in for a proxy named by the environment: libcurl sends it the absolute URL.
+        let proxy = try HTTPTestServer.start()
+        defer { proxy.shutdown() }
+        server.route("/a.png", .bytes([1, 2, 3]))
+        setenv("http_proxy", "http://127.0.0.1:\(proxy.port)", 1)
+        defer { unsetenv("http_proxy") }
+        let origin = "http://127.0.0.1:\(server.port)/a.png"
+
+        var viaProxy = FetchRequest(url: try XCTUnwrap(URL(string: origin)), timeout: timeout)
+        viaProxy.sourcePolicy = .allowAll
+        _ = fetchAndWait(viaProxy, on: queue)
+        XCTAssertEqual(proxy.totalRequestCount, 1, "allow-all: the environment's proxy is used")
+
+        var direct = try publicOnly(origin)
+        direct.sourcePolicy = .publicOnly(allowing: [try XCTUnwrap(IPNetwork("127.0.0.0/8"))])
+        XCTAssertEqual(fetchAndWait(direct, on: queue).body, Data([1, 2, 3]))
+        XCTAssertEqual(proxy.totalRequestCount, 1, "public-only: the proxy is bypassed, the origin's address checked")
+        XCTAssertEqual(server.requestCount(for: "/a.png"), 1)
+    }
 }

@@ -2,7 +2,7 @@ import Fetcher
 import Foundation
 import XCTest
 
-/// `file://` URLs go through libcurl's FILE protocol; failures name the path and the real `errno`.
+/// `file://` URLs are read by the fetcher's own `FileSource` (never libcurl); failures name the path and the real `errno`.
 final class FileURLTests: FetchTestCase {
     private var folder: URL!
 

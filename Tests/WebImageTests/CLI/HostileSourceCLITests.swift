@@ -83,6 +83,12 @@ final class HostileSourceCLITests: XCTestCase {
         try fetch("2 GiB sparse file", sparse.absoluteString, reason: tooLarge)
     }
 
+    func testRedirectToAFileURL() throws {
+        server.route("/sneaky.png", .redirect(to: "file:///etc/passwd"))
+        try fetch("redirect to file:///etc/passwd", server.url("/sneaky.png").absoluteString,
+                  reason: "file URL refused: file:///etc/passwd")
+    }
+
     // MARK: - Flags
 
     func testMaxBytesFlag() throws {
