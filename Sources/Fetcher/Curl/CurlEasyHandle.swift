@@ -69,23 +69,23 @@ final class CurlEasyHandle {
 
     /// Sets `CURLOPT_HTTPHEADER` to `lines`, keeping the list alive until the handle is freed.
     func setHeaders(_ lines: [String]) {
-        owner.assertOnThread()
-        var list: UnsafeMutablePointer<curl_slist>?
-        for line in lines { list = curl_slist_append(list, line) }
-        _ = wi_easy_setopt_pointer(raw, CURLOPT_HTTPHEADER, list)
-        curl_slist_free_all(headerList)
-        headerList = list
+        setList(CURLOPT_HTTPHEADER, lines, keptIn: &headerList)
     }
 
     /// Sets `CURLOPT_RESOLVE` to `entries` (`host:port:address`), keeping the list alive until the handle is
     /// freed (libcurl reads it when the transfer starts, not when it is set).
     func setResolve(_ entries: [String]) {
+        setList(CURLOPT_RESOLVE, entries, keptIn: &resolveList)
+    }
+
+    /// Sets a `curl_slist` option to `lines`; `slot` keeps the list (freeing the one it held) for the handle.
+    private func setList(_ option: CURLoption, _ lines: [String], keptIn slot: inout UnsafeMutablePointer<curl_slist>?) {
         owner.assertOnThread()
         var list: UnsafeMutablePointer<curl_slist>?
-        for entry in entries { list = curl_slist_append(list, entry) }
-        _ = wi_easy_setopt_pointer(raw, CURLOPT_RESOLVE, list)
-        curl_slist_free_all(resolveList)
-        resolveList = list
+        for line in lines { list = curl_slist_append(list, line) }
+        _ = wi_easy_setopt_pointer(raw, option, list)
+        curl_slist_free_all(slot)
+        slot = list
     }
 
     /// Wraps `curl_easy_getinfo` for a `long` result (0 when unavailable).
