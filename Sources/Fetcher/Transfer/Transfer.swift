@@ -55,6 +55,10 @@ final class Transfer {
         var file: FileSource?
         if scheme == "file" {
             guard request.allowsFileURLs else { return .failure(.fileURLRefused(request.url)) }
+            // `file://host/path` names a file on another machine: never read a local path for it.
+            if let host = request.url.host, !host.isEmpty, host.lowercased() != "localhost" {
+                return .failure(.invalidURL(request.url.absoluteString))
+            }
             switch FileSource.open(path: request.url.path, limit: request.maximumResponseSize) {
             case .failure(let error): return .failure(error)
             case .success(let source): file = source

@@ -47,6 +47,15 @@ final class HostileFileTests: FetchTestCase {
         XCTAssertTrue(events.chunks.isEmpty, "refused on its size, before any read")
     }
 
+    func testAFileURLNamingAnotherHostIsNotReadLocally() throws {
+        let plain = folder.appendingPathComponent("a.bin")
+        try testPayload(10).write(to: plain)
+        let remote = try XCTUnwrap(URL(string: "file://files.example\(plain.path)"))
+        XCTAssertEqual(fetchAndWait(file(remote), on: queue).error, .invalidURL(remote.absoluteString))
+        let local = try XCTUnwrap(URL(string: "file://localhost\(plain.path)"))
+        XCTAssertEqual(fetchAndWait(file(local), on: queue).body, testPayload(10))
+    }
+
     func testFileURLsCanBeRefused() throws {
         let plain = folder.appendingPathComponent("a.bin")
         try testPayload(10).write(to: plain)

@@ -114,4 +114,14 @@ enum ReadmeSnippets {
         print(result.response.statusCode ?? 0, result.body.count)
         // end
     }
+
+    static func untrustedSources() throws {
+        // snippet: untrusted
+        let manager = ImageManager(cache: try ImageCache(), queue: FetchQueue(maxConcurrentTransfers: 6))
+        manager.sourcePolicy = .publicOnly(allowing: [IPNetwork("10.20.0.0/16")].compactMap { $0 })
+        manager.allowsFileURLs = false
+        manager.maximumResponseSize = 20 << 20      // 20 MiB after content decoding; nil = no limit
+        manager.timeout = 5                         // the whole transfer, from DNS to the last byte
+        // end
+    }
 }
