@@ -3,7 +3,7 @@ import TestSupport
 import XCTest
 
 /// `webimage fetch` on hostile sources, one child process per case, with the library's DEFAULT settings (no
-/// flag): each fails with its typed reason, in time, and the child's peak RSS (`wait4`'s `ru_maxrss`) stays
+/// flag): each fails with its typed reason, in time, and the child's peak RSS (`wait4`'s `ru_maxrss`, through GNU time) stays
 /// at most 200 MB. Then the transfer flags: `--max-bytes`, `--public-only`, `--no-file-urls`.
 ///
 /// Prints one `HOSTILE | case | reason | time | peak RSS` line per case (the README's table).
@@ -34,7 +34,7 @@ final class HostileSourceCLITests: XCTestCase {
                                               deadline: Self.timeBound + 5, rssCeiling: 2 * Self.rssBound)
         let failure = run.stderr.split(separator: "\n").first { $0.contains("FAILED") }.map(String.init) ?? run.stderr
         HostileReport.line(name, reason: failure, seconds: run.seconds, peakRSS: run.peakRSS)
-        XCTAssertFalse(run.timedOut, "\(name): killed at the deadline", file: file, line: line)
+        XCTAssertFalse(run.wasKilled, "\(name): killed at the deadline or memory ceiling", file: file, line: line)
         XCTAssertEqual(run.status, 1, "\(name): exit status; stderr: \(run.stderr)", file: file, line: line)
         XCTAssertTrue(run.stderr.contains(reason), "\(name): expected '\(reason)' in: \(run.stderr)", file: file, line: line)
         XCTAssertLessThanOrEqual(run.peakRSS, Self.rssBound, "\(name): peak RSS \(run.peakRSS >> 20) MB", file: file, line: line)
