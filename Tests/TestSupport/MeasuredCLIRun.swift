@@ -6,9 +6,11 @@ extension WebImageCLI {
     public struct MeasuredRun: Sendable {
         /// The exit status, or 128 + the signal number when killed.
         public var status: Int32
+        /// Everything the tool printed on standard output.
         public var stdout: String
+        /// Everything the tool printed on standard error.
         public var stderr: String
-        /// Peak resident set size in bytes.
+        /// Peak resident set size in bytes (GNU time's `%M`, and at least the highest `VmHWM` seen while polling).
         public var peakRSS: Int
         /// Wall time from spawn to exit.
         public var seconds: Double

@@ -54,7 +54,8 @@ final class AddressCategoryTests: XCTestCase {
         XCTAssertEqual(category("ff00::"), .multicast)
         XCTAssertEqual(category("ff02::1"), .multicast)
         XCTAssertNil(category("fe00::"), "between fc00::/7 and fe80::/10")
-        XCTAssertNil(category("::2:0:0"), "past ::ffff:0:0/96 and ::/96")
+        XCTAssertNil(category("::1:0:0"), "one past ::/96 (IPv4-compatible)")
+        XCTAssertNil(category("::1:0:0:0"), "one past ::ffff:0:0/96 (IPv4-mapped)")
         for address in ["2001:4860:4860::8888", "2606:4700:4700::1111", "2a00:1450::1"] {
             XCTAssertNil(category(address), address)
         }
