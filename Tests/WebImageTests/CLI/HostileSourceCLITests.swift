@@ -97,6 +97,17 @@ final class HostileSourceCLITests: XCTestCase {
                   reason: "response larger than 1000 bytes")
     }
 
+    func testMaxBytesNoneAndMalformed() throws {
+        server.route("/ok.png", .bytes(try TestImages.png(), contentType: "image/png"))
+        let cache = folder.appendingPathComponent("cache-none").path
+        let unlimited = try WebImageCLI.runMeasured(["fetch", server.url("/ok.png").absoluteString, "--cache", cache,
+                                                     "--max-bytes", "none"])
+        XCTAssertEqual(unlimited.status, 0, unlimited.stderr)
+        let malformed = try WebImageCLI.runMeasured(["fetch", server.url("/ok.png").absoluteString, "--max-bytes", "lots"])
+        XCTAssertEqual(malformed.status, 64, "a usage error")
+        XCTAssertTrue(malformed.stderr.contains("--max-bytes must be a byte count or 'none'"), malformed.stderr)
+    }
+
     func testPublicOnlyFlagPrintsTheRefusedAddress() throws {
         server.route("/a.png", .bytes(testBytes(10)))
         try fetch("--public-only on 127.0.0.1", server.url("/a.png").absoluteString, extra: ["--public-only"],
