@@ -88,9 +88,17 @@ public final class FetchQueue: Sendable {
         let bound = core
         let handlers = FetchOperation.Handlers(onResponse: onResponse, onData: onData, onProgress: onProgress,
                                                completion: completion)
-        let operation = FetchOperation(request: request, handlers: handlers) { operation in
+        let operation = FetchOperation(request: request, handlers: handlers, cancelAction: { operation in
             let submitted = bound.thread.submit { loop in bound.value.cancel(operation, loop: loop) }
             if !submitted { operation.finish(.failure(.cancelled)) }
+        }, priorityAction: { operation in
+            bound.thread.submit { loop in bound.value.reprioritize(operation, loop: loop) }
+        })
+        // A scheme no transfer can serve fails here, on the caller's thread, without taking a queue slot
+        // (`data:` URIs scraped from HTML, `ftp:`): thousands of them used to queue up only to fail one by one.
+        guard Self.supportsScheme(of: request.url) else {
+            operation.finish(.failure(.invalidURL(request.url.absoluteString)))
+            return operation
         }
         let submitted = thread.submit { loop in bound.value.add(operation, loop: loop) }
         if !submitted { operation.finish(.failure(.networkThreadStopped)) }
@@ -121,7 +129,7 @@ public final class FetchQueue: Sendable {
         set {
             let limit = max(1, newValue)
             settings.withLock { $0.maxConcurrentTransfers = limit }
-            update { core, loop in core.maxConcurrent = limit; core.schedule(loop: loop) }
+            applySettings()
         }
     }
 
@@ -130,8 +138,7 @@ public final class FetchQueue: Sendable {
         get { settings.withLock { $0.order } }
         set {
             settings.withLock { $0.order = newValue }
-            let isLIFO = newValue == .lifo
-            update { core, _ in core.isLIFO = isLIFO }
+            applySettings()
         }
     }
 
@@ -141,13 +148,37 @@ public final class FetchQueue: Sendable {
     /// Stops starting queued requests; running transfers continue.
     public func suspend() {
         settings.withLock { $0.isSuspended = true }
-        update { core, _ in core.isSuspended = true }
+        applySettings()
     }
 
     /// Starts queued requests again.
     public func resume() {
         settings.withLock { $0.isSuspended = false }
-        update { core, loop in core.isSuspended = false; core.schedule(loop: loop) }
+        applySettings()
+    }
+
+    /// Brings the core up to date with `settings`. The closure reads the settings when it runs on the network
+    /// thread, not when it is submitted: every write is followed by a submission, so the last one to run sees
+    /// the last write, whatever order racing threads submitted in (a `suspend()` racing a `resume()` used to
+    /// leave the core suspended while `isSuspended` said false).
+    private func applySettings() {
+        let bound = core
+        thread.submit { [self] loop in
+            let current = settings.withLock { $0 }
+            let core = bound.value
+            core.maxConcurrent = current.maxConcurrentTransfers
+            core.isLIFO = current.order == .lifo
+            core.isSuspended = current.isSuspended
+            core.schedule(loop: loop)
+        }
+    }
+
+    /// Whether a transfer can serve `url`'s scheme (http, https, file).
+    static func supportsScheme(of url: URL) -> Bool {
+        switch url.scheme?.lowercased() {
+        case "http", "https", "file": return true
+        default: return false
+        }
     }
 
     /// Cancels every queued and running operation of this queue (each completes with `.cancelled`).
@@ -158,5 +189,20 @@ public final class FetchQueue: Sendable {
     private func update(_ change: @escaping @Sendable (FetchQueueCore, NetworkLoop) -> Void) {
         let bound = core
         thread.submit { loop in change(bound.value, loop) }
+    }
+
+    /// Runs `body` with the core on the network thread and waits for its result; nil when the thread has
+    /// stopped. For tests (internal state such as the pending heap's size). Never call it on the network thread.
+    func inspectCore<T: Sendable>(_ body: @escaping @Sendable (FetchQueueCore, NetworkLoop) -> T) -> T? {
+        let result = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let bound = core
+        guard thread.submit({ loop in
+            let value = body(bound.value, loop)
+            result.withLock { $0 = value }
+            done.signal()
+        }) else { return nil }
+        done.wait()
+        return result.withLock { $0 }
     }
 }
