@@ -74,16 +74,19 @@ final class FetchQueueRegressionTests: FetchTestCase {
     /// agreeing with the settings, and a queue that is not suspended runs its work.
     func testRacingSettersLeaveCoreInAgreementWithSettings() {
         server.route("/r", .bytes([1]))
-        let iterations = 2_000
+        let rounds = 300
         var mismatches: [String] = []
         let queue: FetchQueue = self.queue
-        for iteration in 0..<iterations {
-            DispatchQueue.concurrentPerform(iterations: 2) { side in
-                if iteration % 2 == 0 {
-                    if side == 0 { queue.suspend() } else { queue.resume() }
-                } else {
-                    if side == 0 { queue.maxConcurrentTransfers = 1; queue.order = .lifo }
-                    else { queue.maxConcurrentTransfers = 3; queue.order = .fifo }
+        for iteration in 0..<rounds {
+            // Four threads (on fewer cores: they get preempted between the two steps of a setter) write opposite
+            // settings; whichever write comes last must be what the core applies.
+            Self.race(threads: 8) { side in
+                for _ in 0..<5 {
+                    if side % 2 == 0 {
+                        queue.suspend(); queue.maxConcurrentTransfers = 1; queue.order = .lifo
+                    } else {
+                        queue.resume(); queue.maxConcurrentTransfers = 3; queue.order = .fifo
+                    }
                 }
             }
             let expected = (queue.isSuspended, queue.maxConcurrentTransfers, queue.order == .lifo)
@@ -100,6 +103,26 @@ final class FetchQueueRegressionTests: FetchTestCase {
         recorder.start(request("/r"), on: queue)
         wait(for: [recorder.done], timeout: 10)
         XCTAssertEqual(recorder.snapshot.body, Data([1]))
+    }
+
+    /// Runs `body` on `threads` new threads at once (released together) and waits for all of them.
+    static func race(threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let ready = DispatchGroup()
+        let go = DispatchSemaphore(value: 0)
+        let finished = DispatchGroup()
+        for index in 0..<threads {
+            ready.enter()
+            finished.enter()
+            Thread {
+                ready.leave()
+                go.wait()
+                body(index)
+                finished.leave()
+            }.start()
+        }
+        ready.wait()
+        for _ in 0..<threads { go.signal() }
+        finished.wait()
     }
 
     /// Requests cancelled while their queue is suspended do not stay in the pending heap.
