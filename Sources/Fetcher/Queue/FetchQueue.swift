@@ -36,6 +36,8 @@ public final class FetchQueue: Sendable {
         var maxConcurrentTransfers: Int
         var order: Order
         var isSuspended = false
+        /// Bumped by every write; the core applies a snapshot only if it is newer than the last it applied.
+        var version = 0
     }
 
     /// A queue on `NetworkThread.shared` with the defaults.
@@ -94,10 +96,12 @@ public final class FetchQueue: Sendable {
         }, priorityAction: { operation in
             bound.thread.submit { loop in bound.value.reprioritize(operation, loop: loop) }
         })
-        // A scheme no transfer can serve fails here, on the caller's thread, without taking a queue slot
-        // (`data:` URIs scraped from HTML, `ftp:`): thousands of them used to queue up only to fail one by one.
+        // A scheme no transfer can serve fails at once, without entering the queue (`data:` URIs scraped from
+        // HTML, `ftp:`): thousands of them used to wait for slots only to fail one by one. The completion still
+        // runs on the network thread, as every callback does.
         guard Self.supportsScheme(of: request.url) else {
-            operation.finish(.failure(.invalidURL(request.url.absoluteString)))
+            let error = FetchError.invalidURL(request.url.absoluteString)
+            if !thread.submit({ _ in operation.finish(.failure(error)) }) { operation.finish(.failure(error)) }
             return operation
         }
         let submitted = thread.submit { loop in bound.value.add(operation, loop: loop) }
@@ -128,8 +132,7 @@ public final class FetchQueue: Sendable {
         get { settings.withLock { $0.maxConcurrentTransfers } }
         set {
             let limit = max(1, newValue)
-            settings.withLock { $0.maxConcurrentTransfers = limit }
-            applySettings()
+            applySettings(settings.withLock { $0.maxConcurrentTransfers = limit; $0.version += 1; return $0 })
         }
     }
 
@@ -137,8 +140,7 @@ public final class FetchQueue: Sendable {
     public var order: Order {
         get { settings.withLock { $0.order } }
         set {
-            settings.withLock { $0.order = newValue }
-            applySettings()
+            applySettings(settings.withLock { $0.order = newValue; $0.version += 1; return $0 })
         }
     }
 
@@ -147,28 +149,28 @@ public final class FetchQueue: Sendable {
 
     /// Stops starting queued requests; running transfers continue.
     public func suspend() {
-        settings.withLock { $0.isSuspended = true }
-        applySettings()
+        applySettings(settings.withLock { $0.isSuspended = true; $0.version += 1; return $0 })
     }
 
     /// Starts queued requests again.
     public func resume() {
-        settings.withLock { $0.isSuspended = false }
-        applySettings()
+        applySettings(settings.withLock { $0.isSuspended = false; $0.version += 1; return $0 })
     }
 
-    /// Brings the core up to date with `settings`. The closure reads the settings when it runs on the network
-    /// thread, not when it is submitted: every write is followed by a submission, so the last one to run sees
-    /// the last write, whatever order racing threads submitted in (a `suspend()` racing a `resume()` used to
-    /// leave the core suspended while `isSuspended` said false).
-    private func applySettings() {
+    /// Applies `snapshot` (the settings right after one write, taken under the same lock) to the core, in
+    /// submission order with the queue's other work — unless the core already applied a newer one: when racing
+    /// threads submit their snapshots in the opposite order of their writes, the older one is skipped, so the
+    /// core always ends with the last write (a `suspend()` racing a `resume()` used to leave the core
+    /// suspended while `isSuspended` said false).
+    private func applySettings(_ snapshot: Settings) {
         let bound = core
-        thread.submit { [self] loop in
-            let current = settings.withLock { $0 }
+        thread.submit { loop in
             let core = bound.value
-            core.maxConcurrent = current.maxConcurrentTransfers
-            core.isLIFO = current.order == .lifo
-            core.isSuspended = current.isSuspended
+            guard snapshot.version > core.settingsVersion else { return }
+            core.settingsVersion = snapshot.version
+            core.maxConcurrent = snapshot.maxConcurrentTransfers
+            core.isLIFO = snapshot.order == .lifo
+            core.isSuspended = snapshot.isSuspended
             core.schedule(loop: loop)
         }
     }

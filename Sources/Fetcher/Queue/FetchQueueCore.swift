@@ -10,6 +10,8 @@ final class FetchQueueCore {
     var maxConcurrent: Int
     var isLIFO: Bool
     var isSuspended = false
+    /// The version of the last `FetchQueue` settings snapshot applied (older ones arriving late are skipped).
+    var settingsVersion = 0
     private var isStopped = false
     private var pending = PendingTasks()
     private var running: [ObjectIdentifier: FetchTask] = [:]

@@ -55,7 +55,7 @@ final class FetchQueueRegressionTests: FetchTestCase {
             queue.fetch(FetchRequest(url: url)) { completions.record(index, $0) }
         }
         // Completed before resuming: nothing was queued.
-        XCTAssertEqual(completions.all.wait(timeout: .now() + 0.001), .success, "failed at once, while suspended")
+        XCTAssertEqual(completions.all.wait(timeout: .now() + 20), .success, "failed at once, while suspended")
         XCTAssertEqual(queue.inspectCore { core, _ in core.pendingEntryCount }, 0, "nothing queued")
         queue.resume()
         flush(thread)
