@@ -174,7 +174,16 @@ final class Schedule: @unchecked Sendable {
         let thumbnail = chance(20) ? [12, 16, 32][random.next(upTo: 3)] : nil
         let record = makeRecord(kind, url, options: options, thumbnail: thumbnail, transformed: false,
                                 cache: manager.cache, setter: index)
-        let progress = chance(30) ? record.progress : nil
+        var progress: ImageProgress?
+        if chance(30) {
+            let recordProgress = record.progress
+            progress = { [self] received, expected in
+                if setterLatest.withLock({ $0[index] }) != record.id {
+                    violation("setter \(index) passed on the progress of stale request \(record.id)")
+                }
+                recordProgress(received, expected)
+            }
+        }
         display.sync {
             supersede(setter: index)
             setterRecords[index] = record
