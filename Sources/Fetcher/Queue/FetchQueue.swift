@@ -80,7 +80,8 @@ public final class FetchQueue: Sendable {
     ///   - onData: each piece of the body as it arrives (for progressive decoding).
     ///   - onProgress: bytes received so far and the expected total (nil when unknown), after each piece.
     ///   - completion: the whole body or a `FetchError`, exactly once.
-    /// All run on the network thread.
+    /// All run on the network thread. A URL whose scheme is not http, https or file fails at once with
+    /// `.invalidURL`, without entering the queue.
     @discardableResult
     public func fetch(_ request: FetchRequest,
                       onResponse: (@Sendable (FetchResponse) -> Void)? = nil,

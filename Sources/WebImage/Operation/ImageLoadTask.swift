@@ -97,6 +97,7 @@ final class ImageLoadTask: Sendable {
             s.priorities[ObjectIdentifier(operation)] = nil
             guard s.subscribers.isEmpty, !s.isDone else { return (false, s.fetch, s.priority) }
             s.isDone = true
+            defer { s.fetch = nil } // the fetch's callbacks hold this task: break the cycle (no `finish` may follow)
             return (true, s.fetch, s.priority)
         }
         if !stopped {
