@@ -34,6 +34,25 @@ public enum PipelineModel {
         }
     }
 
+    /// Runs `budget.schedules` schedules (seeds `budget.seed`, `budget.seed + 1`, …) over a new loopback server
+    /// and stops at the first that violates the model. Returns nil when none did, else a report naming the seed
+    /// and how to replay it.
+    public static func runSchedules(_ budget: PipelineModelBudget) throws -> String? {
+        let server = try HTTPTestServer.start()
+        defer { server.shutdown() }
+        try installRoutes(on: server)
+        for schedule in 0..<budget.schedules {
+            let seed = budget.seed &+ UInt64(schedule)
+            let violations = run(seed: seed, steps: budget.steps, server: server)
+            if !violations.isEmpty {
+                return "pipeline model: \(violations.count) violations with seed \(seed) (replay: WEBIMAGE_MODEL_SEED=\(seed) "
+                    + "WEBIMAGE_MODEL_SCHEDULES=1 WEBIMAGE_MODEL_STEPS=\(budget.steps)):\n"
+                    + violations.prefix(20).joined(separator: "\n")
+            }
+        }
+        return nil
+    }
+
     /// Runs one schedule of `steps` steps from `seed` and returns what the model saw violated (empty: none).
     public static func run(seed: UInt64, steps: Int, server: HTTPTestServer) -> [String] {
         let schedule = Schedule(seed: seed, server: server)
