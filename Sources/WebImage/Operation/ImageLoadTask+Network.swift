@@ -29,13 +29,13 @@ extension ImageLoadTask {
             },
             completion: { [self] result in didFetch(result, revalidating: cached) }
         )
-        let (cancelled, priority) = state.withLock { s -> (Bool, FetchPriority) in
-            if !s.isDone { s.fetch = operation }
-            return (s.isDone, s.priority)
+        let cancelled = state.withLock { s -> Bool in
+            guard !s.isDone else { return true }
+            s.fetch = operation
+            operation.priority = s.priority // a caller that joined or left while the request was being made
+            return false
         }
-        if cancelled { return operation.cancel() }
-        // A caller that joined or left while the request was being made.
-        operation.priority = priority
+        if cancelled { operation.cancel() }
     }
 
     private func didReceiveResponse(_ response: FetchResponse) {

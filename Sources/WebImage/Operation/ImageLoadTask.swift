@@ -75,35 +75,36 @@ final class ImageLoadTask: Sendable {
     /// Adds a caller asking for `priority`. Returns `false` when the work has already finished or been
     /// cancelled (start a new one). A caller asking for more than the others raises the transfer's priority
     /// (a `.highPriority` request joining a `.lowPriority` prefetch must not wait behind normal requests).
+    ///
+    /// The fetch's priority is set under this task's lock, so racing callers leave it at the priority of the
+    /// callers left (the setter only records the value and submits to the network thread: no callout).
     func attach(_ operation: ImageOperation, priority: FetchPriority) -> Bool {
-        let (attached, raise) = state.withLock { s -> (Bool, (FetchOperation, FetchPriority)?) in
-            guard !s.isDone else { return (false, nil) }
-            guard operation.setCancelHandler({ [weak self] op in self?.detach(op) }) else { return (true, nil) }
+        state.withLock { s in
+            guard !s.isDone else { return false }
+            guard operation.setCancelHandler({ [weak self] op in self?.detach(op) }) else { return true }
             let id = ObjectIdentifier(operation)
             s.subscribers[id] = operation
             s.priorities[id] = priority
-            guard let fetch = s.fetch else { return (true, nil) } // the fetch, when made, takes the highest
-            return (true, (fetch, s.priority))
+            s.fetch?.priority = s.priority // when the fetch is made later, it takes the highest then
+            return true
         }
-        if let (fetch, highest) = raise { fetch.priority = highest }
-        return attached
     }
 
     /// A caller cancelled: when it was the last one, stop the shared work; otherwise the transfer's priority
     /// follows the callers left.
     private func detach(_ operation: ImageOperation) {
-        let (stopped, fetch, priority) = state.withLock { s -> (Bool, FetchOperation?, FetchPriority) in
+        let (stopped, fetch) = state.withLock { s -> (Bool, FetchOperation?) in
             s.subscribers[ObjectIdentifier(operation)] = nil
             s.priorities[ObjectIdentifier(operation)] = nil
-            guard s.subscribers.isEmpty, !s.isDone else { return (false, s.fetch, s.priority) }
+            guard s.subscribers.isEmpty, !s.isDone else {
+                s.fetch?.priority = s.priority
+                return (false, nil)
+            }
             s.isDone = true
             defer { s.fetch = nil } // the fetch's callbacks hold this task: break the cycle (no `finish` may follow)
-            return (true, s.fetch, s.priority)
+            return (true, s.fetch)
         }
-        if !stopped {
-            fetch?.priority = priority
-            return
-        }
+        guard stopped else { return }
         unregister(self)
         fetch?.cancel()
     }
