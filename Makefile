@@ -115,7 +115,7 @@ test-asan: test-deps
 ## soak: SOAK_SECONDS (default 600) of mixed requests with cancellations against a misbehaving loopback
 ## server; reports RSS drift and leaked descriptors, fails above 10 % drift or any leak. Then the randomized
 ## pipeline model (WebImageTests.PipelineModelTests) for SOAK_MODEL_SCHEDULES schedules (default 1000; `make test`
-## runs 24) from a new seed each run (SOAK_MODEL_SEED to choose it); a failure prints the seed that replays it
+## runs 40) from a new seed each run (SOAK_MODEL_SEED to choose it); a failure prints the seed that replays it
 ## (WEBIMAGE_MODEL_SEED=<seed> WEBIMAGE_MODEL_SCHEDULES=1). Not in CI.
 SOAK_SECONDS ?= 600
 SOAK_SCRATCH := .build-soak

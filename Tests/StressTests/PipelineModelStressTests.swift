@@ -7,7 +7,7 @@ import XCTest
 /// `WEBIMAGE_MODEL_SEED` / `WEBIMAGE_MODEL_SCHEDULES` / `WEBIMAGE_MODEL_STEPS` apply here too.
 final class PipelineModelStressTests: XCTestCase {
     func testModelSchedulesUnderThreadSanitizer() throws {
-        let budget = PipelineModelBudget.fromEnvironment(seed: 0x5EED_0015, schedules: 4, steps: 120)
+        let budget = PipelineModelBudget.fromEnvironment(seed: 0x5EED_0015, schedules: 8, steps: 160)
         if let failure = try PipelineModel.runSchedules(budget) { XCTFail("under ThreadSanitizer: " + failure) }
     }
 }
