@@ -113,9 +113,16 @@ test-asan: test-deps
 	  $(SWIFT) test --sanitize=address --scratch-path $(ASAN_SCRATCH) --filter ImageCodecTests
 
 ## soak: SOAK_SECONDS (default 600) of mixed requests with cancellations against a misbehaving loopback
-## server; reports RSS drift and leaked descriptors, fails above 10 % drift or any leak. Not in CI.
+## server; reports RSS drift and leaked descriptors, fails above 10 % drift or any leak. Then the randomized
+## pipeline model (WebImageTests.PipelineModelTests) for SOAK_MODEL_SCHEDULES schedules (default 1000; `make test`
+## runs 40) from a new seed each run (SOAK_MODEL_SEED to choose it); a failure prints the seed that replays it
+## (WEBIMAGE_MODEL_SEED=<seed> WEBIMAGE_MODEL_SCHEDULES=1). Not in CI.
 SOAK_SECONDS ?= 600
 SOAK_SCRATCH := .build-soak
+SOAK_MODEL_SCHEDULES ?= 1000
+SOAK_MODEL_SEED ?= $(shell date +%s)
 soak: deps
 	cd Fuzz && $(SWIFT) build -c release --scratch-path ../$(SOAK_SCRATCH) --product Soak
 	$(SOAK_SCRATCH)/release/Soak --seconds $(SOAK_SECONDS)
+	WEBIMAGE_MODEL_SEED=$(SOAK_MODEL_SEED) WEBIMAGE_MODEL_SCHEDULES=$(SOAK_MODEL_SCHEDULES) \
+	  $(SWIFT) test --filter WebImageTests.PipelineModelTests

@@ -99,9 +99,11 @@ let package = Package(
         .testTarget(name: "ImageCodecTests", dependencies: ["ImageCodec", "WebImageSync", "TestSupport"]),
         .testTarget(name: "KVCacheTests", dependencies: ["KVCache", "WebImageSync", "TestSupport"]),
         .testTarget(name: "FetcherTests", dependencies: ["Fetcher", "WebImageSync", "CWebImageCurlShims", "CWebImageCurl", "TestSupport"]),
-        .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageSync", "TestSupport"]),
+        // The randomized pipeline model, shared by WebImageTests and (under ThreadSanitizer) StressTests.
+        .target(name: "PipelineModel", dependencies: ["WebImage", "WebImageSync", "TestSupport"], path: "Tests/PipelineModel"),
+        .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageSync", "TestSupport", "PipelineModel"]),
         // Many threads, random cancels: run under ThreadSanitizer by `make test`.
-        .testTarget(name: "StressTests", dependencies: ["WebImage", "WebImageSync", "TestSupport"]),
+        .testTarget(name: "StressTests", dependencies: ["WebImage", "WebImageSync", "TestSupport", "PipelineModel"]),
     ],
     swiftLanguageModes: [.v6]
 )

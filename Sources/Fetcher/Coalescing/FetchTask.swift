@@ -29,7 +29,7 @@ final class FetchTask: TransferDelegate {
     /// Adds a caller; while running, it is brought up to date first.
     func add(_ operation: FetchOperation) {
         subscribers.append(operation)
-        priority = max(priority, operation.request.priority)
+        priority = max(priority, operation.priority)
         guard phase == .running else { return }
         guard operation.markExecuting() else { return }
         if let transfer, let response = transfer.response {

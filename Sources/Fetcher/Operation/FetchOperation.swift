@@ -35,18 +35,40 @@ public final class FetchOperation: Sendable, CustomStringConvertible {
     private struct Status {
         var state = State.ready
         var isCancelRequested = false
+        var priority: FetchPriority
     }
 
     /// The request this operation fetches.
     public let request: FetchRequest
     let handlers: Handlers
-    private let status = Mutex(Status())
+    private let status: Mutex<Status>
     private let cancelAction: Mutex<(@Sendable (FetchOperation) -> Void)?>
+    /// Tells the queue that `priority` changed (weakly bound: does nothing once the queue's core is gone).
+    private let priorityAction: (@Sendable (FetchOperation) -> Void)?
 
-    init(request: FetchRequest, handlers: Handlers, cancelAction: @escaping @Sendable (FetchOperation) -> Void) {
+    init(request: FetchRequest, handlers: Handlers, cancelAction: @escaping @Sendable (FetchOperation) -> Void,
+         priorityAction: (@Sendable (FetchOperation) -> Void)? = nil) {
         self.request = request
         self.handlers = handlers
+        self.status = Mutex(Status(priority: request.priority))
         self.cancelAction = Mutex(cancelAction)
+        self.priorityAction = priorityAction
+    }
+
+    /// The priority this caller asks for; `request.priority` at first. Changing it while the operation is queued
+    /// moves its transfer in the queue: a transfer shared by coalesced callers runs at the highest priority of
+    /// those still waiting for it (so a `.high` caller joining a `.low` prefetch raises it, and leaving lowers
+    /// it again). No effect once the transfer has started or the operation has finished.
+    public var priority: FetchPriority {
+        get { status.withLock { $0.priority } }
+        set {
+            let changed = status.withLock { status -> Bool in
+                guard status.priority != newValue, status.state == .ready, !status.isCancelRequested else { return false }
+                status.priority = newValue
+                return true
+            }
+            if changed { priorityAction?(self) }
+        }
     }
 
     /// The current state.

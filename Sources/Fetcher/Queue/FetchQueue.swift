@@ -36,6 +36,8 @@ public final class FetchQueue: Sendable {
         var maxConcurrentTransfers: Int
         var order: Order
         var isSuspended = false
+        /// Bumped by every write; the core applies a snapshot only if it is newer than the last it applied.
+        var version = 0
     }
 
     /// A queue on `NetworkThread.shared` with the defaults.
@@ -78,7 +80,8 @@ public final class FetchQueue: Sendable {
     ///   - onData: each piece of the body as it arrives (for progressive decoding).
     ///   - onProgress: bytes received so far and the expected total (nil when unknown), after each piece.
     ///   - completion: the whole body or a `FetchError`, exactly once.
-    /// All run on the network thread.
+    /// All run on the network thread. A URL whose scheme is not http, https or file fails at once with
+    /// `.invalidURL`, without entering the queue.
     @discardableResult
     public func fetch(_ request: FetchRequest,
                       onResponse: (@Sendable (FetchResponse) -> Void)? = nil,
@@ -88,9 +91,19 @@ public final class FetchQueue: Sendable {
         let bound = core
         let handlers = FetchOperation.Handlers(onResponse: onResponse, onData: onData, onProgress: onProgress,
                                                completion: completion)
-        let operation = FetchOperation(request: request, handlers: handlers) { operation in
+        let operation = FetchOperation(request: request, handlers: handlers, cancelAction: { operation in
             let submitted = bound.thread.submit { loop in bound.value.cancel(operation, loop: loop) }
             if !submitted { operation.finish(.failure(.cancelled)) }
+        }, priorityAction: { operation in
+            bound.thread.submit { loop in bound.value.reprioritize(operation, loop: loop) }
+        })
+        // A scheme no transfer can serve fails at once, without entering the queue (`data:` URIs scraped from
+        // HTML, `ftp:`): thousands of them used to wait for slots only to fail one by one. The completion still
+        // runs on the network thread, as every callback does.
+        guard Self.supportsScheme(of: request.url) else {
+            let error = FetchError.invalidURL(request.url.absoluteString)
+            if !thread.submit({ _ in operation.finish(.failure(error)) }) { operation.finish(.failure(error)) }
+            return operation
         }
         let submitted = thread.submit { loop in bound.value.add(operation, loop: loop) }
         if !submitted { operation.finish(.failure(.networkThreadStopped)) }
@@ -120,8 +133,7 @@ public final class FetchQueue: Sendable {
         get { settings.withLock { $0.maxConcurrentTransfers } }
         set {
             let limit = max(1, newValue)
-            settings.withLock { $0.maxConcurrentTransfers = limit }
-            update { core, loop in core.maxConcurrent = limit; core.schedule(loop: loop) }
+            applySettings(settings.withLock { $0.maxConcurrentTransfers = limit; $0.version += 1; return $0 })
         }
     }
 
@@ -129,9 +141,7 @@ public final class FetchQueue: Sendable {
     public var order: Order {
         get { settings.withLock { $0.order } }
         set {
-            settings.withLock { $0.order = newValue }
-            let isLIFO = newValue == .lifo
-            update { core, _ in core.isLIFO = isLIFO }
+            applySettings(settings.withLock { $0.order = newValue; $0.version += 1; return $0 })
         }
     }
 
@@ -140,14 +150,38 @@ public final class FetchQueue: Sendable {
 
     /// Stops starting queued requests; running transfers continue.
     public func suspend() {
-        settings.withLock { $0.isSuspended = true }
-        update { core, _ in core.isSuspended = true }
+        applySettings(settings.withLock { $0.isSuspended = true; $0.version += 1; return $0 })
     }
 
     /// Starts queued requests again.
     public func resume() {
-        settings.withLock { $0.isSuspended = false }
-        update { core, loop in core.isSuspended = false; core.schedule(loop: loop) }
+        applySettings(settings.withLock { $0.isSuspended = false; $0.version += 1; return $0 })
+    }
+
+    /// Applies `snapshot` (the settings right after one write, taken under the same lock) to the core, in
+    /// submission order with the queue's other work — unless the core already applied a newer one: when racing
+    /// threads submit their snapshots in the opposite order of their writes, the older one is skipped, so the
+    /// core always ends with the last write (a `suspend()` racing a `resume()` used to leave the core
+    /// suspended while `isSuspended` said false).
+    private func applySettings(_ snapshot: Settings) {
+        let bound = core
+        thread.submit { loop in
+            let core = bound.value
+            guard snapshot.version > core.settingsVersion else { return }
+            core.settingsVersion = snapshot.version
+            core.maxConcurrent = snapshot.maxConcurrentTransfers
+            core.isLIFO = snapshot.order == .lifo
+            core.isSuspended = snapshot.isSuspended
+            core.schedule(loop: loop)
+        }
+    }
+
+    /// Whether a transfer can serve `url`'s scheme (http, https, file).
+    static func supportsScheme(of url: URL) -> Bool {
+        switch url.scheme?.lowercased() {
+        case "http", "https", "file": return true
+        default: return false
+        }
     }
 
     /// Cancels every queued and running operation of this queue (each completes with `.cancelled`).
@@ -158,5 +192,20 @@ public final class FetchQueue: Sendable {
     private func update(_ change: @escaping @Sendable (FetchQueueCore, NetworkLoop) -> Void) {
         let bound = core
         thread.submit { loop in change(bound.value, loop) }
+    }
+
+    /// Runs `body` with the core on the network thread and waits for its result; nil when the thread has
+    /// stopped. For tests (internal state such as the pending heap's size). Never call it on the network thread.
+    func inspectCore<T: Sendable>(_ body: @escaping @Sendable (FetchQueueCore, NetworkLoop) -> T) -> T? {
+        let result = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let bound = core
+        guard thread.submit({ loop in
+            let value = body(bound.value, loop)
+            result.withLock { $0 = value }
+            done.signal()
+        }) else { return nil }
+        done.wait()
+        return result.withLock { $0 }
     }
 }

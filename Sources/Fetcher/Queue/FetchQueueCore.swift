@@ -10,12 +10,20 @@ final class FetchQueueCore {
     var maxConcurrent: Int
     var isLIFO: Bool
     var isSuspended = false
+    /// The version of the last `FetchQueue` settings snapshot applied (older ones arriving late are skipped).
+    var settingsVersion = 0
     private var isStopped = false
     private var pending = PendingTasks()
     private var running: [ObjectIdentifier: FetchTask] = [:]
     private var inFlight: [CoalescingKey: FetchTask] = [:]
     private var taskOfOperation: [ObjectIdentifier: FetchTask] = [:]
     private var sequence = 0
+    /// `schedule` is on the stack: a nested call (a transfer that failed synchronously completes, which
+    /// schedules again) returns at once and the outer loop picks the next task — no recursion, however many
+    /// queued requests fail in a row.
+    private var isScheduling = false
+    /// Makes the transfer of a task (`Transfer.make`); tests replace it to make every start fail synchronously.
+    var makeTransfer: (FetchRequest, NetworkThread, UnsafeMutableRawPointer?) -> Result<Transfer, FetchError> = Transfer.make
 
     init(thread: NetworkThread, failedURLs: FailedURLList, coalesces: Bool, maxConcurrent: Int, isLIFO: Bool) {
         self.thread = thread
@@ -23,6 +31,13 @@ final class FetchQueueCore {
         self.coalesces = coalesces
         self.maxConcurrent = maxConcurrent
         self.isLIFO = isLIFO
+    }
+
+    deinit {
+        // Forget this core's stop handler, or the loop keeps one per queue ever created. The key cannot be
+        // reused by a newer core before this runs: that core's registration is submitted after this one.
+        let key = ObjectIdentifier(self)
+        thread.submit { loop in loop.removeStopHandler(key) }
     }
 
     /// Queues `operation`, joining an identical task in flight when coalescing.
@@ -38,11 +53,12 @@ final class FetchQueueCore {
             let oldPriority = task.priority
             task.add(operation)
             taskOfOperation[ObjectIdentifier(operation)] = task
-            if task.phase == .pending && task.priority != oldPriority { pending.push(task) }
+            if task.phase == .pending && task.priority != oldPriority { pending.repush(task) }
             return
         }
         sequence += 1
         let task = FetchTask(request: request, key: key, sequence: sequence)
+        task.priority = operation.priority
         task.add(operation)
         taskOfOperation[ObjectIdentifier(operation)] = task
         if coalesces { inFlight[key] = task }
@@ -54,10 +70,29 @@ final class FetchQueueCore {
     func cancel(_ operation: FetchOperation, loop: NetworkLoop) {
         defer { operation.finish(.failure(.cancelled)) }
         guard let task = taskOfOperation.removeValue(forKey: ObjectIdentifier(operation)) else { return }
-        guard task.remove(operation) else { return }
+        guard task.remove(operation) else {
+            updatePriority(of: task) // the callers left may all ask for less
+            return
+        }
         abandon(task, loop: loop)
         schedule(loop: loop)
     }
+
+    /// A caller's priority changed: a queued task moves to the highest priority of its callers.
+    func reprioritize(_ operation: FetchOperation, loop: NetworkLoop) {
+        guard let task = taskOfOperation[ObjectIdentifier(operation)] else { return }
+        updatePriority(of: task)
+    }
+
+    private func updatePriority(of task: FetchTask) {
+        guard task.phase == .pending, let highest = task.subscribers.map(\.priority).max(),
+              highest != task.priority else { return }
+        task.priority = highest
+        pending.repush(task)
+    }
+
+    /// Entries in the pending heap, live or stale (for tests: stale ones must not pile up).
+    var pendingEntryCount: Int { pending.entryCount }
 
     /// Cancels every operation of this queue.
     func cancelAll(loop: NetworkLoop) {
@@ -82,6 +117,9 @@ final class FetchQueueCore {
 
     /// Starts pending tasks while slots are free.
     func schedule(loop: NetworkLoop) {
+        guard !isScheduling else { return }
+        isScheduling = true
+        defer { isScheduling = false }
         while !isSuspended && !isStopped && running.count < maxConcurrent, let task = pending.pop(lifo: isLIFO) {
             start(task, loop: loop)
         }
@@ -89,6 +127,7 @@ final class FetchQueueCore {
 
     /// Forgets a task without completing its callers (they are completed by the caller of this method).
     private func abandon(_ task: FetchTask, loop: NetworkLoop) {
+        if task.phase == .pending { pending.noteStale() } // its heap entry is dropped lazily, or by compaction
         if let transfer = task.transfer { loop.detach(transfer) } // stops it and frees the handle
         running.removeValue(forKey: ObjectIdentifier(task))
         if inFlight[task.key] === task { inFlight.removeValue(forKey: task.key) }
@@ -98,7 +137,7 @@ final class FetchQueueCore {
 
     private func start(_ task: FetchTask, loop: NetworkLoop) {
         task.onComplete = { [unowned self] task, result in self.complete(task, result, loop: loop) }
-        switch Transfer.make(task.request, on: thread, share: loop.multi?.share) {
+        switch makeTransfer(task.request, thread, loop.multi?.share) {
         case .failure(let error):
             complete(task, .failure(error), loop: loop)
         case .success(let transfer):

@@ -131,6 +131,14 @@ final class NetworkLoop {
     func onStop(_ key: ObjectIdentifier, _ handler: @escaping () -> Void) {
         stopHandlers[key] = handler
     }
+
+    /// Forgets the handler under `key` (its queue is gone).
+    func removeStopHandler(_ key: ObjectIdentifier) {
+        stopHandlers.removeValue(forKey: key)
+    }
+
+    /// Stop handlers registered now (for tests: one per live queue, not one per queue ever made).
+    var stopHandlerCount: Int { stopHandlers.count }
 }
 
 @available(*, unavailable)

@@ -14,10 +14,12 @@ extension AnimatedImagePlayer {
     /// fetch is still current (no jump, replacement or memory pressure since it started).
     func startFetch(_ request: FetchRequest) {
         worker.async { [self] in
+            // The buffer size is recomputed when growth resumes after memory pressure; read memory before locking.
+            let budget = state.withLock { $0.incrementalBufferCount == -1 } ? PlayerState.memoryBudget() : nil
             let plan = state.withLock { s -> (count: Int, total: Int)? in
                 guard s.generation == request.generation, s.image === request.image else { return nil }
                 s.incrementalBufferCount += 1
-                if s.incrementalBufferCount == 0 { s.maxBufferCount = s.computeMaxBufferCount() }
+                if s.incrementalBufferCount == 0, let budget { s.maxBufferCount = s.computeMaxBufferCount(memoryBudget: budget) }
                 if s.incrementalBufferCount > s.maxBufferCount { s.incrementalBufferCount = s.maxBufferCount }
                 return (max(1, s.incrementalBufferCount), s.frameCount)
             }

@@ -17,6 +17,8 @@ extension AnimatedImagePlayer {
         var fetch: FetchRequest?
         let index = state.withLock { s -> Int in
             guard let image = s.image, s.isPlaying, s.frameCount > 1 else { return s.currentIndex }
+            // Only values cached from `image` are read here: its methods are the caller's code and never run
+            // under the lock (`image` is only handed to the fetch, which calls it on the worker, unlocked).
             if s.loopEnded { return s.currentIndex }
             var nextIndex = (s.currentIndex + 1) % s.frameCount
             if !s.bufferMiss {
@@ -41,7 +43,7 @@ extension AnimatedImagePlayer {
                 if s.incrementalBufferCount < s.frameCount { s.buffer[nextIndex] = nil }
                 s.currentIndex = nextIndex
                 if case .decoded(let buffer) = buffered { s.currentBuffer = buffer }
-                s.currentRect = image.animatedContentsRect(at: nextIndex)
+                s.currentRect = s.contentsRect(at: nextIndex)
                 nextIndex = (nextIndex + 1) % s.frameCount
                 s.bufferMiss = false
                 bufferIsFull = s.buffer.count == s.frameCount

@@ -8,6 +8,13 @@ extension AnimatedImagePlayer {
     func replaceImage(with image: (any AnimatedImage)?) {
         let first = image?.animatedFrame(at: 0)
         let firstRect = image?.animatedContentsRect(at: 0)
+        // Everything the player needs from the image, read before locking: the image is the caller's code.
+        let frameCount = image.map { max(1, $0.animatedFrameCount) } ?? 0
+        let loopCount = image?.animatedLoopCount ?? 0
+        let bytesPerFrame = image?.animatedBytesPerFrame ?? 0
+        let durations = image.map { image in (0..<frameCount).map { image.animatedDuration(at: $0) } } ?? []
+        let rects = image.map { image in (0..<frameCount).map { image.animatedContentsRect(at: $0) } } ?? []
+        let budget = PlayerState.memoryBudget()
         var events: [Event] = []
         let (released, timer, autoplay) = state.withLock { s -> ([Int: BufferedFrame], TickerTimer?, Bool) in
             let old = s.buffer
@@ -17,9 +24,11 @@ extension AnimatedImagePlayer {
             s.generation += 1
             s.buffer = [:]
             s.isFetching = false
-            s.frameCount = image.map { max(1, $0.animatedFrameCount) } ?? 0
-            s.loopCount = image?.animatedLoopCount ?? 0
-            s.bytesPerFrame = image?.animatedBytesPerFrame ?? 0
+            s.frameCount = frameCount
+            s.loopCount = loopCount
+            s.bytesPerFrame = bytesPerFrame
+            s.durations = durations
+            s.contentsRects = rects
             s.currentIndex = 0
             s.currentBuffer = first
             s.currentRect = firstRect
@@ -29,7 +38,7 @@ extension AnimatedImagePlayer {
             s.bufferMiss = false
             s.isPlaying = false
             s.incrementalBufferCount = 0
-            s.maxBufferCount = s.computeMaxBufferCount()
+            s.maxBufferCount = s.computeMaxBufferCount(memoryBudget: budget)
             if let first {
                 events.append(.frame(s.onFrameChange, Frame(index: 0, buffer: first, contentsRect: firstRect)))
             }

@@ -90,7 +90,13 @@ public final class AnimatedImagePlayer: Sendable {
     /// (min(20% of total memory, 60% of available), at least 10 MB).
     public var maxBufferSize: Int {
         get { state.withLock { $0.maxBufferSize } }
-        set { state.withLock { s in s.maxBufferSize = max(0, newValue); s.maxBufferCount = s.computeMaxBufferCount() } }
+        set {
+            let budget = PlayerState.memoryBudget()
+            state.withLock { s in
+                s.maxBufferSize = max(0, newValue)
+                s.maxBufferCount = s.computeMaxBufferCount(memoryBudget: budget)
+            }
+        }
     }
 
     /// The most frames the buffer may hold now, from memory and `maxBufferSize`, clamped to 1…512.

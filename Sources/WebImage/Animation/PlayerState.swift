@@ -13,6 +13,10 @@ struct PlayerState: ~Copyable {
     var frameCount = 0
     var loopCount = 0
     var bytesPerFrame = 0
+    /// Each frame's stored duration and contents rect, read from the image when it is set (outside the lock:
+    /// the image is the caller's code and must never run under the player's lock).
+    var durations: [Double] = []
+    var contentsRects: [PixelRect?] = []
 
     var currentIndex = 0
     var currentBuffer: PixelBuffer?
@@ -44,16 +48,25 @@ struct PlayerState: ~Copyable {
 
     /// Duration of frame `index` after the browsers' rule.
     func duration(at index: Int) -> Double {
-        guard let image else { return 0 }
-        return ImageFrame.displayDuration(forStoredDelay: image.animatedDuration(at: index))
+        guard durations.indices.contains(index) else { return 0 }
+        return ImageFrame.displayDuration(forStoredDelay: durations[index])
     }
 
-    /// YYAnimatedImageView's `calcMaxBufferCount`: min(20% of total memory, 60% of available), at least
+    /// The contents rect of frame `index` (nil: the whole bitmap).
+    func contentsRect(at index: Int) -> PixelRect? {
+        contentsRects.indices.contains(index) ? contentsRects[index] : nil
+    }
+
+    /// min(20% of total memory, 60% of available): reads `/proc` and cgroup files, so call it outside the lock.
+    static func memoryBudget() -> Int64 {
+        min(SystemMemory.totalBytes / 5, SystemMemory.availableBytes * 3 / 5)
+    }
+
+    /// YYAnimatedImageView's `calcMaxBufferCount`: `memoryBudget` (from `memoryBudget()`), at least
     /// 10 MB, capped by `maxBufferSize`, divided by the frame size and clamped to 1…512.
-    func computeMaxBufferCount() -> Int {
+    func computeMaxBufferCount(memoryBudget: Int64) -> Int {
         let bytes = Int64(bytesPerFrame > 0 ? bytesPerFrame : 1024)
-        var limit = min(SystemMemory.totalBytes / 5, SystemMemory.availableBytes * 3 / 5)
-        limit = max(limit, AnimatedImagePlayer.minimumBufferBytes)
+        var limit = max(memoryBudget, AnimatedImagePlayer.minimumBufferBytes)
         if maxBufferSize > 0 { limit = min(limit, Int64(maxBufferSize)) }
         let count = limit / bytes
         return Int(min(max(count, 1), Int64(AnimatedImagePlayer.maxBufferCountLimit)))

@@ -92,14 +92,18 @@ public final class ImageCache: Sendable {
         guard image != nil || imageData != nil else { return }
         if type.contains(.memory) {
             let memoryImage: Image
+            var memoryKey = key
             if let image {
                 memoryImage = image
             } else if let imageData {
-                do { memoryImage = try decode(imageData, scale: metadata?.scale ?? 1) } catch {
+                // Decoded with this cache's settings: a reduced variant goes under its own key (DecodeVariant).
+                let variant = DecodeVariant(options: [], cache: self)
+                memoryKey += variant.keySuffix
+                do { memoryImage = try decode(imageData, scale: metadata?.scale ?? 1, variant: variant) } catch {
                     throw .decodeFailed(error as? ImageCodecError ?? .corruptData(format: .unknown, message: "\(error)"))
                 }
             } else { return }
-            memoryCache.setObject(memoryImage, forKey: key, cost: Self.cost(of: memoryImage))
+            memoryCache.setObject(memoryImage, forKey: memoryKey, cost: Self.cost(of: memoryImage))
         }
         if type.contains(.disk) {
             waitForPendingWrites()
@@ -137,14 +141,18 @@ public final class ImageCache: Sendable {
         guard let item else { return nil }
         let metadata = ImageCacheMetadata.decode(item.extendedData)
         let image: Image
+        let variant = DecodeVariant(options: [], cache: self)
         do {
-            image = try decode(item.value, scale: metadata?.scale ?? 1)
+            image = try decode(item.value, scale: metadata?.scale ?? 1, variant: variant)
         } catch {
             WebImageLog.logger.warning("removing undecodable disk cache entry", metadata: ["key": "\(key)", "error": "\(error)"])
             do { try diskCache.removeObject(forKey: key) } catch { throw .cacheFailed(error) }
             return nil
         }
-        if type.contains(.memory) { memoryCache.setObject(image, forKey: key, cost: Self.cost(of: image)) }
+        if type.contains(.memory) {
+            // A reduced variant (cache settings) goes under its own key: the plain key always holds the full image.
+            memoryCache.setObject(image, forKey: key + variant.keySuffix, cost: Self.cost(of: image))
+        }
         return image
     }
 
@@ -194,11 +202,11 @@ public final class ImageCache: Sendable {
     // MARK: Decoding
 
     /// Decodes bytes with this cache's settings.
-    func decode(_ data: Data, scale: Double, options extra: DecodeOptions? = nil) throws -> Image {
-        let (animated, forDisplay) = settings.withLock { ($0.allowAnimatedImage, $0.decodeForDisplay) }
+    func decode(_ data: Data, scale: Double, variant: DecodeVariant? = nil, options extra: DecodeOptions? = nil) throws -> Image {
+        let variant = variant ?? DecodeVariant(options: [], cache: self)
         var options = extra ?? DecodeOptions()
-        if !animated { options.firstFrameOnly = true }
-        if !forDisplay { options.pixelFormat = .rgba8 }
+        if variant.isFirstFrameOnly { options.firstFrameOnly = true }
+        if variant.isStraightAlpha { options.pixelFormat = .rgba8 }
         let image = try ImageDecoder.decode(data, options: options)
         return image.withScale(scale)
     }

@@ -26,20 +26,23 @@ extension ImageManager {
         let config = configuration.withLock { $0 }
         let transform = transform ?? config.sharedTransform
         let cacheKey = config.cacheKeyFilter?(url) ?? url.absoluteString
-        let memoryKey = Self.memoryKey(cacheKey: cacheKey, thumbnailPixelSize: thumbnailPixelSize, transformID: transform?.id)
+        let variant = DecodeVariant(options: options, cache: cache)
+        let memoryKey = Self.memoryKey(cacheKey: cacheKey, thumbnailPixelSize: thumbnailPixelSize,
+                                       transformID: transform?.id, variant: variant)
         if let image = memoryImage(forKey: memoryKey, options: options) {
             operation.finish(image: image, source: .memoryCache, error: nil)
             return operation
         }
         let context = ImageLoadContext(url: url, cacheKey: cacheKey, memoryKey: memoryKey, options: options,
-                                       thumbnailPixelSize: thumbnailPixelSize, transform: transform,
+                                       thumbnailPixelSize: thumbnailPixelSize, variant: variant, transform: transform,
                                        fetchRequest: fetchRequest(for: url, options: options, configuration: config),
                                        cache: cache, queue: queue)
+        let priority = context.fetchRequest.priority
         let key = ImageTaskKey(memoryKey: memoryKey, options: options.rawValue & ImageTaskKey.sharedOptionsMask)
         let (task, isNew) = tasks.withLock { registry -> (ImageLoadTask, Bool) in
-            if let existing = registry[key], existing.attach(operation) { return (existing, false) }
+            if let existing = registry[key], existing.attach(operation, priority: priority) { return (existing, false) }
             let task = ImageLoadTask(key: key, context: context) { [weak self] task in self?.unregister(task) }
-            _ = task.attach(operation)
+            _ = task.attach(operation, priority: priority)
             registry[key] = task
             return (task, true)
         }
@@ -56,7 +59,8 @@ extension ImageManager {
     /// The memory-cache image a setter may show at once, or `nil`.
     func memoryImage(for url: URL, options: ImageOptions, thumbnailPixelSize: Int?, transform: ImageTransform?) -> Image? {
         let transform = transform ?? sharedTransform
-        let key = Self.memoryKey(cacheKey: cacheKey(for: url), thumbnailPixelSize: thumbnailPixelSize, transformID: transform?.id)
+        let key = Self.memoryKey(cacheKey: cacheKey(for: url), thumbnailPixelSize: thumbnailPixelSize,
+                                 transformID: transform?.id, variant: DecodeVariant(options: options, cache: cache))
         return memoryImage(forKey: key, options: options)
     }
 

@@ -15,6 +15,8 @@ import KVCache
 ///
 /// - Important: Thread-safe: request from any thread. A memory-cache hit completes synchronously on the
 ///   calling thread; other completions run on the network thread or an image queue — keep them short.
+///   Releasing a manager never drops a request in flight: the work keeps what it needs (cache, queue) alive
+///   and completes every caller, exactly once, as if the manager were still there.
 public final class ImageManager: Sendable {
     /// The cache images are read from and stored in; `nil` for none.
     public let cache: ImageCache?
@@ -108,11 +110,13 @@ public final class ImageManager: Sendable {
         configuration.withLock { $0.cacheKeyFilter }?(url) ?? url.absoluteString
     }
 
-    /// The memory-cache key: the cache key plus what makes a different decoded image from the same bytes.
-    static func memoryKey(cacheKey: String, thumbnailPixelSize: Int?, transformID: String?) -> String {
+    /// The memory-cache key: the cache key plus what makes a different decoded image from the same bytes
+    /// (thumbnail size, transform, decoded variant).
+    static func memoryKey(cacheKey: String, thumbnailPixelSize: Int?, transformID: String?,
+                          variant: DecodeVariant) -> String {
         var key = cacheKey
         if let size = thumbnailPixelSize { key += "#thumbnail=\(size)" }
         if let id = transformID { key += "#transform=\(id)" }
-        return key
+        return key + variant.keySuffix
     }
 }

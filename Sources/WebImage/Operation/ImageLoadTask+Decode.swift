@@ -5,12 +5,10 @@ import KVCache
 extension ImageLoadTask {
     /// The decode options the request's options ask for.
     var decodeOptions: DecodeOptions {
-        let options = context.options
         var decode = DecodeOptions()
-        let cacheAnimated = context.cache?.allowAnimatedImage ?? true
-        let cacheForDisplay = context.cache?.decodeForDisplay ?? true
-        if options.contains(.ignoreAnimatedImage) || !cacheAnimated { decode.firstFrameOnly = true }
-        if options.contains(.ignoreImageDecoding) || !cacheForDisplay { decode.pixelFormat = .rgba8 }
+        // The variant fixed at request time (options + the cache's settings then): it names the memory key.
+        if context.variant.isFirstFrameOnly { decode.firstFrameOnly = true }
+        if context.variant.isStraightAlpha { decode.pixelFormat = .rgba8 }
         decode.maxPixelSize = context.thumbnailPixelSize
         return decode
     }

@@ -8,27 +8,32 @@ extension ImageLoadTask {
     func fetch(revalidating cached: CachedEntry?) {
         guard !isDone else { return }
         var request = context.fetchRequest
+        request.priority = state.withLock { $0.priority }
         if let http = cached?.metadata.http {
             for (name, value) in http.conditionalHeaders { request.headers[name] = value }
         }
         let wantsPartials = context.options.contains(.progressive) || context.options.contains(.progressiveBlur)
+        // The callbacks hold the task strongly: while the transfer runs they are all that keeps it (the manager's
+        // registry only finds it), and the completion must run even if the manager is released meanwhile. The
+        // cycle task → fetch → callbacks → task is broken when the task finishes (`finish` drops `fetch`).
         var onData: (@Sendable (Data) -> Void)?
         if wantsPartials {
-            onData = { @Sendable [weak self] (chunk: Data) -> Void in self?.didReceiveChunk(chunk) }
+            onData = { @Sendable [self] (chunk: Data) -> Void in didReceiveChunk(chunk) }
         }
         let operation = context.queue.fetch(
             request,
-            onResponse: { [weak self] response in self?.didReceiveResponse(response) },
+            onResponse: { [self] response in didReceiveResponse(response) },
             onData: onData,
-            onProgress: { [weak self] received, expected in
-                guard let self else { return }
+            onProgress: { [self] received, expected in
                 for subscriber in subscribers { subscriber.deliverProgress(received: received, expected: expected) }
             },
-            completion: { [weak self] result in self?.didFetch(result, revalidating: cached) }
+            completion: { [self] result in didFetch(result, revalidating: cached) }
         )
         let cancelled = state.withLock { s -> Bool in
+            guard !s.isDone else { return true }
             s.fetch = operation
-            return s.isDone
+            operation.priority = s.priority // a caller that joined or left while the request was being made
+            return false
         }
         if cancelled { operation.cancel() }
     }

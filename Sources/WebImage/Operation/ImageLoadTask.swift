@@ -10,9 +10,12 @@ struct ImageTaskKey: Hashable, Sendable {
     let memoryKey: String
     let options: UInt32
 
-    /// Options that only concern setters or queue order do not split shared work.
+    /// Options that only concern setters or queue order do not split shared work, nor do the decode options:
+    /// the memory key already names the decoded variant they make (with the cache-wide settings), so requests
+    /// that decode alike share one task and requests that decode differently never do.
     static let sharedOptionsMask = ~(ImageOptions.ignorePlaceholder.rawValue | ImageOptions.avoidSetImage.rawValue
-        | ImageOptions.lowPriority.rawValue | ImageOptions.highPriority.rawValue)
+        | ImageOptions.lowPriority.rawValue | ImageOptions.highPriority.rawValue
+        | ImageOptions.ignoreAnimatedImage.rawValue | ImageOptions.ignoreImageDecoding.rawValue)
 }
 
 /// Everything a load needs from the manager, captured when the request is made.
@@ -22,6 +25,8 @@ struct ImageLoadContext: Sendable {
     let memoryKey: String
     let options: ImageOptions
     let thumbnailPixelSize: Int?
+    /// The decoded variant, fixed when the request is made (it is part of `memoryKey`).
+    let variant: DecodeVariant
     let transform: ImageTransform?
     let fetchRequest: FetchRequest
     let cache: ImageCache?
@@ -31,6 +36,9 @@ struct ImageLoadContext: Sendable {
 /// The work shared by identical in-flight requests: disk lookup, transfer, decode, transform, store
 /// (YYWebImageOperation's body). Each caller is an `ImageOperation` subscribed to it; the work stops when the
 /// last one cancels.
+///
+/// Ownership: the manager's registry only finds a task; the work in flight keeps it alive (the disk and decode
+/// closures, and the fetch's callbacks), so releasing the manager mid-request never loses a completion.
 ///
 /// - Important: Thread-safe. Runs on image queues and the network thread.
 final class ImageLoadTask: Sendable {
@@ -45,9 +53,14 @@ final class ImageLoadTask: Sendable {
 
     struct State {
         var subscribers: [ObjectIdentifier: ImageOperation] = [:]
+        /// The queue priority each caller asks for; the transfer runs at the highest.
+        var priorities: [ObjectIdentifier: FetchPriority] = [:]
         var isDone = false
         var fetch: FetchOperation?
         var progressive = ProgressiveState()
+
+        /// The highest priority of the callers (`.normal` with none left).
+        var priority: FetchPriority { priorities.values.max() ?? .normal }
     }
 
     init(key: ImageTaskKey, context: ImageLoadContext, unregister: @escaping @Sendable (ImageLoadTask) -> Void) {
@@ -59,22 +72,36 @@ final class ImageLoadTask: Sendable {
 
     var isDone: Bool { state.withLock { $0.isDone } }
 
-    /// Adds a caller. Returns `false` when the work has already finished or been cancelled (start a new one).
-    func attach(_ operation: ImageOperation) -> Bool {
+    /// Adds a caller asking for `priority`. Returns `false` when the work has already finished or been
+    /// cancelled (start a new one). A caller asking for more than the others raises the transfer's priority
+    /// (a `.highPriority` request joining a `.lowPriority` prefetch must not wait behind normal requests).
+    ///
+    /// The fetch's priority is set under this task's lock, so racing callers leave it at the priority of the
+    /// callers left (the setter only records the value and submits to the network thread: no callout).
+    func attach(_ operation: ImageOperation, priority: FetchPriority) -> Bool {
         state.withLock { s in
             guard !s.isDone else { return false }
             guard operation.setCancelHandler({ [weak self] op in self?.detach(op) }) else { return true }
-            s.subscribers[ObjectIdentifier(operation)] = operation
+            let id = ObjectIdentifier(operation)
+            s.subscribers[id] = operation
+            s.priorities[id] = priority
+            s.fetch?.priority = s.priority // when the fetch is made later, it takes the highest then
             return true
         }
     }
 
-    /// A caller cancelled: when it was the last one, stop the shared work.
+    /// A caller cancelled: when it was the last one, stop the shared work; otherwise the transfer's priority
+    /// follows the callers left.
     private func detach(_ operation: ImageOperation) {
         let (stopped, fetch) = state.withLock { s -> (Bool, FetchOperation?) in
             s.subscribers[ObjectIdentifier(operation)] = nil
-            guard s.subscribers.isEmpty, !s.isDone else { return (false, nil) }
+            s.priorities[ObjectIdentifier(operation)] = nil
+            guard s.subscribers.isEmpty, !s.isDone else {
+                s.fetch?.priority = s.priority
+                return (false, nil)
+            }
             s.isDone = true
+            defer { s.fetch = nil } // the fetch's callbacks hold this task: break the cycle (no `finish` may follow)
             return (true, s.fetch)
         }
         guard stopped else { return }
@@ -86,9 +113,10 @@ final class ImageLoadTask: Sendable {
     func finish(image: Image?, source: ImageSource, error: WebImageError?) {
         unregister(self)
         let subscribers = state.withLock { s -> [ImageOperation] in
+            s.fetch = nil // the fetch's callbacks hold this task: break the cycle
             guard !s.isDone else { return [] }
             s.isDone = true
-            defer { s.subscribers = [:] }
+            defer { s.subscribers = [:]; s.priorities = [:] }
             return Array(s.subscribers.values)
         }
         if let error {

@@ -27,6 +27,10 @@ public final class ImageOperation: Sendable {
         var progress: ImageProgress?
         var onCancel: (@Sendable (ImageOperation) -> Void)?
         var isCancelled = false
+        /// Partial images and progress calls running now (user code, called outside the lock).
+        var deliveries = 0
+        /// The terminal call, held back while `deliveries > 0`; the last delivery to end runs it.
+        var heldTerminal: (@Sendable () -> Void)?
     }
 
     init(url: URL, progress: ImageProgress?, completion: @escaping ImageCompletion) {
@@ -41,7 +45,9 @@ public final class ImageOperation: Sendable {
     public var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
     /// Cancels: the completion runs at once (on the calling thread) with stage `.cancelled`, unless it already
-    /// ran. Work shared with other callers goes on for them; it stops when its last caller cancels.
+    /// ran — or, when a partial image or a progress call is being delivered on another thread at that moment,
+    /// right after that call returns, on that thread (the terminal call never overlaps or precedes them).
+    /// Work shared with other callers goes on for them; it stops when its last caller cancels.
     public func cancel() {
         let (completion, onCancel) = state.withLock { s -> (ImageCompletion?, (@Sendable (ImageOperation) -> Void)?) in
             guard let completion = s.completion else { return (nil, nil) }
@@ -52,7 +58,8 @@ public final class ImageOperation: Sendable {
             return (completion, s.onCancel)
         }
         guard let completion else { return }
-        completion(nil, url, .none, .cancelled, nil)
+        let url = url
+        deliverTerminal { completion(nil, url, .none, .cancelled, nil) }
         onCancel?(self)
     }
 
@@ -71,17 +78,54 @@ public final class ImageOperation: Sendable {
             defer { s.completion = nil; s.progress = nil; s.onCancel = nil }
             return s.completion
         }
-        completion?(image, url, source, .finished, error)
+        guard let completion else { return }
+        let url = url
+        deliverTerminal { completion(image, url, source, .finished, error) }
     }
 
     /// Delivers a partial image (stage `.progress`) unless the operation completed.
     func deliverPartial(_ image: Image) {
-        guard let completion = state.withLock({ $0.completion }) else { return }
+        guard let completion = beginDelivery({ $0.completion }) else { return }
         completion(image, url, .remote, .progress, nil)
+        endDelivery()
     }
 
     /// Delivers download progress unless the operation completed.
     func deliverProgress(received: Int64, expected: Int64?) {
-        state.withLock { $0.progress }?(received, expected)
+        guard let progress = beginDelivery({ $0.progress }) else { return }
+        progress(received, expected)
+        endDelivery()
+    }
+
+    // MARK: Ordering of callbacks
+
+    /// Takes a callback for a non-terminal delivery and counts it as running; nil once completed.
+    private func beginDelivery<T>(_ pick: (State) -> T?) -> T? {
+        state.withLock { s -> T? in
+            guard s.completion != nil, s.heldTerminal == nil, let callback = pick(s) else { return nil }
+            s.deliveries += 1
+            return callback
+        }
+    }
+
+    /// Ends a delivery; the last one runs a terminal call held back meanwhile.
+    private func endDelivery() {
+        let terminal = state.withLock { s -> (@Sendable () -> Void)? in
+            s.deliveries -= 1
+            guard s.deliveries == 0 else { return nil }
+            defer { s.heldTerminal = nil }
+            return s.heldTerminal
+        }
+        terminal?()
+    }
+
+    /// Runs the terminal call now, or holds it until the deliveries running now have returned.
+    private func deliverTerminal(_ call: @escaping @Sendable () -> Void) {
+        let runNow = state.withLock { s -> Bool in
+            guard s.deliveries > 0 else { return true }
+            s.heldTerminal = call
+            return false
+        }
+        if runNow { call() }
     }
 }

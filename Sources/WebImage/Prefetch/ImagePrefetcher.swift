@@ -19,6 +19,11 @@ import Foundation
 /// URLs wait in FIFO order; a URL already waiting or loading is not added twice. `onFinish` runs each time the
 /// queue drains, with the counts since the previous drain.
 ///
+/// Several callers may want one URL (`startPrefetching` and any number of `prefetch(_:)` calls): it loads once
+/// for all of them. Cancelling one `prefetch(_:)` call withdraws only that caller (its summary counts the URL
+/// cancelled); the URL goes on loading for the others and stops only when nobody wants it any more.
+/// `stopPrefetching` stops URLs for everyone.
+///
 /// - Important: Thread-safe: call it from any thread. Callbacks run on the manager's threads (network thread,
 ///   image or I/O queue), or on the caller's thread for URLs stopped by `stopPrefetching`.
 public final class ImagePrefetcher: Sendable {
@@ -60,6 +65,11 @@ public final class ImagePrefetcher: Sendable {
         var waiting: [URL] = []
         var waitingSet: Set<URL> = []
         var running: [URL: ImageOperation] = [:]
+        /// URLs asked for by `startPrefetching`, until done or stopped.
+        var bulk: Set<URL> = []
+        /// The `prefetch(_:)` callers waiting for each URL, by caller.
+        var waiters: [URL: [Int: @Sendable (Outcome) -> Void]] = [:]
+        var nextCaller = 0
         var summary = Summary()
         var onFinish: (@Sendable (Summary) -> Void)?
         /// A thread is in `startNext`'s loop; `pumpAgain` asks it for one more round (no recursion when
@@ -91,31 +101,46 @@ public final class ImagePrefetcher: Sendable {
 
     /// Queues `urls` (those not already waiting or loading) and starts loading up to `maxConcurrentRequests`.
     public func startPrefetching(with urls: [URL]) {
+        enqueue(urls, bulk: true)
+    }
+
+    /// Stops `urls` for every caller (`prefetch(_:)` calls waiting for them count them cancelled): waiting ones
+    /// are dropped, loading ones cancelled (work shared with other requests for the same image goes on for them).
+    public func stopPrefetching(with urls: [URL]) {
+        let stopping = Set(urls)
+        let callbacks = state.withLock { s -> [@Sendable (Outcome) -> Void] in
+            s.bulk.subtract(stopping)
+            return stopping.flatMap { s.waiters.removeValue(forKey: $0).map { Array($0.values) } ?? [] }
+        }
+        for callback in callbacks { callback(.cancelled) }
+        stopUnwanted(stopping)
+    }
+
+    /// Stops those of `urls` nobody wants any more (no `startPrefetching`, no `prefetch(_:)` caller).
+    private func stopUnwanted(_ urls: Set<URL>) {
+        let (dropped, operations) = state.withLock { s -> (Int, [ImageOperation]) in
+            let stopping = urls.filter { !s.bulk.contains($0) && s.waiters[$0] == nil }
+            let dropped = s.waiting.filter { stopping.contains($0) }
+            s.waiting.removeAll { stopping.contains($0) }
+            s.waitingSet.subtract(dropped)
+            s.summary.cancelled += dropped.count
+            return (dropped.count, stopping.compactMap { s.running[$0] })
+        }
+        for operation in operations { operation.cancel() }  // each ends in didFinish(.cancelled)
+        if dropped > 0 { reportIfDrained() }
+    }
+
+    /// Queues `urls` not already waiting or loading; `bulk` records `startPrefetching`'s interest.
+    private func enqueue(_ urls: [URL], bulk: Bool) {
         state.withLock { s in
-            for url in urls where !s.waitingSet.contains(url) && s.running[url] == nil {
+            for url in urls {
+                if bulk { s.bulk.insert(url) }
+                guard !s.waitingSet.contains(url), s.running[url] == nil else { continue }
                 s.waiting.append(url)
                 s.waitingSet.insert(url)
             }
         }
         startNext()
-    }
-
-    /// Stops `urls`: waiting ones are dropped, loading ones cancelled (work shared with other requests for
-    /// the same image goes on for them).
-    public func stopPrefetching(with urls: [URL]) {
-        let stopping = Set(urls)
-        let (dropped, operations) = state.withLock { s -> ([URL], [ImageOperation]) in
-            let dropped = s.waiting.filter { stopping.contains($0) }
-            s.waiting.removeAll { stopping.contains($0) }
-            s.waitingSet.subtract(stopping)
-            s.summary.cancelled += dropped.count
-            return (dropped, stopping.compactMap { s.running[$0] })
-        }
-        for url in dropped {
-            for callback in waiters.withLock({ $0.removeValue(forKey: url) ?? [] }) { callback(.cancelled) }
-        }
-        for operation in operations { operation.cancel() }  // each ends in didFinish(.cancelled)
-        if !dropped.isEmpty { reportIfDrained() }
     }
 
     /// Stops everything: drops every waiting URL and cancels every loading one.
@@ -124,28 +149,43 @@ public final class ImagePrefetcher: Sendable {
         stopPrefetching(with: urls)
     }
 
-    /// Prefetches `urls` and returns once each is done (or the task is cancelled, which stops them).
+    /// Prefetches `urls` and returns once each is done, with what happened to them.
+    ///
+    /// Cancelling the calling task returns promptly with the URLs not done yet counted `cancelled`; they stop
+    /// loading unless another caller still wants them. In an already-cancelled task nothing is loaded.
     @discardableResult
     public func prefetch(_ urls: [URL]) async -> Summary {
         let unique = Array(NSOrderedSet(array: urls)).compactMap { $0 as? URL }
-        let remaining = Mutex((set: Set(unique), summary: Summary(), continuation: CheckedContinuation<Summary, Never>?.none))
+        if unique.isEmpty { return Summary() }
+        let caller = state.withLock { s -> Int in s.nextCaller += 1; return s.nextCaller }
+        let call = Mutex(PrefetchCall(remaining: Set(unique)))
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                remaining.withLock { $0.continuation = continuation }
-                if unique.isEmpty { return continuation.resume(returning: Summary()) }
-                for url in unique { load(url) { outcome in
-                    let done = remaining.withLock { r -> (CheckedContinuation<Summary, Never>, Summary)? in
-                        guard r.set.remove(url) != nil else { return nil }
-                        r.summary.count(outcome)
-                        guard r.set.isEmpty, let continuation = r.continuation else { return nil }
-                        r.continuation = nil
-                        return (continuation, r.summary)
+                // Registering and the cancel flag share `call`'s lock: a cancel either comes first (nothing is
+                // loaded) or finds every URL registered (and withdraws them).
+                let registered = call.withLock { c -> Bool in
+                    c.continuation = continuation
+                    if c.isCancelled || Task.isCancelled { return false }
+                    state.withLock { s in
+                        for url in unique {
+                            s.waiters[url, default: [:]][caller] = { outcome in Self.count(outcome, of: url, in: call) }
+                        }
                     }
-                    if let (continuation, summary) = done { continuation.resume(returning: summary) }
-                } }
+                    c.isRegistered = true
+                    return true
+                }
+                if registered {
+                    enqueue(unique, bulk: false)
+                } else {
+                    for url in unique { Self.count(.cancelled, of: url, in: call) }
+                }
             }
         } onCancel: {
-            stopPrefetching(with: unique)
+            let registered = call.withLock { c -> Bool in
+                c.isCancelled = true
+                return c.isRegistered
+            }
+            if registered { withdraw(caller, from: unique) }
         }
     }
 
@@ -154,12 +194,45 @@ public final class ImagePrefetcher: Sendable {
     /// How one URL ended.
     enum Outcome { case loaded, alreadyCached, failed, cancelled }
 
-    /// Per-URL callbacks of `prefetch(_:)`, keyed by URL.
-    private let waiters = Mutex<[URL: [@Sendable (Outcome) -> Void]]>([:])
+    /// One `prefetch(_:)` call: the URLs it still waits for, its counts, how it returns.
+    private struct PrefetchCall {
+        var remaining: Set<URL>
+        var summary = Summary()
+        var continuation: CheckedContinuation<Summary, Never>?
+        var isCancelled = false
+        var isRegistered = false
+    }
 
-    private func load(_ url: URL, then callback: @escaping @Sendable (Outcome) -> Void) {
-        waiters.withLock { $0[url, default: []].append(callback) }
-        startPrefetching(with: [url])
+    /// Counts `url`'s outcome for one `prefetch(_:)` call; the last URL returns from it.
+    private static func count(_ outcome: Outcome, of url: URL, in call: borrowing Mutex<PrefetchCall>) {
+        let done = call.withLock { c -> (CheckedContinuation<Summary, Never>, Summary)? in
+            guard c.remaining.remove(url) != nil else { return nil }
+            c.summary.count(outcome)
+            guard c.remaining.isEmpty, let continuation = c.continuation else { return nil }
+            c.continuation = nil
+            return (continuation, c.summary)
+        }
+        if let (continuation, summary) = done { continuation.resume(returning: summary) }
+    }
+
+    /// A `prefetch(_:)` caller was cancelled: its URLs count cancelled for it alone, and those nobody else
+    /// wants stop.
+    private func withdraw(_ caller: Int, from urls: [URL]) {
+        let (callbacks, orphans) = state.withLock { s -> ([@Sendable (Outcome) -> Void], Set<URL>) in
+            var callbacks: [@Sendable (Outcome) -> Void] = []
+            var orphans = Set<URL>()
+            for url in urls {
+                guard let callback = s.waiters[url]?.removeValue(forKey: caller) else { continue }
+                callbacks.append(callback)
+                if s.waiters[url]?.isEmpty == true {
+                    s.waiters[url] = nil
+                    orphans.insert(url)
+                }
+            }
+            return (callbacks, orphans)
+        }
+        for callback in callbacks { callback(.cancelled) }
+        stopUnwanted(orphans)
     }
 
     /// Starts waiting URLs while fewer than `maxConcurrentRequests` load. One thread at a time runs the loop;
@@ -216,11 +289,21 @@ public final class ImagePrefetcher: Sendable {
     }
 
     private func didFinish(_ url: URL, _ outcome: Outcome) {
-        state.withLock { s in
+        let callbacks = state.withLock { s -> [@Sendable (Outcome) -> Void] in
             s.running[url] = nil
+            if outcome == .cancelled, s.bulk.contains(url) || s.waiters[url] != nil {
+                // Stopped because its callers left, but another one came meanwhile: load it again for them.
+                if !s.waitingSet.contains(url) {
+                    s.waiting.append(url)
+                    s.waitingSet.insert(url)
+                }
+                return []
+            }
             s.summary.count(outcome)
+            s.bulk.remove(url)
+            return s.waiters.removeValue(forKey: url).map { Array($0.values) } ?? []
         }
-        for callback in waiters.withLock({ $0.removeValue(forKey: url) ?? [] }) { callback(outcome) }
+        for callback in callbacks { callback(outcome) }
         startNext()
         reportIfDrained()
     }

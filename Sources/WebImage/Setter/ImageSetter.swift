@@ -94,7 +94,8 @@ public final class ImageSetter: Sendable {
         var wrappedProgress: ImageProgress?
         if let progress {
             wrappedProgress = { @Sendable (received: Int64, expected: Int64?) -> Void in
-                queue.async { progress(received, expected) }
+                // A stale request's progress is dropped like its partial images.
+                queue.async { [self] in if currentSentinel == generation { progress(received, expected) } }
             }
         }
         let operation = manager.requestImage(

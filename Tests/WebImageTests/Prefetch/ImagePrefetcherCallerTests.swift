@@ -1,0 +1,83 @@
+import Foundation
+import Synchronization
+import TestSupport
+import WebImage
+import XCTest
+
+/// Several callers of one prefetcher: cancelling one `prefetch(_:)` call withdraws only that caller, and a call
+/// made in an already-cancelled task loads nothing.
+final class ImagePrefetcherCallerTests: XCTestCase {
+    var fixture: PipelineFixture!
+    override func setUpWithError() throws { fixture = try PipelineFixture() }
+    override func tearDown() { fixture.tearDown() }
+
+    /// Waits (polling, with a deadline) until the server has seen `path`.
+    private func waitForRequest(_ path: String) {
+        let deadline = Date().addingTimeInterval(10)
+        while fixture.server.requestCount(for: path) == 0, Date() < deadline { usleep(1_000) }
+        XCTAssertEqual(fixture.server.requestCount(for: path), 1, "\(path) is loading")
+    }
+
+    /// Caller A and caller B prefetch the same slow URL (and `startPrefetching` wants another one); cancelling
+    /// A returns A at once with the URL cancelled, while B's load goes on and B sees it loaded.
+    func testCancellingOneCallerDoesNotCancelTheOthers() async throws {
+        fixture.server.route("/shared.png", .bytes(try TestImages.png(seed: 1), contentType: "image/png").delayed(by: 0.5))
+        fixture.server.route("/bulk.png", .bytes(try TestImages.png(seed: 2), contentType: "image/png").delayed(by: 0.5))
+        let shared = fixture.server.url("/shared.png")
+        let bulk = fixture.server.url("/bulk.png")
+        let prefetcher = ImagePrefetcher(manager: fixture.manager)
+        let finished = Mutex<[ImagePrefetcher.Summary]>([])
+        prefetcher.onFinish = { summary in finished.withLock { $0.append(summary) } }
+        prefetcher.startPrefetching(with: [bulk])
+        let a = Task { await prefetcher.prefetch([shared, bulk]) }
+        let b = Task { await prefetcher.prefetch([shared]) }
+        waitForRequest("/shared.png")
+        a.cancel()
+        let summaryA = await a.value
+        XCTAssertEqual(summaryA.cancelled, 2, "A's own URLs count cancelled for A")
+        XCTAssertEqual(summaryA.loaded, 0)
+        let summaryB = await b.value
+        XCTAssertEqual(summaryB.loaded, 1, "B's load was not cancelled by A")
+        XCTAssertEqual(summaryB.cancelled, 0)
+        // `startPrefetching` still wanted bulk.png: it loaded too.
+        let deadline = Date().addingTimeInterval(10)
+        while prefetcher.pendingCount > 0, Date() < deadline { usleep(1_000) }
+        XCTAssertEqual(fixture.load(bulk).source, .memoryCache)
+        XCTAssertEqual(fixture.load(shared).source, .memoryCache)
+        XCTAssertEqual(fixture.server.requestCount(for: "/shared.png"), 1)
+        XCTAssertEqual(fixture.server.requestCount(for: "/bulk.png"), 1)
+        XCTAssertEqual(finished.withLock { $0.reduce(0) { $0 + $1.cancelled } }, 0, "nothing was stopped for everyone")
+    }
+
+    /// The last caller that wants a URL withdrawing stops it.
+    func testLastCallerLeavingStopsTheURL() async throws {
+        fixture.server.route("/alone.png", .bytes(try TestImages.png(seed: 3), contentType: "image/png").delayed(by: 2))
+        let url = fixture.server.url("/alone.png")
+        let prefetcher = ImagePrefetcher(manager: fixture.manager)
+        let task = Task { await prefetcher.prefetch([url]) }
+        waitForRequest("/alone.png")
+        task.cancel()
+        let summary = await task.value
+        XCTAssertEqual(summary.cancelled, 1)
+        let deadline = Date().addingTimeInterval(10)
+        while prefetcher.pendingCount > 0, Date() < deadline { usleep(1_000) }
+        XCTAssertEqual(prefetcher.pendingCount, 0, "stopped, not loading for nobody")
+    }
+
+    /// `prefetch(_:)` in an already-cancelled task loads nothing and reports everything cancelled.
+    func testAlreadyCancelledTaskLoadsNothing() async throws {
+        let urls = try (0..<6).map { index -> URL in
+            fixture.server.route("/c\(index).png", .bytes(try TestImages.png(seed: index), contentType: "image/png"))
+            return fixture.server.url("/c\(index).png")
+        }
+        let prefetcher = ImagePrefetcher(manager: fixture.manager)
+        let summary = await Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return await prefetcher.prefetch(urls)
+        }.value
+        XCTAssertEqual(summary.cancelled, 6)
+        XCTAssertEqual(summary.loaded + summary.alreadyCached + summary.failed, 0)
+        XCTAssertEqual(prefetcher.pendingCount, 0)
+        XCTAssertEqual(fixture.server.totalRequestCount, 0, "nothing loaded")
+    }
+}
