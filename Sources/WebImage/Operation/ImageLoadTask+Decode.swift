@@ -51,7 +51,7 @@ extension ImageLoadTask {
             image = transformed
         }
         if let cache = context.cache {
-            cache.memoryCache.setObject(image, forKey: context.memoryKey, cost: ImageCache.cost(of: image))
+            cache.storeInMemory(image, forKey: context.memoryKey)
             // In the background: the request completes without waiting for its disk write.
             if storesToDisk { cache.storeOnDisk(data, forKey: context.cacheKey, metadata: metadata) }
         }
