@@ -24,10 +24,11 @@ typedef enum wi_status {
 /// input; both fail with WI_LIMIT_EXCEEDED and `*scans` (where given) set to the scan that went over.
 #define WI_JPEG_MAX_SCANS 500
 
-/// Per-side ceiling libpng enforces on IHDR (`png_set_user_limits`), before anything is allocated: PNG
-/// allows 2^31-1, every other format here at most 65535. `DecodeLimits.maxDimension` is checked in Swift
-/// below it.
-#define WI_PNG_MAX_SIDE 65535u
+/// Per-side ceiling libpng enforces on IHDR (`png_set_user_limits`), set explicitly rather than left to how
+/// the system libpng was built: 1,000,000 (libpng's usual default; PNG itself allows 2^31-1). It stays far above
+/// `DecodeLimits.maxDimension` (checked in Swift before any allocation) so `ImageDecoder.info` still reports a
+/// bomb's declared size.
+#define WI_PNG_MAX_SIDE 1000000u
 /// Most ancillary chunks libpng keeps per image (`png_set_chunk_cache_max`; libpng's default is 1000).
 #define WI_PNG_MAX_CACHED_CHUNKS 128u
 /// Largest ancillary chunk libpng allocates (`png_set_chunk_malloc_max`): 2 MiB (libpng's default 8 MB).

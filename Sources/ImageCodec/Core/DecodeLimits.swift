@@ -36,7 +36,7 @@ public struct DecodeLimits: Sendable, Hashable {
     /// the web stay under a few hundred).
     public var maxFrameCount: Int
     /// Longest width or height, in pixels, of a frame, a canvas or a thumbnail's source. Default 32,768 (libpng
-    /// itself refuses sides over 65,535 here, `WI_PNG_MAX_SIDE`; JPEG stops at 65,500 and WebP at 16,383).
+    /// itself refuses sides over 1,000,000 here, `WI_PNG_MAX_SIDE`; JPEG stops at 65,500 and WebP at 16,383).
     public var maxDimension: Int
 
     /// Most scans a JPEG may have: 500, as libjpeg-turbo's own tools (`djpeg -maxscans`). Checked inside
@@ -76,12 +76,13 @@ public struct DecodeLimits: Sendable, Hashable {
     /// Throws `limitExceeded` unless a frame of `width × height` pixels fits (sides and pixels), or `invalidDimensions` when the
     /// size is not positive or overflows.
     public func check(width: Int, height: Int) throws {
-        try checkDimensions(width: width, height: height)
+        guard width > 0, height > 0 else { throw ImageCodecError.invalidDimensions(width: width, height: height) }
         let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
         guard !overflow else { throw ImageCodecError.limitExceeded(limit: .pixelsPerFrame, actual: .max, maximum: maxPixelsPerFrame) }
         guard pixels <= maxPixelsPerFrame else {
             throw ImageCodecError.limitExceeded(limit: .pixelsPerFrame, actual: pixels, maximum: maxPixelsPerFrame)
         }
+        try checkDimensions(width: width, height: height)
     }
 
     /// Throws unless an animation of `frameCount` frames on a `width × height` canvas fits every limit.
