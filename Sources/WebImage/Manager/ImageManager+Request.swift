@@ -36,7 +36,7 @@ extension ImageManager {
         let context = ImageLoadContext(url: url, cacheKey: cacheKey, memoryKey: memoryKey, options: options,
                                        thumbnailPixelSize: thumbnailPixelSize, variant: variant, transform: transform,
                                        fetchRequest: fetchRequest(for: url, options: options, configuration: config),
-                                       cache: cache, queue: queue)
+                                       cache: cache, queue: queue, decodeBudget: decodeBudget)
         let priority = context.fetchRequest.priority
         let key = ImageTaskKey(memoryKey: memoryKey, options: options.rawValue & ImageTaskKey.sharedOptionsMask)
         let (task, isNew) = tasks.withLock { registry -> (ImageLoadTask, Bool) in

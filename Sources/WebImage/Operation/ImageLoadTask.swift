@@ -31,6 +31,7 @@ struct ImageLoadContext: Sendable {
     let fetchRequest: FetchRequest
     let cache: ImageCache?
     let queue: FetchQueue
+    let decodeBudget: DecodeBudget
 }
 
 /// The work shared by identical in-flight requests: disk lookup, transfer, decode, transform, store
@@ -57,6 +58,7 @@ final class ImageLoadTask: Sendable {
         var priorities: [ObjectIdentifier: FetchPriority] = [:]
         var isDone = false
         var fetch: FetchOperation?
+        var decodeTicket: DecodeBudget.Ticket?
         var progressive = ProgressiveState()
 
         /// The highest priority of the callers (`.normal` with none left).
@@ -93,20 +95,21 @@ final class ImageLoadTask: Sendable {
     /// A caller cancelled: when it was the last one, stop the shared work; otherwise the transfer's priority
     /// follows the callers left.
     private func detach(_ operation: ImageOperation) {
-        let (stopped, fetch) = state.withLock { s -> (Bool, FetchOperation?) in
+        let (stopped, fetch, ticket) = state.withLock { s -> (Bool, FetchOperation?, DecodeBudget.Ticket?) in
             s.subscribers[ObjectIdentifier(operation)] = nil
             s.priorities[ObjectIdentifier(operation)] = nil
             guard s.subscribers.isEmpty, !s.isDone else {
                 s.fetch?.priority = s.priority
-                return (false, nil)
+                return (false, nil, nil)
             }
             s.isDone = true
             defer { s.fetch = nil } // the fetch's callbacks hold this task: break the cycle (no `finish` may follow)
-            return (true, s.fetch)
+            return (true, s.fetch, s.decodeTicket)
         }
         guard stopped else { return }
         unregister(self)
         fetch?.cancel()
+        ticket?.cancel()
     }
 
     /// Completes every caller with the final result.
