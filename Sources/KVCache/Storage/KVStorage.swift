@@ -107,8 +107,8 @@ public final class KVStorage {
     let fileLockDescriptor: Int32
     var fileLockDepth = 0
     /// Reads not yet written to `last_access_time`: flushed in one transaction every 1,024 reads, before
-    /// evictions and at close.
-    var pendingAccessTimes: [String: Int64] = [:]
+    /// evictions and at close. Keyed by the key's bytes (`ExactKey`), as the manifest is.
+    var pendingAccessTimes: [ExactKey<String>: Int64] = [:]
     var lastStamp: Int64 = 0
     /// Whether a file went to `trash/` since `takeTrashFlag()` last ran (so `DiskCache` schedules a trash
     /// sweep only when there is something to sweep).
@@ -124,6 +124,8 @@ public final class KVStorage {
     var snapshotReadLimit = KVStorage.defaultSnapshotReadLimit
     /// Seconds one snapshot may live; 0.05 (tests raise it).
     var snapshotAgeLimit = KVStorage.defaultSnapshotAgeLimit
+    /// The recovery protocol's bookkeeping (see KVStorage+Recovery.swift).
+    var recoveryState = RecoveryState()
 
     var manifestPath: String { path + "/manifest.sqlite" }
     /// `<path>/data`, `<path>/tmp`, `<path>/trash`: stored, as every file read and write builds a path on them.
@@ -134,14 +136,18 @@ public final class KVStorage {
     /// Opens (creating if needed) the store in the folder at `path`.
     ///
     /// The first process to open the folder cleans up after crashes: it removes leftover temporaries, rows
-    /// whose file is missing and files no row references. An unopenable or corrupt manifest is moved aside
-    /// and recreated (see `recoveryError`); a busy one is waited for (5 s) and then reported, never reset.
+    /// whose file is missing and files no row references. A damaged manifest (SQLITE_CORRUPT, SQLITE_NOTADB,
+    /// a failed `quick_check`) is moved aside and recreated by that first opener only (see `recoveryError`
+    /// and "Recovery" in KVStorage+Recovery.swift); any other failure (out of descriptors, I/O error, disk
+    /// full, busy after 5 s, …) is thrown and changes nothing on disk.
     ///
     /// - Parameters:
     ///   - path: The folder; created if missing.
     ///   - type: Where values are kept.
     ///   - syncsFiles: `fsync` value files before use (power-loss durability). `false` by default.
-    /// - Throws: `KVCacheError` when the folder cannot be created or the manifest stays busy.
+    /// - Throws: `KVCacheError` when the folder or the manifest cannot be used now (`.sqlite` keeps the
+    ///   SQLite code and, in its message, the errno; `.io` the errno), or when the manifest is damaged and
+    ///   other instances have the folder open.
     public convenience init(path: String, type: StorageType, syncsFiles: Bool = false) throws(KVCacheError) {
         try self.init(path: path, type: type, syncsFiles: syncsFiles, faults: nil)
     }
@@ -158,7 +164,8 @@ public final class KVStorage {
         self.io = FileIO(faults: faults)
         let io = FileIO(faults: faults)
         for folder in [path, path + "/data", path + "/tmp", path + "/trash"] { try io.makeDirectory(folder) }
-        generation = try CommitGeneration(path: path + "/generation")
+        let generation = try CommitGeneration(path: path + "/generation")
+        self.generation = generation
         let fileLock = try Self.openFileLock(path + "/write.lock")
         fileLockDescriptor = fileLock
         let lock: Int32, exclusive: Bool
@@ -170,10 +177,13 @@ public final class KVStorage {
         }
         let manifestExisted: Bool
         var recovery: KVCacheError?
+        // Read before the manifest opens: a request posted after it must be seen.
+        recoveryState.seenRequests = generation.recoveryRequests
         do {
             manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
             database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
-                                             checkIntegrity: exclusive, recovery: &recovery)
+                                             checkIntegrity: exclusive, exclusive: exclusive, generation: generation,
+                                             recovery: &recovery)
         } catch {
             Glibc.close(lock)
             Glibc.close(fileLock)
