@@ -192,7 +192,13 @@ public final class KVStorage {
         lockDescriptor = lock
         recoveryError = recovery
         if exclusive {
-            let orphans = try cleanUpAfterCrash()
+            let orphans: Int
+            do {
+                orphans = try cleanUpAfterCrash()
+            } catch where SQLiteCode.isCorruption(error) && !recoveryState.needsReopen {
+                // `guarded` ran the recovery protocol (it cleaned up again, under the exclusive lock).
+                orphans = 0
+            }
             if !manifestExisted && orphans > 0 && recoveryError == nil {
                 recoveryError = .manifestMissing(orphanFiles: orphans)
                 kvLog.error("KVStorage at \(path): \(KVCacheError.manifestMissing(orphanFiles: orphans))")
