@@ -51,6 +51,21 @@ import Glibc
 // snapshot begins or before a write (the path is looked at at most every 50 ms) and mapped again.
 // Writers of an older version of this code do not increment the counter: their commits are seen within
 // the limits above.
+//
+// Errors and recovery: only damage (SQLITE_CORRUPT, SQLITE_NOTADB, a failed check) rebuilds the manifest,
+// and only an instance holding `lock` exclusively (no other instance has the folder open) rebuilds;
+// every other failure is thrown and changes nothing. Instances coordinate through two more counters in
+// `generation`: see "Recovery" at the top of KVStorage+Recovery.swift.
+//
+// Durability: a process crash (SIGKILL included) loses no acknowledged write. A power loss:
+//   - with `syncsFiles` (`synchronous=FULL`, value files fsynced before their rename, `data/` fsynced after
+//     it and before the COMMIT; the old file leaves `data/` only after the COMMIT is durable) loses no
+//     acknowledged write either: each key has its old value or its new one;
+//   - without it (the default: `synchronous=NORMAL`, nothing fsynced by us) may lose the latest writes:
+//     their commits may not be on disk, and a value file written or moved to trash just before may be
+//     missing, so a key written, replaced or removed shortly before the power loss may read back as
+//     absent. The store still opens consistent (rows whose file is missing or of the wrong size are
+//     removed) and every value read back has its recorded size.
 
 /// A key-value store in one folder: a SQLite manifest plus value files (YYKVStorage).
 ///
@@ -90,9 +105,11 @@ public final class KVStorage {
     public let path: String
     /// Where values are kept.
     public let type: StorageType
-    /// Whether value files are `fsync`ed before they are renamed into place and the manifest syncs fully
-    /// (`synchronous=FULL`): durability across power loss. `false` by default: without it every write is
-    /// still atomic and consistent after a process crash, only the latest writes may be lost on power loss.
+    /// Whether value files are `fsync`ed before they are renamed into place, `data/` after the rename, and the
+    /// manifest syncs fully (`synchronous=FULL`): no acknowledged write is lost on power loss. `false` by
+    /// default: without it every write is still atomic and consistent after a process crash, but a power
+    /// loss may lose the latest writes (a key written, replaced or removed just before may read back absent).
+    /// See "Durability" at the top of KVStorage.swift.
     public let syncsFiles: Bool
     /// What went wrong at open and was repaired (an unusable manifest moved aside and recreated, or a
     /// missing manifest), or `nil`. Also logged as an error.

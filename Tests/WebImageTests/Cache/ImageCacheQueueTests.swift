@@ -7,6 +7,7 @@ import XCTest
 final class ImageCacheQueueTests: XCTestCase {
     func testIOQueuesOfDeadCachesAreDropped() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("ioqueues-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
         let before = ImageCache.ioQueueEntryCount
         for i in 0..<30 {
