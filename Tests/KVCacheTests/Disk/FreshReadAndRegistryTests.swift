@@ -20,7 +20,7 @@ final class FreshReadAndRegistryTests: XCTestCase {
         for (label, read) in [("allKeys", { () throws -> Int in try cache.allKeys().count }),
                               ("usage", { () throws -> Int in try cache.usage().entryCount }),
                               ("verify", { () throws -> Int in try cache.verify().usage.entryCount })] {
-            XCTAssertEqual(try cache.object(forKey: "a"), Data([1])) // holds a snapshot from here
+            XCTAssertTrue(try cache.containsObject(forKey: "a")) // holds a snapshot from here
             XCTAssertTrue(cache.core.storage.withLock { $0.hasReadSnapshot })
             let before = try read()
             try other.save(key: "new-\(label)", value: Data([2]))
