@@ -35,6 +35,9 @@ final class CommitGeneration {
     private var inode: UInt64 = 0
     private var hasReportedFailure = false
     private var lastValidation = 0.0
+    /// Successful mappings of the file so far (a new file starts its recovery counters over; see
+    /// `KVStorage.reopenIfNeeded`).
+    private(set) var mappings = 0
     /// Seconds between two checks of the path by `revalidate()`: 0.05 (tests lower it).
     var revalidationInterval = 0.05
 
@@ -140,6 +143,7 @@ final class CommitGeneration {
             throw .io(errno: code, operation: "mmap", path: path)
         }
         unmap()
+        mappings += 1
         descriptor = fd
         mapping = address
         device = UInt64(info.st_dev)

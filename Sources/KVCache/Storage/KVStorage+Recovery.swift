@@ -45,6 +45,8 @@ struct RecoveryState {
     var needsReopen = false
     /// `CommitGeneration.recoveryRequests` when this instance last (re)opened the manifest.
     var seenRequests: UInt64 = 0
+    /// `CommitGeneration.mappings` when `seenRequests` was read.
+    var seenMapping = 0
     /// Seconds to wait for the folder to ourselves (or another instance's check) when reopening for
     /// recovery: 1 (tests lower it).
     var lockWait = 1.0
@@ -110,6 +112,11 @@ extension KVStorage {
     /// Reopens the manifest if another instance asked for it or a previous reopen did not complete.
     func reopenIfNeeded() throws(KVCacheError) {
         guard !isClosed else { return }
+        if generation.mappings != recoveryState.seenMapping {
+            // The generation file was replaced and mapped again: its counters start over, not a request.
+            recoveryState.seenMapping = generation.mappings
+            recoveryState.seenRequests = generation.recoveryRequests
+        }
         guard recoveryState.needsReopen || generation.recoveryRequests != recoveryState.seenRequests else { return }
         try reopenManifest(cause: nil)
     }
@@ -174,6 +181,7 @@ extension KVStorage {
                                              exclusive: false, generation: generation, recovery: &unused)
         }
         recoveryState.seenRequests = requests
+        recoveryState.seenMapping = generation.mappings
         recoveryState.needsReopen = false
     }
 

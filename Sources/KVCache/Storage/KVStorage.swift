@@ -196,6 +196,7 @@ public final class KVStorage {
         var recovery: KVCacheError?
         // Read before the manifest opens: a request posted after it must be seen.
         recoveryState.seenRequests = generation.recoveryRequests
+        recoveryState.seenMapping = generation.mappings
         do {
             manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
             database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
