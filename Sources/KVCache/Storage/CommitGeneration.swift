@@ -50,39 +50,33 @@ final class CommitGeneration {
     deinit { unmap() }
 
     /// The current generation (an acquire load from the shared mapping).
-    var current: UInt64 {
-        guard let mapping else { return 0 }
-        return wi_atomic_load_u64(mapping + 8)
-    }
+    var current: UInt64 { load(at: 8) }
 
     /// Tells every reader of the folder that a commit finished.
-    func advance() {
-        guard let mapping else { return }
-        _ = wi_atomic_increment_u64(mapping + 8)
-    }
+    func advance() { increment(at: 8) }
 
-    /// Requests for recovery so far (an acquire load from the shared mapping).
-    var recoveryRequests: UInt64 {
-        guard let mapping else { return 0 }
-        return wi_atomic_load_u64(mapping + 16)
-    }
+    /// Requests for recovery so far.
+    var recoveryRequests: UInt64 { load(at: 16) }
 
     /// Asks every instance of the folder, in every process, to close its manifest and reopen it.
-    func requestRecovery() {
-        guard let mapping else { return }
-        _ = wi_atomic_increment_u64(mapping + 16)
-    }
+    func requestRecovery() { increment(at: 16) }
 
     /// Checks or rebuilds of the manifest by an instance holding the folder alone, so far.
-    var recoveryEpoch: UInt64 {
-        guard let mapping else { return 0 }
-        return wi_atomic_load_u64(mapping + 24)
-    }
+    var recoveryEpoch: UInt64 { load(at: 24) }
 
     /// Tells instances waiting to reopen that the manifest was checked (and rebuilt if it had to be).
-    func advanceRecoveryEpoch() {
+    func advanceRecoveryEpoch() { increment(at: 24) }
+
+    /// The counter at `offset` of the mapping (an acquire load); 0 when nothing is mapped.
+    private func load(at offset: Int) -> UInt64 {
+        guard let mapping else { return 0 }
+        return wi_atomic_load_u64(mapping + offset)
+    }
+
+    /// Increments the counter at `offset` of the mapping (atomically, for every process).
+    private func increment(at offset: Int) {
         guard let mapping else { return }
-        _ = wi_atomic_increment_u64(mapping + 24)
+        _ = wi_atomic_increment_u64(mapping + offset)
     }
 
     /// Maps the file again when the path no longer names the mapped file (removed or replaced) or its
