@@ -48,7 +48,8 @@ public final class DiskCache: Sendable {
     /// Values of at most this many bytes are kept in SQLite, larger ones in files.
     public var inlineThreshold: Int { core.inlineThreshold }
 
-    /// What went wrong at open and was repaired (a corrupt or missing manifest), else `nil`.
+    /// What went wrong and was repaired, at open or later (a damaged manifest rebuilt, a missing manifest),
+    /// else `nil`. See "Recovery" in the README.
     public var recoveryError: KVCacheError? { core.storage.withLock { $0.recoveryError } }
 
     // MARK: Limits

@@ -111,8 +111,8 @@ public final class KVStorage {
     /// loss may lose the latest writes (a key written, replaced or removed just before may read back absent).
     /// See "Durability" at the top of KVStorage.swift.
     public let syncsFiles: Bool
-    /// What went wrong at open and was repaired (an unusable manifest moved aside and recreated, or a
-    /// missing manifest), or `nil`. Also logged as an error.
+    /// What went wrong and was repaired, at open or later by the recovery protocol (a damaged manifest moved
+    /// aside and recreated, or a missing manifest), or `nil`. Also logged as an error.
     public internal(set) var recoveryError: KVCacheError?
 
     var database: SQLiteDatabase
