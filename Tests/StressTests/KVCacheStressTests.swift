@@ -132,4 +132,43 @@ extension KVCacheStressTests {
         XCTAssertEqual(problems.load(ordering: .relaxed), 0)
         XCTAssertNil(cache.memoryCache._checkInvariants())
     }
+
+    /// Keys that differ only as bytes (canonically equal pairs, NUL, empty) from many threads, while one
+    /// thread empties the cache with a progress handler that uses the cache itself: values never cross
+    /// keys, no trap, no deadlock.
+    func testOddKeysAndReentrantRemoveAllFromManyThreads() throws {
+        let path = try makeDirectory()
+        let cache = try Cache<Data>(path: path, inlineThreshold: 500)
+        let keys = ["", "\0", "a\0", "\u{E9}", "e\u{301}", "\u{212B}", "\u{C5}", "A\u{30A}", "\u{1F600}", "plain"]
+        let problems = Atomic(0)
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            var rng = SystemRandomNumberGenerator()
+            for op in 0..<300 {
+                let index = Int.random(in: 0..<keys.count, using: &rng)
+                do {
+                    switch Int.random(in: 0..<100, using: &rng) {
+                    case 0..<45:
+                        if let data = try cache.object(forKey: keys[index]), !Self.isValid(data, key: index) {
+                            problems.add(1, ordering: .relaxed)
+                        }
+                    case 45..<85:
+                        let size = Int.random(in: 2..<1_500, using: &rng)
+                        try cache.setObject(Self.value(key: index, version: op * 10 + thread, size: size), forKey: keys[index])
+                    case 85..<98: try cache.removeObject(forKey: keys[index])
+                    default:
+                        try cache.removeAllObjects { _, _ in
+                            if (try? cache.diskCache.containsObject(forKey: keys[index])) == nil { problems.add(1, ordering: .relaxed) }
+                        }
+                    }
+                } catch {
+                    problems.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        XCTAssertEqual(problems.load(ordering: .relaxed), 0)
+        XCTAssertNil(cache.memoryCache._checkInvariants())
+        try cache.diskCache.core.withStorage { (storage) throws(KVCacheError) in
+            XCTAssertEqual(try storage._checkInvariants(), [])
+        }
+    }
 }

@@ -48,8 +48,7 @@ extension DiskCache {
     ///
     /// - Important: Touches the manifest on the calling thread.
     public func usage() throws(KVCacheError) -> DiskCacheUsage {
-        try core.withStorage { (storage) throws(KVCacheError) -> DiskCacheUsage in
-            storage.flushAccessTimes()
+        try core.withFreshRead { (storage) throws(KVCacheError) -> DiskCacheUsage in
             let select = try storage.database.prepare(
                 "SELECT filename IS NULL, count(*), total(size), min(last_access_time), max(last_access_time) FROM manifest GROUP BY filename IS NULL")
             defer { select.reset() }
@@ -72,8 +71,7 @@ extension DiskCache {
     ///
     /// - Important: Touches the manifest on the calling thread; O(n) in entries.
     public func allKeys() throws(KVCacheError) -> [String] {
-        try core.withStorage { (storage) throws(KVCacheError) -> [String] in
-            storage.flushAccessTimes()
+        try core.withFreshRead { (storage) throws(KVCacheError) -> [String] in
             let select = try storage.database.prepare("SELECT key FROM manifest ORDER BY last_access_time")
             defer { select.reset() }
             var keys: [String] = []
@@ -96,14 +94,14 @@ extension DiskCache {
     public func verify() throws(KVCacheError) -> DiskCacheVerification {
         var report = DiskCacheVerification()
         report.usage = try usage()
-        try core.withStorage { (storage) throws(KVCacheError) in
+        try core.withFreshRead { (storage) throws(KVCacheError) in
             report.quickCheck = try storage.database.textRows("PRAGMA quick_check")
             let select = try storage.database.prepare("SELECT key, filename, size FROM manifest WHERE filename IS NOT NULL")
             defer { select.reset() }
-            var referenced = Set<String>()
+            var referenced = Set<ExactKey<String>>()
             while try select.step() {
                 guard let key = select.text(0), let filename = select.text(1) else { continue }
-                referenced.insert(filename)
+                referenced.insert(ExactKey(filename))
                 switch try storage.io.fileSize(storage.dataPath + "/" + filename) {
                 case nil: report.missingFiles.append(key)
                 case let size? where size != select.int64(2): report.sizeMismatches.append(key)
@@ -111,8 +109,24 @@ extension DiskCache {
                 }
             }
             report.unreferencedFiles = try storage.io.contentsOfDirectory(storage.dataPath)
-                .filter { !referenced.contains($0) }.sorted()
+                .filter { !referenced.contains(ExactKey($0)) }.sorted()
         }
         return report
+    }
+}
+
+extension DiskCacheCore {
+    /// Runs `body`, a read of the manifest, holding the storage lock, after writing pending access times,
+    /// in a read snapshot begun for it: it sees every commit (of any process) that finished before the
+    /// call, as the single-key reads do (see "Reads" in KVStorage.swift). Corruption goes through the
+    /// store's recovery protocol (`guarded`).
+    func withFreshRead<T>(_ body: (KVStorage) throws(KVCacheError) -> T) throws(KVCacheError) -> sending T {
+        try withStorage { (storage) throws(KVCacheError) -> T in
+            storage.flushAccessTimes()
+            return try storage.guarded { () throws(KVCacheError) -> T in
+                storage.endReadSnapshot()
+                return try storage.reading { () throws(KVCacheError) -> T in try body(storage) }
+            }
+        }
     }
 }

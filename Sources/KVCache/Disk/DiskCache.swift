@@ -48,7 +48,8 @@ public final class DiskCache: Sendable {
     /// Values of at most this many bytes are kept in SQLite, larger ones in files.
     public var inlineThreshold: Int { core.inlineThreshold }
 
-    /// What went wrong at open and was repaired (a corrupt or missing manifest), else `nil`.
+    /// What went wrong and was repaired, at open or later (a damaged manifest rebuilt, a missing manifest),
+    /// else `nil`. See "Recovery" in the README.
     public var recoveryError: KVCacheError? { core.storage.withLock { $0.recoveryError } }
 
     // MARK: Limits
@@ -139,9 +140,22 @@ public final class DiskCache: Sendable {
     }
 
     /// Removes every value, calling `progress(removed, total)` after each batch (on this thread).
+    ///
+    /// Every value stored when the call began is removed; values stored meanwhile (by other threads or
+    /// processes) may survive. Batches of 64 each hold the store's lock; `progress` runs between them with
+    /// no lock held, so it may use this cache (from this thread or another).
     public func removeAllObjects(progress: ((Int, Int) -> Void)? = nil) throws(KVCacheError) {
-        try core.withStorage { (storage) throws(KVCacheError) in try storage.removeAllItems(progress: progress) }
-        core.scheduleEmptyTrash()
+        defer { core.scheduleEmptyTrash() }
+        let (total, bound) = try core.withStorage { (storage) throws(KVCacheError) in try storage.beginRemoveAll() }
+        var removed = 0
+        while true {
+            let batch = try core.withStorage { (storage) throws(KVCacheError) -> Int in
+                try storage.removeBatch(upToRowID: bound, limit: KVStorage.removeAllBatchSize)
+            }
+            if batch == 0 { break }
+            removed += batch
+            progress?(min(removed, total), max(total, removed))
+        }
     }
 
     /// The number of values. Not O(1): a `count(*)` in SQLite.

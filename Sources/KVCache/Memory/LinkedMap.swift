@@ -59,8 +59,8 @@ struct LinkedMap<Key: Hashable, Value> {
     @usableFromInline typealias Entry = LinkedMapEntry<Key, Value>
     @usableFromInline typealias Link = LinkedMapLink
 
-    /// Key → slot index.
-    @usableFromInline var index: [Key: Int32] = [:]
+    /// Key → slot index. String keys compare by their bytes (`ExactKey`), as the disk cache stores them.
+    @usableFromInline var index: [ExactKey<Key>: Int32] = [:]
     /// Live and free slots.
     @usableFromInline var slots: ContiguousArray<Slot> = []
     /// `links[i]` links `slots[i]`.
@@ -78,7 +78,7 @@ struct LinkedMap<Key: Hashable, Value> {
 
     @inlinable var count: Int { index.count }
 
-    @inlinable func contains(_ key: Key) -> Bool { index[key] != nil }
+    @inlinable func contains(_ key: Key) -> Bool { index[ExactKey(key)] != nil }
 
     /// The last access time of the least recently used entry, or `nil` when empty.
     @inlinable var tailTime: Double? { tail < 0 ? nil : slots[Int(tail)].time }
@@ -86,7 +86,7 @@ struct LinkedMap<Key: Hashable, Value> {
     /// The value for `key`, made the most recently used with access time `now`; `nil` when absent.
     @inlinable
     mutating func get(_ key: Key, now: Double) -> Value? {
-        guard let i = index[key] else { return nil }
+        guard let i = index[ExactKey(key)] else { return nil }
         slots[Int(i)].time = now
         bringToHead(i)
         return slots[Int(i)].value
@@ -98,7 +98,7 @@ struct LinkedMap<Key: Hashable, Value> {
     mutating func set(_ key: Key, value: Value, cost: Int, now: Double) -> Value? {
         let candidate = freeHead >= 0 ? freeHead : Int32(slots.count)
         var found: Int32 = -1
-        Self.claim(&index[key, default: candidate], candidate: candidate, found: &found)
+        Self.claim(&index[ExactKey(key), default: candidate], candidate: candidate, found: &found)
         if found >= 0 {
             let i = Int(found)
             totalCost = totalCost.subtractingSaturating(slots[i].cost).addingSaturating(cost)
@@ -148,7 +148,7 @@ struct LinkedMap<Key: Hashable, Value> {
     /// Unlinks and frees the slot of `key`; returns its entry (the caller releases it, outside the lock).
     @inlinable
     mutating func remove(_ key: Key) -> Entry? {
-        guard let i = index.removeValue(forKey: key) else { return nil }
+        guard let i = index.removeValue(forKey: ExactKey(key)) else { return nil }
         return unlink(i)
     }
 
@@ -156,7 +156,7 @@ struct LinkedMap<Key: Hashable, Value> {
     @inlinable
     mutating func removeTail() -> Entry? {
         guard tail >= 0, let key = slots[Int(tail)].key else { return nil }
-        index.removeValue(forKey: key)
+        index.removeValue(forKey: ExactKey(key))
         return unlink(tail)
     }
 
@@ -209,7 +209,7 @@ struct LinkedMap<Key: Hashable, Value> {
             guard Int(i) < slots.count else { return "link \(i) out of range" }
             let slot = slots[Int(i)]
             guard let key = slot.key, slot.value != nil else { return "free slot \(i) in the list" }
-            guard index[key] == i else { return "slot for \(key) not in dictionary" }
+            guard index[ExactKey(key)] == i else { return "slot for \(key) not in dictionary" }
             guard links[Int(i)].prev == previous else { return "broken prev link at \(key)" }
             if previous >= 0, slots[Int(previous)].time < slot.time { return "time order broken at \(key)" }
             cost = cost.addingSaturating(slot.cost)

@@ -80,6 +80,10 @@ struct FileIO {
         guard let buffer = malloc(capacity) else { throw .io(errno: ENOMEM, operation: "read", path: path) }
         var offset = 0
         while offset < capacity {
+            if let injected = faults?.check(.fileRead) {
+                free(buffer)
+                throw .io(errno: injected, operation: "read", path: path)
+            }
             let asked = capacity - offset
             let got = Glibc.read(fd, buffer + offset, asked)
             if got < 0 {
@@ -112,6 +116,17 @@ struct FileIO {
         guard Glibc.rename(source, destination) == 0 else {
             throw .io(errno: errno, operation: "rename to \(destination)", path: source)
         }
+    }
+
+    /// `fsync`s the folder at `path`, so the renames into it so far survive a power loss.
+    func syncDirectory(_ path: String) throws(KVCacheError) {
+        if let injected = faults?.check(.directorySync) {
+            throw .io(errno: injected, operation: "fsync folder", path: path)
+        }
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .io(errno: errno, operation: "open folder", path: path) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw .io(errno: errno, operation: "fsync folder", path: path) }
     }
 
     /// Removes the file at `path`; a missing file is not an error.

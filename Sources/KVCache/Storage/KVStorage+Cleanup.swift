@@ -6,17 +6,18 @@ extension KVStorage {
     /// instance is writing). Returns the number of orphan files removed.
     func cleanUpAfterCrash() throws(KVCacheError) -> Int {
         for name in try io.contentsOfDirectory(tmpPath) { try io.unlink(tmpPath + "/" + name) }
-        var referenced = Set<String>()
-        var broken: [String] = []
+        // File names compare by their bytes, as the file system does (`ExactKey`).
+        var referenced = Set<ExactKey<String>>()
+        var broken: [Int64] = []
         try guarded { () throws(KVCacheError) in
-            let statement = try database.prepare("SELECT key, filename, size FROM manifest WHERE filename IS NOT NULL")
+            let statement = try database.prepare("SELECT rowid, filename, size FROM manifest WHERE filename IS NOT NULL")
             defer { statement.reset() }
             while try statement.step() {
-                guard let key = statement.text(0), let filename = statement.text(1) else { continue }
+                guard let filename = statement.text(1) else { continue }
                 if Self.isSafeFilename(filename), try io.fileSize(dataPath + "/" + filename) == statement.int64(2) {
-                    referenced.insert(filename)
+                    referenced.insert(ExactKey(filename))
                 } else {
-                    broken.append(key)
+                    broken.append(statement.int64(0))
                 }
             }
         }
@@ -24,17 +25,17 @@ extension KVStorage {
             kvLog.warning("KVStorage at \(path): removing \(broken.count) rows whose file is missing or damaged")
             try guarded { () throws(KVCacheError) in
                 try inWriteTransaction { () throws(KVCacheError) in
-                    let delete = try database.prepare("DELETE FROM manifest WHERE key = ?1")
-                    for key in broken {
+                    let delete = try database.prepare("DELETE FROM manifest WHERE rowid = ?1")
+                    for rowid in broken {
                         defer { delete.reset() }
-                        delete.bind(key, at: 1)
+                        delete.bind(rowid, at: 1)
                         try delete.run()
                     }
                 }
             }
         }
         var orphans = 0
-        for name in try io.contentsOfDirectory(dataPath) where !referenced.contains(name) {
+        for name in try io.contentsOfDirectory(dataPath) where !referenced.contains(ExactKey(name)) {
             moveToTrash(name)
             orphans += 1
         }
@@ -84,21 +85,21 @@ extension KVStorage {
         var problems: [String] = []
         let check = try database.textRows("PRAGMA quick_check")
         if check != ["ok"] { problems.append("quick_check: \(check)") }
-        var referenced = Set<String>()
+        var referenced = Set<ExactKey<String>>()
         let statement = try database.prepare("SELECT key, filename, size, length(inline_data) FROM manifest")
         defer { statement.reset() }
         while try statement.step() {
             let key = statement.text(0) ?? "?"
             let size = statement.int64(2)
             if let filename = statement.text(1) {
-                if !referenced.insert(filename).inserted { problems.append("\(filename) used by two rows") }
+                if !referenced.insert(ExactKey(filename)).inserted { problems.append("\(filename) used by two rows") }
                 let actual = try io.fileSize(dataPath + "/" + filename)
                 if actual != size { problems.append("row \(key): file \(filename) size \(actual.map(String.init) ?? "missing") ≠ \(size)") }
             } else if statement.isNull(3) || statement.int64(3) != size {
                 problems.append("row \(key): inline blob size ≠ \(size)")
             }
         }
-        for name in try io.contentsOfDirectory(dataPath) where !referenced.contains(name) {
+        for name in try io.contentsOfDirectory(dataPath) where !referenced.contains(ExactKey(name)) {
             problems.append("orphan file data/\(name)")
         }
         let temporaries = try io.contentsOfDirectory(tmpPath)

@@ -41,27 +41,7 @@ extension KVStorage {
         }
     }
 
-    /// Opens the manifest, sets WAL and the schema, and (for the first opener) runs `PRAGMA quick_check`.
-    /// A manifest that cannot be used is moved aside and recreated; the cause goes to `recovery`. A busy
-    /// manifest is reported as an error, never reset.
-    static func openManifest(
-        at path: String, syncsFiles: Bool, faults: KVStorageFaults?, checkIntegrity: Bool,
-        recovery: inout KVCacheError?
-    ) throws(KVCacheError) -> SQLiteDatabase {
-        do {
-            return try configureManifest(at: path, syncsFiles: syncsFiles, faults: faults, checkIntegrity: checkIntegrity)
-        } catch where error.isBusy {
-            throw error
-        } catch {
-            let movedTo = moveManifestAside(path)
-            let problem = KVCacheError.manifestRecreated(cause: error.description, movedTo: movedTo)
-            kvLog.error("KVStorage: \(problem)")
-            recovery = problem
-            return try configureManifest(at: path, syncsFiles: syncsFiles, faults: faults, checkIntegrity: false)
-        }
-    }
-
-    private static func configureManifest(
+    static func configureManifest(
         at path: String, syncsFiles: Bool, faults: KVStorageFaults?, checkIntegrity: Bool
     ) throws(KVCacheError) -> SQLiteDatabase {
         let database = try SQLiteDatabase(path: path, busyTimeout: 5_000, faults: faults)
@@ -89,44 +69,15 @@ extension KVStorage {
     static func moveManifestAside(_ path: String) -> String? {
         let target = "\(path).corrupt-\(wallClockMicroseconds())"
         var moved: String? = target
+        // The WAL first: a crash in between must not leave the old WAL beside a new manifest.
+        for suffix in ["-wal", "-shm"] {
+            if rename(path + suffix, target + suffix) != 0 && errno != ENOENT { unlink(path + suffix) }
+        }
         if rename(path, target) != 0 && errno != ENOENT {
             kvLog.error("KVStorage: cannot move \(path) aside (errno \(errno)); deleting it")
             unlink(path)
             moved = nil
         }
-        for suffix in ["-wal", "-shm"] {
-            if rename(path + suffix, target + suffix) != 0 && errno != ENOENT { unlink(path + suffix) }
-        }
         return moved
-    }
-
-    /// Called when a statement reports corruption while the store is in use: the manifest is moved aside and
-    /// recreated empty, every value file becomes an orphan and is trashed, and `recoveryError` is set.
-    func recoverFromCorruption(_ error: KVCacheError) {
-        snapshot.isOpen = false
-        database.close()
-        pendingAccessTimes.removeAll()
-        let movedTo = Self.moveManifestAside(manifestPath)
-        let problem = KVCacheError.manifestRecreated(cause: error.description, movedTo: movedTo)
-        kvLog.error("KVStorage at \(path): \(problem)")
-        recoveryError = problem
-        do {
-            database = try Self.configureManifest(at: manifestPath, syncsFiles: syncsFiles, faults: faults, checkIntegrity: false)
-            didCommit()
-            for name in try io.contentsOfDirectory(dataPath) { moveToTrash(name) }
-        } catch {
-            kvLog.error("KVStorage at \(path): cannot recreate the manifest: \(error)")
-        }
-    }
-
-    /// Runs `body`; if it fails because the manifest is corrupt, recovers (see `recoverFromCorruption`) and
-    /// rethrows, so the next call works on a fresh manifest.
-    func guarded<T>(_ body: () throws(KVCacheError) -> T) throws(KVCacheError) -> T {
-        do {
-            return try body()
-        } catch {
-            if SQLiteCode.isCorruption(error) { recoverFromCorruption(error) }
-            throw error
-        }
     }
 }

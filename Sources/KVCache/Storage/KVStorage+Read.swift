@@ -121,7 +121,7 @@ extension KVStorage {
             filename: filename,
             size: select.int64(1),
             modificationTime: Date(manifestTime: select.int64(2)),
-            lastAccessTime: Date(manifestTime: includeValue ? select.int64(3) : pendingAccessTimes[key] ?? select.int64(3)),
+            lastAccessTime: Date(manifestTime: includeValue ? select.int64(3) : pendingAccessTimes[ExactKey(key)] ?? select.int64(3)),
             extendedData: select.data(4)
         )
     }
@@ -130,7 +130,7 @@ extension KVStorage {
     /// every read a write). A crash loses at most the last batch of access times, never data. The item keeps
     /// the access time before this one (a pending one if any, else the manifest's): one hash of the key.
     func recordAccess(_ item: inout KVStorageItem) {
-        if let previous = pendingAccessTimes.updateValue(nextStamp(), forKey: item.key) {
+        if let previous = pendingAccessTimes.updateValue(nextStamp(), forKey: ExactKey(item.key)) {
             item.lastAccessTime = Date(manifestTime: previous)
         }
         if pendingAccessTimes.count >= 1_024 { flushAccessTimes() }
@@ -149,7 +149,7 @@ extension KVStorage {
                     for (key, time) in pending {
                         defer { update.reset() }
                         update.bind(time, at: 1)
-                        update.bind(key, at: 2)
+                        update.bind(key.base, at: 2)
                         try update.run()
                     }
                 }

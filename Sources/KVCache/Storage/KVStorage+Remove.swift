@@ -9,7 +9,9 @@ extension KVStorage {
     /// Removes the entries for `keys` in one transaction.
     public func removeItems(forKeys keys: [String]) throws(KVCacheError) {
         guard !keys.isEmpty else { return }
-        try withFileLock { () throws(KVCacheError) in try removeRows(forKeys: keys) }
+        try guarded { () throws(KVCacheError) in
+            try withFileLock { () throws(KVCacheError) in try removeRows(forKeys: keys) }
+        }
     }
 
     /// `removeItems(forKeys:)` under the file lock.
@@ -26,7 +28,7 @@ extension KVStorage {
                 return files
             }
         }
-        for key in keys { pendingAccessTimes.removeValue(forKey: key) }
+        for key in keys { pendingAccessTimes.removeValue(forKey: ExactKey(key)) }
         for file in files { moveToTrash(file) }
     }
 
@@ -64,17 +66,55 @@ extension KVStorage {
     }
 
     /// Removes every entry, in batches, calling `progress(removedCount, totalCount)` after each batch
-    /// (on the calling thread).
+    /// (on the calling thread). Entries saved meanwhile through another instance may survive.
     public func removeAllItems(progress: ((Int, Int) -> Void)? = nil) throws(KVCacheError) {
-        pendingAccessTimes.removeAll()
-        let total = try itemsCount()
+        let (total, bound) = try beginRemoveAll()
         var removed = 0
         while true {
-            let batch = try removeOldest(limit: 64)
-            if batch.count == 0 { break }
-            removed += batch.count
+            let batch = try removeBatch(upToRowID: bound, limit: Self.removeAllBatchSize)
+            if batch == 0 { break }
+            removed += batch
             progress?(min(removed, total), max(total, removed))
         }
+    }
+
+    /// Entries `removeAllItems` removes per transaction (and `DiskCache` per lock hold).
+    static let removeAllBatchSize = 64
+
+    /// The start of a removal of every entry: drops pending access times and returns the entry count and
+    /// the largest `rowid` (rows saved later get larger ones: the removal ends even while others write).
+    func beginRemoveAll() throws(KVCacheError) -> (count: Int, maxRowID: Int64) {
+        pendingAccessTimes.removeAll()
+        let count = try itemsCount()
+        let bound = try guarded { () throws(KVCacheError) -> Int64 in
+            try reading { () throws(KVCacheError) -> Int64 in
+                let select = try database.prepare("SELECT coalesce(max(rowid), 0) FROM manifest")
+                defer { select.reset() }
+                return try select.step() ? select.int64(0) : 0
+            }
+        }
+        return (count, bound)
+    }
+
+    /// Removes up to `limit` entries whose `rowid` is at most `bound` in one transaction and trashes their
+    /// files; returns how many went (0 when none is left).
+    func removeBatch(upToRowID bound: Int64, limit: Int) throws(KVCacheError) -> Int {
+        try guarded { () throws(KVCacheError) -> Int in try withFileLock { () throws(KVCacheError) -> Int in
+            let files = try guarded { () throws(KVCacheError) -> [String?] in
+                try inWriteTransaction { () throws(KVCacheError) -> [String?] in
+                    let delete = try database.prepare(
+                        "DELETE FROM manifest WHERE rowid IN (SELECT rowid FROM manifest WHERE rowid <= ?1 LIMIT ?2) RETURNING filename")
+                    defer { delete.reset() }
+                    delete.bind(bound, at: 1)
+                    delete.bind(Int64(limit), at: 2)
+                    var files: [String?] = []
+                    while try delete.step() { files.append(delete.text(0)) }
+                    return files
+                }
+            }
+            for case let file? in files { moveToTrash(file) }
+            return files.count
+        } }
     }
 
     /// Removes up to `limit` least recently used entries in one transaction, one at a time while
@@ -83,8 +123,10 @@ extension KVStorage {
     func removeOldest(
         limit: Int, while shouldContinue: (Int, Int64) -> Bool = { _, _ in true }
     ) throws(KVCacheError) -> (count: Int, size: Int64) {
-        try withFileLock { () throws(KVCacheError) -> (count: Int, size: Int64) in
-            try _removeOldest(limit: limit, while: shouldContinue)
+        try guarded { () throws(KVCacheError) -> (count: Int, size: Int64) in
+            try withFileLock { () throws(KVCacheError) -> (count: Int, size: Int64) in
+                try _removeOldest(limit: limit, while: shouldContinue)
+            }
         }
     }
 
@@ -94,33 +136,37 @@ extension KVStorage {
     ) throws(KVCacheError) -> (count: Int, size: Int64) {
         let (count, size, files) = try guarded { () throws(KVCacheError) -> (Int, Int64, [String]) in
             try inWriteTransaction { () throws(KVCacheError) -> (Int, Int64, [String]) in
+                // By rowid, not by key: a key read back from a damaged manifest may not be the bytes stored
+                // (invalid UTF-8 comes back repaired), and such a row must still be removable.
                 let select = try database.prepare(
-                    "SELECT key, filename, size FROM manifest ORDER BY last_access_time ASC LIMIT ?1")
-                var rows: [(key: String, filename: String?, size: Int64)] = []
+                    "SELECT rowid, key, filename, size FROM manifest ORDER BY last_access_time ASC LIMIT ?1")
+                var rows: [(rowid: Int64, key: String, filename: String?, size: Int64)] = []
                 do {
                     defer { select.reset() }
                     select.bind(Int64(limit), at: 1)
-                    while try select.step() { rows.append((select.text(0) ?? "", select.text(1), select.int64(2))) }
+                    while try select.step() {
+                        rows.append((select.int64(0), select.text(1) ?? "", select.text(2), select.int64(3)))
+                    }
                 }
-                let delete = try database.prepare("DELETE FROM manifest WHERE key = ?1")
+                let delete = try database.prepare("DELETE FROM manifest WHERE rowid = ?1")
                 var count = 0
                 var size: Int64 = 0
                 var files: [String] = []
                 var attempted = 0
                 for row in rows where shouldContinue(count, size) {
                     defer { delete.reset() }
-                    delete.bind(row.key, at: 1)
+                    delete.bind(row.rowid, at: 1)
                     try delete.run()
                     attempted += 1
-                    // A row the key index cannot find (a damaged index: quick_check does not compare
-                    // indexes with the table) is not deleted; counting it would loop forever.
+                    // The row was just selected in this transaction: a delete that finds nothing means the
+                    // table itself is damaged (counting it would loop forever).
                     guard database.changes > 0 else { continue }
                     count += 1
                     size = size.addingReportingOverflow(row.size).partialValue
                     if let name = row.filename { files.append(name) }
                 }
                 if attempted > 0 && count == 0 {
-                    throw .sqlite(code: SQLiteCode.corrupt, message: "the oldest rows cannot be deleted by key (index out of step with the table)",
+                    throw .sqlite(code: SQLiteCode.corrupt, message: "the oldest rows cannot be deleted by rowid",
                                   operation: "DELETE FROM manifest")
                 }
                 return (count, size, files)
@@ -132,7 +178,9 @@ extension KVStorage {
 
     /// Removes every row matching `condition` (with `?1` bound to `value`) and trashes their files.
     private func removeRows(where condition: String, bind value: Int64) throws(KVCacheError) {
-        try withFileLock { () throws(KVCacheError) in try _removeRows(where: condition, bind: value) }
+        try guarded { () throws(KVCacheError) in
+            try withFileLock { () throws(KVCacheError) in try _removeRows(where: condition, bind: value) }
+        }
     }
 
     /// `removeRows(where:bind:)` under the file lock.

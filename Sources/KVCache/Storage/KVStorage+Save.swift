@@ -34,9 +34,20 @@ extension KVStorage {
     ///     this name, the new version is written beside it as `<filename>.1` (and back) so the old file stays
     ///     valid until the row moves.
     ///   - extendedData: Extra bytes kept beside the value, `nil` for none.
+    /// Any key is stored as its exact UTF-8 bytes: the empty key, keys holding NUL, and keys that are
+    /// canonically equivalent but differ as bytes (`"é"` and `"e\u{301}"`) are distinct entries.
+    ///
     /// - Throws: `KVCacheError` (`.invalidArgument`, `.io` with errno, `.sqlite`).
     public func save(key: String, value: Data, filename: String? = nil, extendedData: Data? = nil) throws(KVCacheError) {
-        guard !key.isEmpty else { throw .invalidArgument("empty key") }
+        // One operation of the recovery protocol: it may reopen the manifest only here, before a temporary
+        // is written and before `write.lock` is taken.
+        try guarded { () throws(KVCacheError) in
+            try saveOperation(key: key, value: value, filename: filename, extendedData: extendedData)
+        }
+    }
+
+    /// `save` inside `guarded`.
+    private func saveOperation(key: String, value: Data, filename: String?, extendedData: Data?) throws(KVCacheError) {
         let storedFilename: String?
         switch type {
         case .sqlite: storedFilename = nil
@@ -99,6 +110,10 @@ extension KVStorage {
                     insert.bind(now, at: 5)
                     insert.bind(extendedData, at: 6)
                     try insert.run()
+                    // Durability (`syncsFiles`): the rename into data/ must be on disk before the COMMIT that
+                    // makes the row durable, or a power loss could keep a row whose file never arrived (and
+                    // the old file goes to trash after the COMMIT): the key would have neither value.
+                    if placed != nil && syncsFiles { try io.syncDirectory(dataPath) }
                     return previous
                 }
             }
@@ -108,7 +123,7 @@ extension KVStorage {
             if let placed { removeQuietly(dataPath + "/" + placed) }
             throw error
         }
-        pendingAccessTimes.removeValue(forKey: key)
+        pendingAccessTimes.removeValue(forKey: ExactKey(key))
         if let previous, previous != placed { moveToTrash(previous) }
     }
 
@@ -133,7 +148,7 @@ extension KVStorage {
             try upsert.run()
             return database.changes > 0
         }
-        if saved { pendingAccessTimes.removeValue(forKey: key) }
+        if saved { pendingAccessTimes.removeValue(forKey: ExactKey(key)) }
         return saved
     }
 

@@ -51,6 +51,21 @@ import Glibc
 // snapshot begins or before a write (the path is looked at at most every 50 ms) and mapped again.
 // Writers of an older version of this code do not increment the counter: their commits are seen within
 // the limits above.
+//
+// Errors and recovery: only damage (SQLITE_CORRUPT, SQLITE_NOTADB, a failed check) rebuilds the manifest,
+// and only an instance holding `lock` exclusively (no other instance has the folder open) rebuilds;
+// every other failure is thrown and changes nothing. Instances coordinate through two more counters in
+// `generation`: see "Recovery" at the top of KVStorage+Recovery.swift.
+//
+// Durability: a process crash (SIGKILL included) loses no acknowledged write. A power loss:
+//   - with `syncsFiles` (`synchronous=FULL`, value files fsynced before their rename, `data/` fsynced after
+//     it and before the COMMIT; the old file leaves `data/` only after the COMMIT is durable) loses no
+//     acknowledged write either: each key has its old value or its new one;
+//   - without it (the default: `synchronous=NORMAL`, nothing fsynced by us) may lose the latest writes:
+//     their commits may not be on disk, and a value file written or moved to trash just before may be
+//     missing, so a key written, replaced or removed shortly before the power loss may read back as
+//     absent. The store still opens consistent (rows whose file is missing or of the wrong size are
+//     removed) and every value read back has its recorded size.
 
 /// A key-value store in one folder: a SQLite manifest plus value files (YYKVStorage).
 ///
@@ -90,12 +105,14 @@ public final class KVStorage {
     public let path: String
     /// Where values are kept.
     public let type: StorageType
-    /// Whether value files are `fsync`ed before they are renamed into place and the manifest syncs fully
-    /// (`synchronous=FULL`): durability across power loss. `false` by default: without it every write is
-    /// still atomic and consistent after a process crash, only the latest writes may be lost on power loss.
+    /// Whether value files are `fsync`ed before they are renamed into place, `data/` after the rename, and the
+    /// manifest syncs fully (`synchronous=FULL`): no acknowledged write is lost on power loss. `false` by
+    /// default: without it every write is still atomic and consistent after a process crash, but a power
+    /// loss may lose the latest writes (a key written, replaced or removed just before may read back absent).
+    /// See "Durability" at the top of KVStorage.swift.
     public let syncsFiles: Bool
-    /// What went wrong at open and was repaired (an unusable manifest moved aside and recreated, or a
-    /// missing manifest), or `nil`. Also logged as an error.
+    /// What went wrong and was repaired, at open or later by the recovery protocol (a damaged manifest moved
+    /// aside and recreated, or a missing manifest), or `nil`. Also logged as an error.
     public internal(set) var recoveryError: KVCacheError?
 
     var database: SQLiteDatabase
@@ -107,8 +124,8 @@ public final class KVStorage {
     let fileLockDescriptor: Int32
     var fileLockDepth = 0
     /// Reads not yet written to `last_access_time`: flushed in one transaction every 1,024 reads, before
-    /// evictions and at close.
-    var pendingAccessTimes: [String: Int64] = [:]
+    /// evictions and at close. Keyed by the key's bytes (`ExactKey`), as the manifest is.
+    var pendingAccessTimes: [ExactKey<String>: Int64] = [:]
     var lastStamp: Int64 = 0
     /// Whether a file went to `trash/` since `takeTrashFlag()` last ran (so `DiskCache` schedules a trash
     /// sweep only when there is something to sweep).
@@ -124,6 +141,8 @@ public final class KVStorage {
     var snapshotReadLimit = KVStorage.defaultSnapshotReadLimit
     /// Seconds one snapshot may live; 0.05 (tests raise it).
     var snapshotAgeLimit = KVStorage.defaultSnapshotAgeLimit
+    /// The recovery protocol's bookkeeping (see KVStorage+Recovery.swift).
+    var recoveryState = RecoveryState()
 
     var manifestPath: String { path + "/manifest.sqlite" }
     /// `<path>/data`, `<path>/tmp`, `<path>/trash`: stored, as every file read and write builds a path on them.
@@ -134,14 +153,18 @@ public final class KVStorage {
     /// Opens (creating if needed) the store in the folder at `path`.
     ///
     /// The first process to open the folder cleans up after crashes: it removes leftover temporaries, rows
-    /// whose file is missing and files no row references. An unopenable or corrupt manifest is moved aside
-    /// and recreated (see `recoveryError`); a busy one is waited for (5 s) and then reported, never reset.
+    /// whose file is missing and files no row references. A damaged manifest (SQLITE_CORRUPT, SQLITE_NOTADB,
+    /// a failed `quick_check`) is moved aside and recreated by that first opener only (see `recoveryError`
+    /// and "Recovery" in KVStorage+Recovery.swift); any other failure (out of descriptors, I/O error, disk
+    /// full, busy after 5 s, …) is thrown and changes nothing on disk.
     ///
     /// - Parameters:
     ///   - path: The folder; created if missing.
     ///   - type: Where values are kept.
     ///   - syncsFiles: `fsync` value files before use (power-loss durability). `false` by default.
-    /// - Throws: `KVCacheError` when the folder cannot be created or the manifest stays busy.
+    /// - Throws: `KVCacheError` when the folder or the manifest cannot be used now (`.sqlite` keeps the
+    ///   SQLite code and, in its message, the errno; `.io` the errno), or when the manifest is damaged and
+    ///   other instances have the folder open.
     public convenience init(path: String, type: StorageType, syncsFiles: Bool = false) throws(KVCacheError) {
         try self.init(path: path, type: type, syncsFiles: syncsFiles, faults: nil)
     }
@@ -158,7 +181,8 @@ public final class KVStorage {
         self.io = FileIO(faults: faults)
         let io = FileIO(faults: faults)
         for folder in [path, path + "/data", path + "/tmp", path + "/trash"] { try io.makeDirectory(folder) }
-        generation = try CommitGeneration(path: path + "/generation")
+        let generation = try CommitGeneration(path: path + "/generation")
+        self.generation = generation
         let fileLock = try Self.openFileLock(path + "/write.lock")
         fileLockDescriptor = fileLock
         let lock: Int32, exclusive: Bool
@@ -170,10 +194,14 @@ public final class KVStorage {
         }
         let manifestExisted: Bool
         var recovery: KVCacheError?
+        // Read before the manifest opens: a request posted after it must be seen.
+        recoveryState.seenRequests = generation.recoveryRequests
+        recoveryState.seenMapping = generation.mappings
         do {
             manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
             database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
-                                             checkIntegrity: exclusive, recovery: &recovery)
+                                             checkIntegrity: exclusive, exclusive: exclusive, generation: generation,
+                                             recovery: &recovery)
         } catch {
             Glibc.close(lock)
             Glibc.close(fileLock)
@@ -182,7 +210,13 @@ public final class KVStorage {
         lockDescriptor = lock
         recoveryError = recovery
         if exclusive {
-            let orphans = try cleanUpAfterCrash()
+            let orphans: Int
+            do {
+                orphans = try cleanUpAfterCrash()
+            } catch where SQLiteCode.isCorruption(error) && !recoveryState.needsReopen {
+                // `guarded` ran the recovery protocol (it cleaned up again, under the exclusive lock).
+                orphans = 0
+            }
             if !manifestExisted && orphans > 0 && recoveryError == nil {
                 recoveryError = .manifestMissing(orphanFiles: orphans)
                 kvLog.error("KVStorage at \(path): \(KVCacheError.manifestMissing(orphanFiles: orphans))")

@@ -22,10 +22,14 @@ final class SQLiteDatabase {
         self.path = path
         self.faults = faults
         var db: OpaquePointer?
+        if let injected = faults?.checkFailure(.sqliteOpen) {
+            throw .sqlite(code: injected.sqliteCode, message: Self.injectedMessage(injected), operation: "open \(path)")
+        }
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
+            // The errno under it (EMFILE, EIO, ENOSPC, …) is the cause a caller needs: keep it in the message.
+            let message = db.map { Self.message(of: $0) } ?? "out of memory"
             if let db { sqlite3_close_v2(db) }
             throw .sqlite(code: rc, message: message, operation: "open \(path)")
         }
@@ -48,15 +52,27 @@ final class SQLiteDatabase {
 
     /// The error for result code `rc` with the connection's message.
     func error(_ rc: Int32, _ operation: String) -> KVCacheError {
-        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed"
+        let message = handle.map { Self.message(of: $0) } ?? "closed"
         return .sqlite(code: rc, message: message, operation: operation)
     }
 
-    /// Runs SQL without results (PRAGMAs, DDL, `BEGIN`/`COMMIT`). `COMMIT` goes through the fault seam.
+    /// `sqlite3_errmsg`, with the `errno` of the failed system call (`sqlite3_system_errno`) when there is one.
+    static func message(of handle: OpaquePointer) -> String {
+        let message = String(cString: sqlite3_errmsg(handle))
+        let code = sqlite3_system_errno(handle)
+        return code == 0 ? message : "\(message) (errno \(code))"
+    }
+
+    /// The message of an injected failure, shaped like `message(of:)`.
+    static func injectedMessage(_ failure: KVStorageFaults.Failure) -> String {
+        failure.errno == 0 ? "injected fault" : "injected fault (errno \(failure.errno))"
+    }
+
+    /// Runs SQL without results (PRAGMAs, DDL, `BEGIN`/`COMMIT`); goes through the fault seam.
     func execute(_ sql: String) throws(KVCacheError) {
         guard let handle else { throw .sqlite(code: SQLITE_MISUSE, message: "closed", operation: sql) }
-        if sql == "COMMIT", faults?.check(.sqliteStep) != nil {
-            throw .sqlite(code: SQLITE_FULL, message: "injected fault", operation: sql)
+        if let injected = faults?.checkFailure(.sqliteStep) {
+            throw .sqlite(code: injected.sqliteCode, message: Self.injectedMessage(injected), operation: sql)
         }
         let rc = sqlite3_exec(handle, sql, nil, nil, nil)
         guard rc == SQLITE_OK else { throw error(rc, sql) }
@@ -67,8 +83,8 @@ final class SQLiteDatabase {
     /// the fault seam, like `execute`; the snapshot statements do not (they are bookkeeping, not I/O a test
     /// counts).
     func executePrepared(_ hot: HotStatement) throws(KVCacheError) {
-        if hot == .commit, faults?.check(.sqliteStep) != nil {
-            throw .sqlite(code: SQLITE_FULL, message: "injected fault", operation: hot.sql)
+        if hot == .commit, let injected = faults?.checkFailure(.sqliteStep) {
+            throw .sqlite(code: injected.sqliteCode, message: SQLiteDatabase.injectedMessage(injected), operation: hot.sql)
         }
         let statement = try prepare(hot)
         let rc = sqlite3_step(statement.pointer)
@@ -141,7 +157,16 @@ struct SQLiteStatement {
             }
         }) == nil {
             value.makeContiguousUTF8()
-            sqlite3_bind_text(pointer, index, value, -1, transient)
+            // With its byte count: a key may hold NUL.
+            value.withUTF8 { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { chars in
+                    if let base = chars.baseAddress {
+                        sqlite3_bind_text64(pointer, index, base, UInt64(chars.count), transient, UInt8(SQLITE_UTF8))
+                    } else {
+                        sqlite3_bind_text(pointer, index, "", 0, transient)
+                    }
+                }
+            }
         }
     }
 
@@ -157,8 +182,8 @@ struct SQLiteStatement {
 
     /// Steps once: `true` for a row, `false` when done. Goes through the fault seam.
     func step() throws(KVCacheError) -> Bool {
-        if database.faults?.check(.sqliteStep) != nil {
-            throw .sqlite(code: SQLITE_FULL, message: "injected fault", operation: sql)
+        if let injected = database.faults?.checkFailure(.sqliteStep) {
+            throw .sqlite(code: injected.sqliteCode, message: SQLiteDatabase.injectedMessage(injected), operation: sql)
         }
         let rc = sqlite3_step(pointer)
         switch rc {
@@ -182,9 +207,13 @@ struct SQLiteStatement {
 
     func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(pointer, column) }
 
+    /// The column's text, every byte of it: a key may hold NUL (`String(cString:)` would stop there, and a
+    /// DELETE by the cut key would match nothing). Bytes that are not UTF-8 (a damaged manifest) are
+    /// repaired with U+FFFD; such a key matches no row, so removals go by `rowid`.
     func text(_ column: Int32) -> String? {
         guard let bytes = sqlite3_column_text(pointer, column) else { return nil }
-        return String(cString: bytes)
+        let count = Int(sqlite3_column_bytes(pointer, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
     func data(_ column: Int32) -> Data? {

@@ -3,18 +3,28 @@ import Foundation
 import KVCache
 
 extension ImageCache {
-    private static let ioQueues = Mutex<[String: DispatchQueue]>([:])
+    /// A queue held weakly: the `ImageCache`s of a path hold it, the map only finds it.
+    private struct WeakQueue {
+        weak var queue: DispatchQueue?
+    }
 
-    /// The I/O queue of the folder at `path` (created on first use; kept for the life of the process, like
-    /// the one `DiskCache` per path).
+    private static let ioQueues = Mutex<[String: WeakQueue]>([:])
+
+    /// The I/O queue of the folder at `path`, shared by every live `ImageCache` of that path (created on
+    /// first use). The map holds queues weakly and drops dead entries whenever it adds one, so it holds at
+    /// most the live paths plus the ones that died since the last addition.
     static func ioQueue(forPath path: String) -> DispatchQueue {
         ioQueues.withLock { queues in
-            if let queue = queues[path] { return queue }
+            if let queue = queues[path]?.queue { return queue }
+            queues = queues.filter { $0.value.queue != nil }
             let queue = DispatchQueue(label: "webimage.cache.io", qos: .userInitiated)
-            queues[path] = queue
+            queues[path] = WeakQueue(queue: queue)
             return queue
         }
     }
+
+    /// Entries in the map of I/O queues (tests).
+    static var ioQueueEntryCount: Int { ioQueues.withLock { $0.count } }
 
     /// Stores bytes on disk in the background, on the cache's I/O queue, so a request completes without
     /// waiting for its disk write (YYImageCache writes the same way). A failure is logged: the image was

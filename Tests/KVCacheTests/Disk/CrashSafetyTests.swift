@@ -13,18 +13,41 @@ final class CrashSafetyTests: XCTestCase {
     static func value(seed: Int, size: Int) -> Data { testBytes(size, seed: seed) }
 
     /// Child side: runs only when re-executed by the parent test (`KVCACHE_CHILD_PATH` set).
-    /// Prints `BEGIN set <key> <seed> <size>` / `BEGIN del <key>` before each operation and `ACK` after it
-    /// returned, until killed.
+    /// Prints `BEGIN set <key> <seed> <size>` / `BEGIN del <key>` / `BEGIN trim` / `BEGIN recover` /
+    /// `BEGIN rebuild` before each operation and `ACK` after it returned (a trim first lists the keys left:
+    /// `KEYS …`), until killed. Rounds differ: some trim often, some run the recovery protocol often (a
+    /// reported corruption the check does not confirm: nothing may change), some damage the manifest for
+    /// real once (the rebuild loses everything, by design).
     func testChildWriter() throws {
         let environment = ProcessInfo.processInfo.environment
         guard let path = environment["KVCACHE_CHILD_PATH"], let round = environment["KVCACHE_CHILD_ROUND"].flatMap(Int.init)
         else { throw XCTSkip("child writer: runs only inside testSIGKILLAtRandomMomentsLosesNoAcknowledgedWrite") }
         let cache = try DiskCache(path: path, inlineThreshold: Self.inlineThreshold)
         var rng = SplitMix64(seed: UInt64(round) &* 7919)
+        let corrupt = KVCacheError.sqlite(code: 11, message: "database disk image is malformed", operation: "test")
         emitLine("READY")
         for sequence in 0..<1_000_000 {
             let key = "k\(rng.next(upTo: Self.keyCount))"
-            if rng.next(upTo: 10) < 7 {
+            let dice = rng.next(upTo: 100)
+            if round % 8 == 6 && sequence == 0 {
+                emitLine("BEGIN rebuild")
+                try cache.core.withStorage { (storage) throws(KVCacheError) in
+                    _ = try storage.database.textRows("PRAGMA wal_checkpoint(TRUNCATE)")
+                    guard (try? testBytes(8_192, seed: round).write(to: URL(fileURLWithPath: path + "/manifest.sqlite"))) != nil else {
+                        throw .io(errno: EIO, operation: "damage", path: path)
+                    }
+                    _ = Result { () throws(KVCacheError) in try storage.guarded { () throws(KVCacheError) in throw corrupt } }
+                }
+            } else if round % 4 == 1 && dice < 10 {
+                emitLine("BEGIN trim")
+                try cache.trim(toCount: rng.next(upTo: Self.keyCount))
+                emitLine("KEYS " + (try cache.allKeys()).joined(separator: " "))
+            } else if round % 4 == 2 && dice < 40 {
+                emitLine("BEGIN recover")
+                try cache.core.withStorage { (storage) throws(KVCacheError) in
+                    _ = Result { () throws(KVCacheError) in try storage.guarded { () throws(KVCacheError) in throw corrupt } }
+                }
+            } else if dice < 70 {
                 let seed = round * 1_000_000 + sequence
                 let size = rng.next(upTo: 2) == 0 ? 1 + rng.next(upTo: Self.inlineThreshold) : Self.inlineThreshold + 1 + rng.next(upTo: 40_000)
                 emitLine("BEGIN set \(key) \(seed) \(size)")
@@ -39,6 +62,9 @@ final class CrashSafetyTests: XCTestCase {
 
     private enum State: Equatable { case absent; case value(seed: Int, size: Int) }
 
+    /// What a child line announces.
+    private enum Operation { case write(key: String, after: State), trim, recover, rebuild }
+
     func testSIGKILLAtRandomMomentsLosesNoAcknowledgedWrite() throws {
         let directory = try TemporaryDirectory("kvcache-crash")
         defer { try? directory.remove() }
@@ -46,6 +72,7 @@ final class CrashSafetyTests: XCTestCase {
         var rng = SplitMix64(seed: 42)
         var kills = 0
         var acknowledged = 0
+        var trims = 0, recoveries = 0, rebuilds = 0
         for round in 0..<56 {
             let child = try ChildProcess(test: "KVCacheTests.CrashSafetyTests/testChildWriter",
                                          environment: ["KVCACHE_CHILD_PATH": directory.path, "KVCACHE_CHILD_ROUND": "\(round)"])
@@ -53,6 +80,10 @@ final class CrashSafetyTests: XCTestCase {
             if round % 4 == 3 {
                 // Some kills land anywhere, including during the child's open-time cleanup.
                 usleep(UInt32(rng.next(upTo: 150_000)))
+            } else if round % 16 == 14 {
+                // Some rebuild rounds live long enough to finish the rebuild (the others die in it).
+                XCTAssertTrue(child.waitUntilReady(timeout: 60), "child \(round) never got ready")
+                usleep(UInt32(150_000 + rng.next(upTo: 100_000)))
             } else {
                 XCTAssertTrue(child.waitUntilReady(timeout: 60), "child \(round) never got ready")
                 usleep(UInt32(rng.next(upTo: 40_000)))
@@ -61,19 +92,36 @@ final class CrashSafetyTests: XCTestCase {
             let lines = child.finish()
             if child.wasKilled { kills += 1 }
 
-            // Replay the acknowledged operations; the one in flight may or may not have happened.
-            var inFlight: (key: String, after: State)?
+            // Replay the acknowledged operations; the one in flight may or may not have happened (a trim or a
+            // rebuild in part: each key keeps its state or is gone).
+            var inFlight: Operation?
+            var keysLeft: Set<String>?
             for line in lines {
                 let parts = line.split(separator: " ")
-                if parts.first == "BEGIN", parts.count >= 3 {
-                    let key = String(parts[2])
-                    if parts[1] == "set", parts.count == 5, let seed = Int(parts[3]), let size = Int(parts[4]) {
-                        inFlight = (key, .value(seed: seed, size: size))
-                    } else {
-                        inFlight = (key, .absent)
+                if parts.first == "BEGIN", parts.count >= 2 {
+                    keysLeft = nil
+                    switch parts[1] {
+                    case "set" where parts.count == 5:
+                        inFlight = .write(key: String(parts[2]), after: .value(seed: Int(parts[3])!, size: Int(parts[4])!))
+                    case "del": inFlight = .write(key: String(parts[2]), after: .absent)
+                    case "trim": inFlight = .trim
+                    case "recover": inFlight = .recover
+                    default: inFlight = .rebuild
                     }
+                } else if parts.first == "KEYS" {
+                    keysLeft = Set(parts.dropFirst().map(String.init))
                 } else if line == "ACK", let done = inFlight {
-                    expected[done.key] = done.after
+                    switch done {
+                    case .write(let key, let after): expected[key] = after
+                    case .trim:
+                        // The trim's own list is what is left (a trim without its list cannot be acknowledged).
+                        for key in expected.keys where !(keysLeft ?? []).contains(key) { expected[key] = .absent }
+                        trims += 1
+                    case .recover: recoveries += 1
+                    case .rebuild:
+                        expected.removeAll()
+                        rebuilds += 1
+                    }
                     inFlight = nil
                     acknowledged += 1
                 }
@@ -95,17 +143,24 @@ final class CrashSafetyTests: XCTestCase {
                     found = .absent
                 }
                 if found != before {
-                    if let inFlight, inFlight.key == key, inFlight.after == found {
+                    switch inFlight {
+                    case .write(let inFlightKey, let after) where inFlightKey == key && after == found:
                         expected[key] = found // the unacknowledged write landed
-                    } else {
-                        XCTFail("round \(round): \(key) is \(found), expected \(before)")
+                    case .trim? where found == .absent, .rebuild? where found == .absent:
+                        expected[key] = found // the unacknowledged trim or rebuild got this far
+                    default:
+                        XCTFail("round \(round): \(key) is \(found), expected \(before) (in flight: \(String(describing: inFlight)))")
                     }
                 }
             }
+            if case .rebuild? = inFlight, storage.recoveryError != nil { expected.removeAll() }
             storage.close()
         }
-        print("crash test: \(kills) kills, \(acknowledged) acknowledged operations")
+        print("crash test: \(kills) kills, \(acknowledged) acknowledged operations (\(trims) trims, \(recoveries) recoveries, \(rebuilds) rebuilds)")
         XCTAssertGreaterThanOrEqual(kills, 50)
         XCTAssertGreaterThan(acknowledged, 200, "children should get real work done between kills")
+        XCTAssertGreaterThan(trims, 0)
+        XCTAssertGreaterThan(recoveries, 0)
+        XCTAssertGreaterThan(rebuilds, 0)
     }
 }

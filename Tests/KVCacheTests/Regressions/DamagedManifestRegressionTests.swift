@@ -51,6 +51,9 @@ final class DamagedManifestRegressionTests: XCTestCase {
             do {
                 let storage = try KVStorage(path: store, type: .mixed)
                 defer { storage.close() }
+                // The damage is found by the open-time cleanup (the rows' files are missing: deleting them meets
+                // the index) and repaired by this sole opener, or by removeAllItems.
+                if let recovery = storage.recoveryError { outcome.set("recovered at open: \(recovery)") }
                 do {
                     try storage.removeAllItems()
                 } catch {
@@ -66,7 +69,8 @@ final class DamagedManifestRegressionTests: XCTestCase {
 
         // Then it ended, the damage was reported, and the store is empty and usable
         XCTAssertEqual(outcome.messages.last, "count after: 0", "\(outcome.messages)")
-        XCTAssertTrue(outcome.messages.first?.hasPrefix("removeAllItems threw") ?? false, "\(outcome.messages)")
+        XCTAssertTrue(outcome.messages.first.map { $0.hasPrefix("removeAllItems threw") || $0.hasPrefix("recovered at open") } ?? false,
+                      "\(outcome.messages)")
     }
 
     func testManifestFilenameOutsideTheFolderIsNeverReadOrRemoved() throws {

@@ -87,16 +87,35 @@ final class KVStorageRecoveryTests: XCTestCase {
         XCTAssertEqual(try directory.files(in: "data"), ["fnew"])
     }
 
-    /// Corruption found while in use: the failing call reports it, the next call works on a fresh manifest.
+    /// Damage found while in use by the only instance: the failing call reports it, the manifest is checked,
+    /// found damaged and rebuilt, and the next call works on a fresh manifest.
     func testCorruptionDetectedAtRuntimeRecreatesTheManifest() throws {
-        let storage = try KVStorage(path: directory.path, type: .mixed)
+        let faults = KVStorageFaults()
+        let storage = try KVStorage(path: directory.path, type: .mixed, faults: faults)
         try storage.save(key: "a", value: testBytes(10, seed: 1))
-        let corrupt = KVCacheError.sqlite(code: 11, message: "database disk image is malformed", operation: "test")
-        XCTAssertThrowsError(try storage.guarded { () throws(KVCacheError) in throw corrupt })
+        _ = try storage.database.textRows("PRAGMA wal_checkpoint(TRUNCATE)")
+        try testBytes(64 * 1_024, seed: 7).write(to: URL(fileURLWithPath: directory.path + "/manifest.sqlite"))
+        // SQLite may still serve pages from its cache: the seam makes the next step report the damage.
+        faults.fail(.sqliteStep, onCall: 1, sqliteCode: 11)
+        XCTAssertThrowsError(try storage.itemValue(forKey: "a"))
         guard case .manifestRecreated = storage.recoveryError else { return XCTFail("\(String(describing: storage.recoveryError))") }
         XCTAssertFalse(try storage.containsItem(forKey: "a"))
         try storage.save(key: "b", value: testBytes(10, seed: 2))
         XCTAssertEqual(try storage.itemValue(forKey: "b"), testBytes(10, seed: 2))
+    }
+
+    /// A corruption error the check does not confirm rebuilds nothing: every value stays.
+    func testUnconfirmedCorruptionErrorLosesNothing() throws {
+        let faults = KVStorageFaults()
+        let storage = try KVStorage(path: directory.path, type: .mixed, faults: faults)
+        try storage.save(key: "a", value: testBytes(10, seed: 1))
+        try storage.save(key: "f", value: testBytes(30_000, seed: 2), filename: "f")
+        faults.fail(.sqliteStep, onCall: 1, sqliteCode: 11)
+        XCTAssertThrowsError(try storage.itemValue(forKey: "a"))
+        XCTAssertNil(storage.recoveryError)
+        XCTAssertEqual(try storage.itemValue(forKey: "a"), testBytes(10, seed: 1))
+        XCTAssertEqual(try storage.itemValue(forKey: "f"), testBytes(30_000, seed: 2))
+        XCTAssertEqual(try storage._checkInvariants(), [])
     }
 
     /// A busy manifest is an error, never a reason to reset.

@@ -134,7 +134,7 @@ final class KVStorageSnapshotTests: XCTestCase {
             let storage = try KVStorage(path: directory.path, type: .sqlite)
             XCTAssertEqual(try storage.itemValue(forKey: "k"), Data([UInt8(length)]))
             let header = try Data(contentsOf: URL(fileURLWithPath: generationPath))
-            XCTAssertEqual(header.count, 16)
+            XCTAssertEqual(header.count, CommitGeneration.size)
             XCTAssertEqual(header.prefix(8), Data("WKVGENC1".utf8))
             let before = storage.generation.current
             try storage.save(key: "k", value: Data([1]))

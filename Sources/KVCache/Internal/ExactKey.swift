@@ -1,0 +1,38 @@
+/// A dictionary key that compares `String`s by their UTF-8 bytes; any other type by its own `==`.
+///
+/// Swift's `String ==` is canonical equivalence: `"é"` (U+00E9) equals `"e\u{301}"`. The manifest keeps keys
+/// as bytes (SQLite's BINARY collation), and so does a file system keep paths; a dictionary keyed by `String`
+/// would merge two keys the disk keeps apart (one would read the other's value). Hashing stays `String`'s
+/// own (of the normalised form): equal bytes give equal hashes, and canonically equal keys merely share a
+/// bucket.
+///
+/// - Important: A value type; thread-safe.
+@usableFromInline
+struct ExactKey<Base: Hashable>: Hashable {
+    @usableFromInline let base: Base
+
+    @inlinable
+    init(_ base: Base) { self.base = base }
+
+    @inlinable
+    static func == (lhs: Self, rhs: Self) -> Bool {
+        // Folded away when specialised: a non-String key costs nothing more.
+        if Base.self == String.self {
+            return exactlyEqual(unsafeBitCast(lhs.base, to: String.self), unsafeBitCast(rhs.base, to: String.self))
+        }
+        return lhs.base == rhs.base
+    }
+
+    @inlinable
+    func hash(into hasher: inout Hasher) { hasher.combine(base) }
+}
+
+/// Whether two strings have the same UTF-8 bytes (not merely canonically equivalent ones).
+@inlinable
+func exactlyEqual(_ lhs: String, _ rhs: String) -> Bool {
+    let fast = lhs.utf8.withContiguousStorageIfAvailable { left in
+        rhs.utf8.withContiguousStorageIfAvailable { right in left.count == right.count && left.elementsEqual(right) }
+    }
+    if case let result?? = fast { return result }
+    return lhs.utf8.elementsEqual(rhs.utf8)
+}
