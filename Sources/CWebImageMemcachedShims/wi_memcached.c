@@ -33,8 +33,6 @@ static wi_mc_kind wi_mc_classify(memcached_return_t rc) {
     case MEMCACHED_READ_FAILURE:
     case MEMCACHED_UNKNOWN_READ_FAILURE:
     case MEMCACHED_HOST_LOOKUP_FAILURE:
-    case MEMCACHED_SERVER_ERROR:
-    case MEMCACHED_SERVER_MEMORY_ALLOCATION_FAILURE:
         return WI_MC_UNAVAILABLE;
     default:
         return WI_MC_ERROR;
@@ -151,15 +149,16 @@ wi_mc_kind wi_mc_mget(wi_mc *mc, const char *const *keys, const size_t *key_leng
     *rc = (int32_t)status;
     wi_mc_kind first = wi_mc_classify(status);
     if (first != WI_MC_OK) return first;
-    // One result buffer of our own for the whole loop: memcached_fetch_result frees only buffers it made.
-    memcached_result_st *buffer = memcached_result_create(mc->memc, NULL);
-    if (buffer == NULL) return WI_MC_ERROR;
+    // One result on our stack for the whole loop. A heap one made by memcached_result_create(memc, NULL) is
+    // freed by memcached_fetch_result itself at the end of the results (freeing it again is a double free).
+    memcached_result_st buffer;
+    if (memcached_result_create(mc->memc, &buffer) == NULL) return WI_MC_ERROR;
     memcached_result_st *result;
-    while ((result = memcached_fetch_result(mc->memc, buffer, &status)) != NULL) {
+    while ((result = memcached_fetch_result(mc->memc, &buffer, &status)) != NULL) {
         found(context, memcached_result_key_value(result), memcached_result_key_length(result),
               memcached_result_value(result), memcached_result_length(result));
     }
-    memcached_result_free(buffer);
+    memcached_result_free(&buffer);
     *rc = (int32_t)status;
     wi_mc_kind kind = wi_mc_classify(status);
     return kind == WI_MC_MISS ? WI_MC_OK : kind;

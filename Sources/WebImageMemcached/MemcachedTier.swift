@@ -77,6 +77,22 @@ public final class MemcachedTier: RemoteCacheTier {
         }
     }
 
+    /// The server `key` maps to now (consistent hashing, after any ejection), or `nil` when none is available.
+    ///
+    /// - Important: Waits for one of the tier's queues (behind the operations queued on it).
+    public func server(forKey key: String) -> MemcachedServer? {
+        let remote = options.keys.remoteKey(for: key)
+        let index = Mutex(-1)
+        let done = DispatchSemaphore(value: 0)
+        lane().run { handle in
+            index.withLock { $0 = handle?.serverIndex(remote) ?? -1 }
+            done.signal()
+        }
+        done.wait()
+        let found = index.withLock { $0 }
+        return servers.indices.contains(found) ? servers[found] : nil
+    }
+
     private func lane() -> MemcachedLane {
         lanes[nextLane.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
     }
