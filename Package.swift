@@ -110,7 +110,7 @@ let package = Package(
         .testTarget(name: "ImageCodecTests", dependencies: ["ImageCodec", "WebImageSync", "TestSupport"]),
         .testTarget(name: "KVCacheTests", dependencies: ["KVCache", "WebImageSync", "TestSupport"]),
         .testTarget(name: "FetcherTests", dependencies: ["Fetcher", "WebImageSync", "CWebImageCurlShims", "CWebImageCurl", "TestSupport"]),
-        .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageSync", "TestSupport"]),
+        .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageMemcached", "WebImageSync", "TestSupport"]),
         // Real memcached processes on loopback ports (the `memcached` package, installed by `make test-deps`).
         .testTarget(name: "WebImageMemcachedTests", dependencies: ["WebImageMemcached", "WebImage", "WebImageSync", "TestSupport"]),
         // Many threads, random cancels: run under ThreadSanitizer by `make test`.

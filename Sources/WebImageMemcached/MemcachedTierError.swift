@@ -12,6 +12,7 @@ public enum MemcachedTierError: Error, Sendable, Hashable, CustomStringConvertib
     /// libmemcached refused the configuration (its message).
     case configuration(String)
 
+    /// A one-line explanation.
     public var description: String {
         switch self {
         case .noServers: return "no memcached server given"

@@ -5,25 +5,7 @@ import XCTest
 
 /// Two `webimage fetch` processes with separate `--cache` folders and the same `--memcached` pool: the second
 /// one's run makes no origin request.
-final class FetchMemcachedCLITests: XCTestCase {
-    private var servers: [MemcachedProcess] = []
-    private var origin: HTTPTestServer!
-    private var folder: URL!
-
-    override func setUpWithError() throws {
-        servers = try startMemcached(3)
-        origin = try HTTPTestServer.start()
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-cli-mc-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        for server in servers { server.kill() }
-        servers = []
-        origin?.shutdown()
-        if let folder { try? FileManager.default.removeItem(at: folder) } // best effort: a temporary folder
-    }
-
+final class FetchMemcachedCLITests: MemcachedPoolTestCase {
     private func fetch(_ urls: [URL], cache: String, memcached: String) throws -> WebImageCLI.Run {
         do {
             return try WebImageCLI.run(["fetch"] + urls.map(\.absoluteString) + ["--cache", folder.appendingPathComponent(cache).path,

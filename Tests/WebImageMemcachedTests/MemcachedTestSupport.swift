@@ -20,55 +20,40 @@ func relaxedOptions() -> MemcachedTier.Options {
     return options
 }
 
+/// Runs an asynchronous call and waits (up to `timeout` seconds) for the value its completion gives.
+func waitFor<T: Sendable>(_ what: String, timeout: Double = 10, initial: T,
+                          _ call: (@escaping @Sendable (T) -> Void) -> Void) -> T {
+    let box = Mutex<T>(initial)
+    let done = DispatchSemaphore(value: 0)
+    call { value in
+        box.withLock { $0 = value }
+        done.signal()
+    }
+    XCTAssertEqual(done.wait(timeout: .now() + timeout), .success, "\(what) did not complete")
+    return box.withLock { $0 }
+}
+
 extension RemoteCacheTier {
     /// `value(forKey:)`, waiting on the calling thread (tests only).
-    func waitValue(forKey key: String, timeout: Double = 10) -> Data? {
-        let box = Mutex<Data?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        value(forKey: key) { data in
-            box.withLock { $0 = data }
-            done.signal()
-        }
-        XCTAssertEqual(done.wait(timeout: .now() + timeout), .success, "tier get did not complete")
-        return box.withLock { $0 }
+    func waitValue(forKey key: String) -> Data? {
+        waitFor("tier get", initial: nil) { value(forKey: key, completion: $0) }
     }
 
     /// `values(forKeys:)`, waiting.
-    func waitValues(forKeys keys: [String], timeout: Double = 10) -> [String: Data] {
-        let box = Mutex<[String: Data]>([:])
-        let done = DispatchSemaphore(value: 0)
-        values(forKeys: keys) { found in
-            box.withLock { $0 = found }
-            done.signal()
-        }
-        XCTAssertEqual(done.wait(timeout: .now() + timeout), .success, "tier multi-get did not complete")
-        return box.withLock { $0 }
+    func waitValues(forKeys keys: [String]) -> [String: Data] {
+        waitFor("tier multi-get", initial: [:]) { values(forKeys: keys, completion: $0) }
     }
 
     /// `setValue`, waiting; returns whether it was stored.
     @discardableResult
-    func waitSet(_ value: Data, forKey key: String, timeToLive: Int? = nil, timeout: Double = 10) -> Bool {
-        let box = Mutex(false)
-        let done = DispatchSemaphore(value: 0)
-        setValue(value, forKey: key, timeToLive: timeToLive) { stored in
-            box.withLock { $0 = stored }
-            done.signal()
-        }
-        XCTAssertEqual(done.wait(timeout: .now() + timeout), .success, "tier set did not complete")
-        return box.withLock { $0 }
+    func waitSet(_ value: Data, forKey key: String, timeToLive: Int? = nil) -> Bool {
+        waitFor("tier set", initial: false) { setValue(value, forKey: key, timeToLive: timeToLive, completion: $0) }
     }
 
     /// `removeValue`, waiting.
     @discardableResult
-    func waitRemove(forKey key: String, timeout: Double = 10) -> Bool {
-        let box = Mutex(false)
-        let done = DispatchSemaphore(value: 0)
-        removeValue(forKey: key) { answered in
-            box.withLock { $0 = answered }
-            done.signal()
-        }
-        XCTAssertEqual(done.wait(timeout: .now() + timeout), .success, "tier remove did not complete")
-        return box.withLock { $0 }
+    func waitRemove(forKey key: String) -> Bool {
+        waitFor("tier remove", initial: false) { removeValue(forKey: key, completion: $0) }
     }
 }
 

@@ -6,25 +6,7 @@ import XCTest
 
 /// Faults of a three-server pool under the pipeline: a server killed mid-run and restarted, a server hung
 /// (SIGSTOP) and continued.
-final class SharedTierFaultTests: XCTestCase {
-    private var servers: [MemcachedProcess] = []
-    private var origin: HTTPTestServer!
-    private var folder: URL!
-
-    override func setUpWithError() throws {
-        servers = try startMemcached(3)
-        origin = try HTTPTestServer.start()
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-faults-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        for server in servers { server.kill() }
-        servers = []
-        origin?.shutdown()
-        if let folder { try? FileManager.default.removeItem(at: folder) } // best effort: a temporary folder
-    }
-
+final class SharedTierFaultTests: MemcachedPoolTestCase {
     /// Fast-failing options: 100 ms timeouts, a 1 s breaker window, libmemcached's re-admission after 1 s.
     private func faultOptions() -> MemcachedTier.Options {
         var options = MemcachedTier.Options()
@@ -32,11 +14,6 @@ final class SharedTierFaultTests: XCTestCase {
         options.pollTimeoutMilliseconds = 100
         options.breakerOpenMilliseconds = 1_000
         return options
-    }
-
-    private func manager(_ name: String, tier: MemcachedTier) throws -> ImageManager {
-        ImageManager(cache: try ImageCache(path: folder.appendingPathComponent(name).path, sharedTier: tier),
-                     queue: FetchQueue(maxConcurrentTransfers: 6))
     }
 
     func testKillingOneOfThreeMissesOnlyItsShareAndItRejoinsByItself() throws {

@@ -6,31 +6,7 @@ import XCTest
 
 /// `ImageManager`s with separate disk caches sharing one memcached pool (three real servers): memory → disk →
 /// shared tier → network.
-final class SharedTierPipelineTests: XCTestCase {
-    var servers: [MemcachedProcess] = []
-    var origin: HTTPTestServer!
-    var folder: URL!
-
-    override func setUpWithError() throws {
-        servers = try startMemcached(3)
-        origin = try HTTPTestServer.start()
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-shared-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        for server in servers { server.kill() }
-        servers = []
-        origin?.shutdown()
-        if let folder { try? FileManager.default.removeItem(at: folder) } // best effort: a temporary folder
-    }
-
-    /// A manager with its own disk folder (`name`) over `tier`.
-    func manager(_ name: String, tier: (any RemoteCacheTier)?) throws -> ImageManager {
-        let cache = try ImageCache(path: folder.appendingPathComponent(name).path, sharedTier: tier)
-        return ImageManager(cache: cache, queue: FetchQueue(maxConcurrentTransfers: 6))
-    }
-
+final class SharedTierPipelineTests: MemcachedPoolTestCase {
     func testSecondManagerIsServedFromTheSharedTierWithTheMetadata() throws {
         // Given an image with validators, loaded by the first manager (one origin GET).
         let png = try testPNG(seed: 7)

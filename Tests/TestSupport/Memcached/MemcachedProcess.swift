@@ -29,8 +29,9 @@ public final class MemcachedProcess: @unchecked Sendable { // one owner; `proces
 
     /// The TCP port it listens on (127.0.0.1).
     public let port: Int
-    /// `-m` (megabytes of item memory) and `-I` (item size limit) it runs with.
+    /// `-m`: megabytes of item memory it runs with.
     public let memoryMegabytes: Int
+    /// `-I`: its item size limit (e.g. `1m`).
     public let itemSizeLimit: String
     private var process: Process?
 
