@@ -83,8 +83,26 @@ public final class MemcachedProcess: @unchecked Sendable { // one owner; `proces
     }
 
     /// SIGSTOP: the server keeps its sockets (connections are accepted by the kernel) but answers nothing.
+    /// Returns once every thread of the process is stopped (a thread that was running when the signal came may
+    /// still answer one request before it stops), or after 2 s.
     public func suspend() {
-        if let process, process.isRunning { Foundation.kill(process.processIdentifier, SIGSTOP) }
+        guard let process, process.isRunning else { return }
+        let pid = process.processIdentifier
+        Foundation.kill(pid, SIGSTOP)
+        // Poll /proc with a deadline: the kernel gives no notification when a stop completes.
+        let deadline = Date().addingTimeInterval(2)
+        while Date() < deadline, !Self.isStopped(pid) { usleep(1_000) }
+    }
+
+    /// Whether every thread of `pid` is in state T (stopped), from /proc/<pid>/task/*/stat.
+    static func isStopped(_ pid: pid_t) -> Bool {
+        let tasks = "/proc/\(pid)/task"
+        guard let threads = try? FileManager.default.contentsOfDirectory(atPath: tasks), !threads.isEmpty else { return false }
+        return threads.allSatisfy { thread in
+            guard let stat = try? String(contentsOfFile: "\(tasks)/\(thread)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("T")
+        }
     }
 
     /// SIGCONT after `suspend()`.
