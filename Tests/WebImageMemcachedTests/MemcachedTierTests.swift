@@ -103,6 +103,25 @@ final class MemcachedTierTests: XCTestCase {
         XCTAssertEqual(tier.statistics.errors, 0)
     }
 
+    /// Consistent (ketama) hashing: removing one of three servers moves only the keys that were on it (modula,
+    /// libmemcached's default, would move about half of the others too). No server needs to run: the mapping is
+    /// the client's.
+    func testConsistentHashingMovesOnlyTheRemovedServersKeys() throws {
+        let three = ["10.0.0.5:11211", "10.0.0.6:11211", "10.0.0.7:11211"]
+        let pool = try MemcachedTier(servers: three)
+        let shrunk = try MemcachedTier(servers: Array(three.prefix(2)))
+        let keys = (0..<300).map { "https://example.com/\($0).jpg" }
+        var onRemoved = 0, moved = 0
+        for key in keys {
+            let before = try XCTUnwrap(pool.server(forKey: key))
+            if before.description == three[2] { onRemoved += 1; continue }
+            if shrunk.server(forKey: key) != before { moved += 1 }
+        }
+        XCTAssertEqual(moved, 0, "keys on the remaining servers stay where they are")
+        XCTAssertGreaterThan(onRemoved, 300 / 6, "the removed server held about a third")
+        XCTAssertLessThan(onRemoved, 300 / 2)
+    }
+
     func testKeySchemesAreVersionedNamespaces() {
         XCTAssertNil(RemoteCacheKey(namespace: ""))
         XCTAssertNil(RemoteCacheKey(namespace: "has space"))
