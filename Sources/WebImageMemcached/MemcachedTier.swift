@@ -79,7 +79,8 @@ public final class MemcachedTier: RemoteCacheTier {
 
     /// The server `key` maps to now (consistent hashing, after any ejection), or `nil` when none is available.
     ///
-    /// - Important: Waits for one of the tier's queues (behind the operations queued on it).
+    /// - Important: Waits for one of the tier's queues (behind the operations queued on it): never call it from
+    ///   a completion of this tier.
     public func server(forKey key: String) -> MemcachedServer? {
         let remote = options.keys.remoteKey(for: key)
         let index = Mutex(-1)
