@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import Synchronization
+import WebImage
 import WebImageMemcached
 import XCTest
 
@@ -71,5 +72,66 @@ final class MemcachedTierStressTests: XCTestCase {
         let stats = tier.statistics
         XCTAssertEqual(stats.errors, 0, "seed \(seed)")
         XCTAssertEqual(stats.hits + stats.misses, stats.lookups, "seed \(seed)")
+    }
+
+    /// Two managers with their own disk folders share one tier; many threads request random images through
+    /// either, with random cancels: every request completes exactly once, and every image that completes is
+    /// the one served for its URL (whichever level it came from).
+    func testTwoManagersShareOneTierFromManyThreads() throws {
+        let servers: [MemcachedProcess]
+        do { servers = try MemcachedPool.start(2) } catch let error as MemcachedProcess.NotInstalled {
+            throw XCTSkip(error.description)
+        }
+        defer { for server in servers { server.kill() } }
+        let origin = try HTTPTestServer.start()
+        defer { origin.shutdown() }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-stress-mc-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) } // best effort: a temporary folder
+        var options = MemcachedTier.Options()
+        options.connectTimeoutMilliseconds = 2_000
+        options.pollTimeoutMilliseconds = 2_000
+        let tier = try MemcachedTier(servers: servers.map(\.address), options: options)
+        let urls = try (0..<24).map { index -> URL in
+            var encoder = ImageEncoder(format: .png)
+            encoder.addFrame(try PixelBuffer(width: 4 + index, height: 4))
+            origin.route("/s\(index).png", .bytes(try encoder.encode(), contentType: "image/png"))
+            return origin.url("/s\(index).png")
+        }
+        let managers = try (0..<2).map { index in
+            ImageManager(cache: try ImageCache(path: folder.appendingPathComponent("m\(index)").path, sharedTier: tier),
+                         queue: FetchQueue(maxConcurrentTransfers: 4))
+        }
+        let seed = ProcessInfo.processInfo.environment["WEBIMAGE_STRESS_SEED"].flatMap(UInt64.init) ?? 0x5eed_17
+        let threads = 6, requestsPerThread = 40
+        let completions = Atomic<Int>(0)
+        let wrong = Mutex<[String]>([])
+        let group = DispatchGroup()
+        for thread in 0..<threads {
+            group.enter()
+            Thread.detachNewThread {
+                var random = SplitMix64(seed: seed &+ UInt64(thread))
+                let done = DispatchGroup()
+                for _ in 0..<requestsPerThread {
+                    let index = random.next(upTo: urls.count)
+                    let manager = managers[random.next(upTo: managers.count)]
+                    done.enter()
+                    let operation = manager.requestImage(url: urls[index]) { image, _, _, stage, _ in
+                        guard stage != .progress else { return }
+                        if stage == .finished, let image, image.width != 4 + index { wrong.withLock { $0.append("\(index)") } }
+                        completions.add(1, ordering: .relaxed)
+                        done.leave()
+                    }
+                    if random.next(upTo: 6) == 0 { operation.cancel() }
+                }
+                done.wait()
+                group.leave()
+            }
+        }
+        XCTAssertEqual(group.wait(timeout: .now() + 120), .success, "seed \(seed): requests did not all complete")
+        XCTAssertEqual(completions.load(ordering: .relaxed), threads * requestsPerThread, "seed \(seed)")
+        XCTAssertEqual(wrong.withLock { $0 }, [], "seed \(seed): an image of another URL")
+        for manager in managers { manager.cache?.waitForPendingSharedWrites() }
+        XCTAssertEqual(tier.statistics.errors, 0, "seed \(seed)")
     }
 }
