@@ -55,7 +55,7 @@ extension ImageLoadTask {
             cache.memoryCache.setObject(image, forKey: context.memoryKey, cost: ImageCache.cost(of: image))
             // In the background: the request completes without waiting for its disk write.
             if storesToDisk { cache.storeOnDisk(data, forKey: context.cacheKey, metadata: metadata) }
-            // Off the completion path: the shared tier gets what came from the origin (not what came from it).
+            // Off the completion path: what came from the origin goes to the shared tier too (a shared hit is there already).
             if storesToDisk, source == .remote { cache.storeInSharedTier(data, forKey: context.cacheKey, metadata: metadata) }
         }
         finish(image: image, source: source, error: nil)
