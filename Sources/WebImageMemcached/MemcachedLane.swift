@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 
 /// A serial queue and the one libmemcached handle used on it (made on first use, remade after a failure to
 /// make it). The tier round-robins operations over its lanes: N lanes = N handles = at most N operations in
@@ -11,6 +12,8 @@ final class MemcachedLane: @unchecked Sendable {
     let queue: DispatchQueue
     private var handle: MemcachedHandle?
     private let makeHandle: @Sendable () throws(MemcachedTierError) -> MemcachedHandle
+    /// Operations submitted and not finished yet.
+    let pending = Atomic<Int>(0)
 
     init(index: Int, makeHandle: @escaping @Sendable () throws(MemcachedTierError) -> MemcachedHandle) {
         queue = DispatchQueue(label: "webimage.memcached.\(index)", qos: .userInitiated)
@@ -19,7 +22,9 @@ final class MemcachedLane: @unchecked Sendable {
 
     /// Runs `body` on the lane's queue with its handle (`nil` when one cannot be made; logged).
     func run(_ body: @escaping @Sendable (MemcachedHandle?) -> Void) {
+        pending.add(1, ordering: .relaxed)
         queue.async { [self] in
+            defer { pending.subtract(1, ordering: .relaxed) }
             if handle == nil {
                 do { handle = try makeHandle() } catch {
                     memcachedLog.error("could not make a libmemcached handle", metadata: ["error": "\(error)"])

@@ -94,8 +94,10 @@ public final class MemcachedTier: RemoteCacheTier {
         return servers.indices.contains(found) ? servers[found] : nil
     }
 
+    /// The first idle lane (so light traffic reuses one warm connection and thread), else the next in turn.
     private func lane() -> MemcachedLane {
-        lanes[nextLane.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
+        for lane in lanes where lane.pending.load(ordering: .relaxed) == 0 { return lane }
+        return lanes[nextLane.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
     }
 
     private func count(_ update: (inout RemoteCacheStatistics) -> Void) {

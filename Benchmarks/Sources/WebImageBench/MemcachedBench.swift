@@ -80,6 +80,22 @@ enum MemcachedBench: BenchSuite {
                                    peer: nil, peerName: nil, higherIsBetter: false, goal: nil, goalMet: nil))
         }
 
+        // Where the shared tier's time over C goes: the key mapping (MD5 of the cache key) and the round trip to
+        // one of the tier's serial queues and back to a waiting thread (two thread wake-ups), without any I/O.
+        let keyMapping = Clock.median(iterations: iterations) {
+            _ = RemoteCacheKey.standard.remoteKey(for: "https://origin.example/value-51200.bin")
+        }
+        let hopQueue = DispatchQueue(label: "bench.hop", qos: .userInitiated)
+        let hop = Clock.median(iterations: iterations) {
+            let done = DispatchSemaphore(value: 0)
+            hopQueue.async { done.signal() }
+            done.wait()
+        }
+        report.add(BenchResult(suite: name, name: "shared-tier overhead: key mapping (MD5)", unit: "µs", ours: keyMapping * 1e6,
+                               peer: nil, peerName: nil, higherIsBetter: false, goal: nil, goalMet: nil))
+        report.add(BenchResult(suite: name, name: "shared-tier overhead: queue round trip, no I/O", unit: "µs", ours: hop * 1e6,
+                               peer: nil, peerName: nil, higherIsBetter: false, goal: nil, goalMet: nil))
+
         // The fleet: two workers, one after the other, each with its own memory and disk.
         let urls = files.map { nginx.url("/" + $0.name) }
         let tier = try MemcachedTier(servers: pool.map(\.address))
@@ -108,6 +124,7 @@ enum MemcachedBench: BenchSuite {
 
     /// Worker 1 then worker 2 over `urls`; origin requests counted in nginx's access log.
     static func fleet(_ urls: [URL], tier: MemcachedTier?, root: URL, accessLog: URL) throws -> Fleet {
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
         let before = try lines(in: accessLog)
         var times: [Double] = []
         for worker in 1...2 {
