@@ -26,47 +26,36 @@ final class MemcachedTierStressTests: XCTestCase {
         let threads = 8, operationsPerThread = 150
         let completions = Atomic<Int>(0)
         let wrongValues = Mutex<[String]>([])
-        let group = DispatchGroup()
-        for thread in 0..<threads {
-            group.enter()
-            Thread.detachNewThread {
-                var random = SplitMix64(seed: seed &+ UInt64(thread))
-                let done = DispatchGroup()
-                for _ in 0..<operationsPerThread {
-                    let key = keys[random.next(upTo: keys.count)]
-                    done.enter()
-                    switch random.next(upTo: 4) {
-                    case 0:
-                        tier.value(forKey: key) { data in
-                            if let data, data != value(key) { wrongValues.withLock { $0.append(key) } }
-                            completions.add(1, ordering: .relaxed)
-                            done.leave()
-                        }
-                    case 1:
-                        let some = (0..<4).map { _ in keys[random.next(upTo: keys.count)] }
-                        tier.values(forKeys: some) { found in
-                            for (k, data) in found where data != value(k) { wrongValues.withLock { $0.append(k) } }
-                            completions.add(1, ordering: .relaxed)
-                            done.leave()
-                        }
-                    case 2:
-                        tier.setValue(value(key), forKey: key, timeToLive: nil) { _ in
-                            completions.add(1, ordering: .relaxed)
-                            done.leave()
-                        }
-                    default:
-                        tier.removeValue(forKey: key) { _ in
-                            completions.add(1, ordering: .relaxed)
-                            done.leave()
-                        }
-                    }
-                    if random.next(upTo: 8) == 0 { _ = tier.statistics; _ = tier.serverStates }
+        let finished = hammer(threads: threads, operationsPerThread: operationsPerThread, seed: seed) { random, done in
+            let key = keys[random.next(upTo: keys.count)]
+            switch random.next(upTo: 4) {
+            case 0:
+                tier.value(forKey: key) { data in
+                    if let data, data != value(key) { wrongValues.withLock { $0.append(key) } }
+                    completions.add(1, ordering: .relaxed)
+                    done.leave()
                 }
-                done.wait()
-                group.leave()
+            case 1:
+                let some = (0..<4).map { _ in keys[random.next(upTo: keys.count)] }
+                tier.values(forKeys: some) { found in
+                    for (k, data) in found where data != value(k) { wrongValues.withLock { $0.append(k) } }
+                    completions.add(1, ordering: .relaxed)
+                    done.leave()
+                }
+            case 2:
+                tier.setValue(value(key), forKey: key, timeToLive: nil) { _ in
+                    completions.add(1, ordering: .relaxed)
+                    done.leave()
+                }
+            default:
+                tier.removeValue(forKey: key) { _ in
+                    completions.add(1, ordering: .relaxed)
+                    done.leave()
+                }
             }
+            if random.next(upTo: 8) == 0 { _ = tier.statistics; _ = tier.serverStates }
         }
-        XCTAssertEqual(group.wait(timeout: .now() + 120), .success, "seed \(seed): operations did not all complete")
+        XCTAssertTrue(finished, "seed \(seed): operations did not all complete")
         XCTAssertEqual(completions.load(ordering: .relaxed), threads * operationsPerThread, "seed \(seed)")
         XCTAssertEqual(wrongValues.withLock { $0 }, [], "seed \(seed): a hit returned another key's value")
         let stats = tier.statistics
@@ -106,32 +95,43 @@ final class MemcachedTierStressTests: XCTestCase {
         let threads = 6, requestsPerThread = 40
         let completions = Atomic<Int>(0)
         let wrong = Mutex<[String]>([])
+        let finished = hammer(threads: threads, operationsPerThread: requestsPerThread, seed: seed) { random, done in
+            let index = random.next(upTo: urls.count)
+            let manager = managers[random.next(upTo: managers.count)]
+            let operation = manager.requestImage(url: urls[index]) { image, _, _, stage, _ in
+                guard stage != .progress else { return }
+                if stage == .finished, let image, image.width != 4 + index { wrong.withLock { $0.append("\(index)") } }
+                completions.add(1, ordering: .relaxed)
+                done.leave()
+            }
+            if random.next(upTo: 6) == 0 { operation.cancel() }
+        }
+        XCTAssertTrue(finished, "seed \(seed): requests did not all complete")
+        XCTAssertEqual(completions.load(ordering: .relaxed), threads * requestsPerThread, "seed \(seed)")
+        XCTAssertEqual(wrong.withLock { $0 }, [], "seed \(seed): an image of another URL")
+        for manager in managers { manager.cache?.waitForPendingSharedWrites() }
+        XCTAssertEqual(tier.statistics.errors, 0, "seed \(seed)")
+    }
+
+    /// Runs `operation` `operationsPerThread` times on each of `threads` threads, each with its own generator
+    /// seeded from `seed`; `done` has been entered for each call, and the call's completion leaves it. Returns
+    /// whether every completion came within 120 s.
+    private func hammer(threads: Int, operationsPerThread: Int, seed: UInt64,
+                        _ operation: @escaping @Sendable (inout SplitMix64, DispatchGroup) -> Void) -> Bool {
         let group = DispatchGroup()
         for thread in 0..<threads {
             group.enter()
             Thread.detachNewThread {
                 var random = SplitMix64(seed: seed &+ UInt64(thread))
                 let done = DispatchGroup()
-                for _ in 0..<requestsPerThread {
-                    let index = random.next(upTo: urls.count)
-                    let manager = managers[random.next(upTo: managers.count)]
+                for _ in 0..<operationsPerThread {
                     done.enter()
-                    let operation = manager.requestImage(url: urls[index]) { image, _, _, stage, _ in
-                        guard stage != .progress else { return }
-                        if stage == .finished, let image, image.width != 4 + index { wrong.withLock { $0.append("\(index)") } }
-                        completions.add(1, ordering: .relaxed)
-                        done.leave()
-                    }
-                    if random.next(upTo: 6) == 0 { operation.cancel() }
+                    operation(&random, done)
                 }
                 done.wait()
                 group.leave()
             }
         }
-        XCTAssertEqual(group.wait(timeout: .now() + 120), .success, "seed \(seed): requests did not all complete")
-        XCTAssertEqual(completions.load(ordering: .relaxed), threads * requestsPerThread, "seed \(seed)")
-        XCTAssertEqual(wrong.withLock { $0 }, [], "seed \(seed): an image of another URL")
-        for manager in managers { manager.cache?.waitForPendingSharedWrites() }
-        XCTAssertEqual(tier.statistics.errors, 0, "seed \(seed)")
+        return group.wait(timeout: .now() + 120) == .success
     }
 }
