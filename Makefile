@@ -5,9 +5,13 @@ SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the library needs (its six C libraries), and the tools the tests use.
 DEPS_PACKAGES := libwebp-dev libpng-dev libjpeg-dev libgif-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config
-TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx time
+# The optional products' C libraries: libmemcached-dev for WebImageMemcached (the webimage CLI links it; the
+# WebImage library product does not).
+OPTIONAL_PACKAGES := libmemcached-dev
+# memcached: the servers the WebImageMemcached tests and benchmark start on loopback ports.
+TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx time memcached
 # The peers `make bench` measures against, in the same run.
-BENCH_PACKAGES := nginx curl libvips-tools
+BENCH_PACKAGES := nginx curl libvips-tools memcached
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 TSAN_SCRATCH := .build-tsan
 
@@ -15,9 +19,9 @@ TSAN_SCRATCH := .build-tsan
 
 all: build
 
-## deps: install the Debian packages the library needs, only when missing.
+## deps: install the Debian packages the library and the optional products need, only when missing.
 deps:
-	@./scripts/apt-ensure $(DEPS_PACKAGES)
+	@./scripts/apt-ensure $(DEPS_PACKAGES) $(OPTIONAL_PACKAGES)
 
 ## test-deps: the packages the tests use too (reference decoders, openssl and nginx for the TLS and HTTP/2 tests).
 test-deps: deps

@@ -26,6 +26,8 @@ let package = Package(
     products: [
         .library(name: "WebImage", targets: ["WebImage"]),
         .executable(name: "webimage", targets: ["webimage"]),
+        // A shared cache tier on a memcached pool (libmemcached); optional, so `WebImage` needs no libmemcached.
+        .library(name: "WebImageMemcached", targets: ["WebImageMemcached"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -43,6 +45,8 @@ let package = Package(
         systemLibrary("CWebImageCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
         systemLibrary("CWebImageSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         systemLibrary("CWebImageZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
+        // Only for the optional WebImageMemcached product.
+        systemLibrary("CWebImageMemcached", pkgConfig: "libmemcached", apt: "libmemcached-dev"),
 
         // MARK: Locks ThreadSanitizer can see (Synchronization.Mutex uses futexes TSan does not intercept)
         .target(name: "CWebImageSync"),
@@ -51,6 +55,7 @@ let package = Package(
         // MARK: C shims
         .target(name: "CWebImageCodecShims", dependencies: ["CWebImageJPEG", "CWebImagePNG"]),
         .target(name: "CWebImageCurlShims", dependencies: ["CWebImageCurl"]),
+        .target(name: "CWebImageMemcachedShims", dependencies: ["CWebImageMemcached"]),
 
         // MARK: Swift modules
         .target(
@@ -73,10 +78,16 @@ let package = Package(
             dependencies: ["WebImageSync", "ImageCodec", "KVCache", "Fetcher", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "WebImageMemcached",
+            dependencies: ["WebImageSync", "KVCache", "CWebImageMemcachedShims", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "webimage",
             dependencies: [
                 "WebImage",
+                "WebImageMemcached",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -101,9 +112,11 @@ let package = Package(
         .testTarget(name: "FetcherTests", dependencies: ["Fetcher", "WebImageSync", "CWebImageCurlShims", "CWebImageCurl", "TestSupport"]),
         // The randomized pipeline model, shared by WebImageTests and (under ThreadSanitizer) StressTests.
         .target(name: "PipelineModel", dependencies: ["WebImage", "WebImageSync", "TestSupport"], path: "Tests/PipelineModel"),
-        .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageSync", "TestSupport", "PipelineModel"]),
+        .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageMemcached", "WebImageSync", "TestSupport", "PipelineModel"]),
+        // Real memcached processes on loopback ports (the `memcached` package, installed by `make test-deps`).
+        .testTarget(name: "WebImageMemcachedTests", dependencies: ["WebImageMemcached", "WebImage", "WebImageSync", "TestSupport"]),
         // Many threads, random cancels: run under ThreadSanitizer by `make test`.
-        .testTarget(name: "StressTests", dependencies: ["WebImage", "WebImageSync", "TestSupport", "PipelineModel"]),
+        .testTarget(name: "StressTests", dependencies: ["WebImage", "WebImageMemcached", "WebImageSync", "TestSupport", "PipelineModel"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -17,6 +17,7 @@ let package = Package(
             linkerSettings: [
                 .linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("gif"),
                 .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
+                .linkedLibrary("memcached"),
             ]
         ),
         .executableTarget(
@@ -24,6 +25,7 @@ let package = Package(
             dependencies: [
                 "CBenchHarness",
                 .product(name: "WebImage", package: "WebImage"),
+                .product(name: "WebImageMemcached", package: "WebImage"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

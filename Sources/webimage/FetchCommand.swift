@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import WebImage
+import WebImageMemcached
 
 /// `webimage fetch URL…`: loads images through `ImageManager` (memory → disk cache → network → decode),
 /// optionally writes them, and summarises.
@@ -27,6 +28,7 @@ struct FetchCommand: ParsableCommand {
           webimage fetch https://example.com/a.jpg --thumbnail 256 --format png --out t
           webimage fetch https://example.com/a.gif --options refresh,first-frame
           webimage fetch "$UNTRUSTED_URL" --public-only --no-file-urls --max-bytes 10000000
+          webimage fetch https://example.com/a.jpg --memcached 10.0.0.5:11211,10.0.0.6:11211
         """
     )
 
@@ -44,6 +46,9 @@ struct FetchCommand: ParsableCommand {
 
     @Option(name: .long, help: "Disk cache folder (default: \(ImageCache.defaultPath())).")
     var cache: String?
+
+    @Option(name: .long, help: "A shared cache tier after the disk: memcached servers HOST:PORT[,HOST:PORT…] (trusted network only: no TLS).")
+    var memcached: String?
 
     @Option(name: .long, help: "Transfers in flight at most.")
     var concurrency = 6
@@ -80,6 +85,16 @@ struct FetchCommand: ParsableCommand {
         }
         if format != nil, out == nil { throw ValidationError("--format needs --out") }
         _ = try FetchOptionName.parse(options)
+        if let memcached { _ = try Self.memcachedTier(memcached) }
+    }
+
+    /// The tier for `--memcached HOST:PORT[,HOST:PORT…]`.
+    static func memcachedTier(_ list: String) throws -> MemcachedTier {
+        do {
+            return try MemcachedTier(servers: list.split(separator: ",").map(String.init))
+        } catch {
+            throw ValidationError("--memcached: \(error)")
+        }
     }
 
     /// `--max-bytes`: nil keeps the library default; `.some(nil)` is "none" (no limit).
@@ -121,7 +136,8 @@ struct FetchCommand: ParsableCommand {
     func run() throws {
         PipelineLog.configure()
         let cachePath = cache ?? ImageCache.defaultPath()
-        let manager = ImageManager(cache: try ImageCache(path: cachePath),
+        let sharedTier = try memcached.map(Self.memcachedTier)
+        let manager = ImageManager(cache: try ImageCache(path: cachePath, sharedTier: sharedTier),
                                    queue: FetchQueue(maxConcurrentTransfers: concurrency))
         try configureTransfers(of: manager)
         var writer = try out.map { path in
@@ -142,6 +158,9 @@ struct FetchCommand: ParsableCommand {
         let start = Date()
         let outcomes = loader.load(requests) { bar.advance(bytes: $0.bytes) }
         manager.cache?.waitForPendingWrites() // disk writes run in the background; keep them before exiting
+        if manager.cache?.waitForPendingSharedWrites() == false {
+            Terminal.printError("warning: some shared-tier (memcached) writes were still pending at exit")
+        }
         let seconds = Date().timeIntervalSince(start)
         bar.finish()
         var bytes: Int64 = 0

@@ -63,7 +63,7 @@ struct NginxServer {
         process.waitUntilExit()
     }
 
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw BenchFailure("socket() failed") }
         defer { close(fd) }
@@ -81,7 +81,7 @@ struct NginxServer {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    private static func canConnect(port: Int) -> Bool {
+    static func canConnect(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }

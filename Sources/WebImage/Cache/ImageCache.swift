@@ -32,6 +32,8 @@ public final class ImageCache: Sendable {
     /// Serial queue for the pipeline's disk lookups and background writes, one per folder in the process (so
     /// every `ImageCache` on a path shares it): a lookup never overtakes a write queued before it.
     let ioQueue: DispatchQueue
+    /// The optional shared tier after the disk (`ImageCache+SharedTier.swift`).
+    let sharedSlot = SharedTierSlot()
 
     private let settings = Mutex(Settings())
     private struct Settings {

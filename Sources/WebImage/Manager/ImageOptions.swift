@@ -58,6 +58,8 @@ public enum ImageSource: Sendable, Hashable {
     case memoryCache
     /// The disk cache (decoded now).
     case diskCache
+    /// The shared tier (`ImageCache.sharedTier`, e.g. a memcached pool), decoded now and written to the disk.
+    case sharedCache
     /// The network (or a file URL).
     case remote
 }

@@ -38,12 +38,13 @@ extension ImageLoadTask {
         } catch {
             reservation?.release()
             let codecError = error as? ImageCodecError ?? .corruptData(format: ImageFormat.sniff(data), message: "\(error)")
-            if source == .diskCache, let cache = context.cache {
+            if source == .diskCache || source == .sharedCache, let cache = context.cache {
                 // A corrupt entry heals itself: drop it and load from the network.
                 WebImageLog.logger.warning("undecodable disk cache entry removed",
                                            metadata: ["url": "\(context.url)", "error": "\(codecError)"])
                 let key = context.cacheKey
                 let url = context.url
+                if source == .sharedCache { cache.sharedTier?.removeValue(forKey: key, completion: nil) }
                 cache.ioQueue.async {
                     do { try cache.diskCache.removeObject(forKey: key) } catch {
                         WebImageLog.logger.error("could not remove corrupt entry", metadata: ["url": "\(url)", "error": "\(error)"])
@@ -71,6 +72,8 @@ extension ImageLoadTask {
             cache.storeInMemory(image, forKey: context.memoryKey)
             // In the background: the request completes without waiting for its disk write.
             if storesToDisk { cache.storeOnDisk(data, forKey: context.cacheKey, metadata: metadata) }
+            // Off the completion path: what came from the origin goes to the shared tier too (a shared hit is there already).
+            if storesToDisk, source == .remote { cache.storeInSharedTier(data, forKey: context.cacheKey, metadata: metadata) }
         }
         finish(image: image, source: source, error: nil)
     }

@@ -163,7 +163,7 @@ final class ImageLoadTask: Sendable {
         }
         guard let item else {
             WebImageLog.logger.trace("cache miss", metadata: ["url": "\(context.url)"])
-            fetch(revalidating: nil)
+            if cache.sharedTier != nil { loadFromSharedTier() } else { fetch(revalidating: nil) }
             return
         }
         let metadata = ImageCacheMetadata.decode(item.extendedData) ?? ImageCacheMetadata()

@@ -45,7 +45,9 @@ extension ImageManager {
                     }
                     let http = HTTPCachePolicy(headers: fetched.response.headerDictionary)
                     if !(options.contains(.useHTTPCache) && http.noStore) {
-                        cache.storeOnDisk(fetched.body, forKey: key, metadata: ImageCacheMetadata(scale: 1, http: http))
+                        let metadata = ImageCacheMetadata(scale: 1, http: http)
+                        cache.storeOnDisk(fetched.body, forKey: key, metadata: metadata)
+                        cache.storeInSharedTier(fetched.body, forKey: key, metadata: metadata)
                     }
                     operation.finish(image: nil, source: .remote, error: nil)
                 case .failure(let error):

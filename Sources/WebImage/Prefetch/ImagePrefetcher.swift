@@ -269,7 +269,7 @@ public final class ImagePrefetcher: Sendable {
                 case (_, .some, _): outcome = .failed
                 case (_, nil, .memoryCache), (_, nil, .memoryCacheFast): outcome = .alreadyCached
                 case (_, nil, .diskCache): outcome = self?.destination == .diskCache ? .alreadyCached : .loaded
-                case (_, nil, .remote): outcome = .loaded
+                case (_, nil, .remote), (_, nil, .sharedCache): outcome = .loaded
                 case (_, nil, .none): outcome = .failed  // a disk prefetch through a manager without a disk cache
                 }
                 self?.didFinish(url, outcome)

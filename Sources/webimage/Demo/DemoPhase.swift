@@ -39,6 +39,7 @@ struct DemoPhase {
         case .none: return "none"
         case .memoryCacheFast, .memoryCache: return "memory"
         case .diskCache: return "disk"
+        case .sharedCache: return "shared"
         case .remote: return "remote"
         }
     }

@@ -2,6 +2,7 @@
 // ```swift block of the README appears in this file verbatim (leading whitespace aside) — edit both together.
 import Foundation
 import WebImage
+import WebImageMemcached
 
 enum ReadmeSnippets {
     static func requestWithCompletion(url: URL) {
@@ -123,5 +124,17 @@ enum ReadmeSnippets {
         manager.maximumResponseSize = 20 << 20      // 20 MiB after content decoding; nil = no limit
         manager.timeout = 5                         // the whole transfer, from DNS to the last byte
         // end
+    }
+
+    static func fleet() throws {
+        // snippet: fleet
+        var options = MemcachedTier.Options()              // defaults: 50 ms timeouts, 2 s breaker window
+        options.itemSizeLimit = 1 << 20                    // the servers' -I (values above it are skipped)
+        let tier = try MemcachedTier(servers: ["10.0.0.5:11211", "10.0.0.6:11211", "10.0.0.7:11211"], options: options)
+        let cache = try ImageCache(path: "/var/cache/thumbs", sharedTier: tier)
+        let manager = ImageManager(cache: cache)            // memory → disk → memcached pool → origin
+        // end
+        _ = manager
+        print(tier.statistics.hits, tier.serverStates.filter(\.isBreakerOpen).map(\.server))
     }
 }

@@ -51,4 +51,13 @@ int bench_gif_decode_all(const uint8_t *data, size_t size);
 int bench_sqlite_kv_floor(const char *path, const char *second_path, int count, int size, int reads,
                           double *write_ns, double *per_read_txn_ns, double *shared_txn_ns);
 
+// MARK: memcached (harness_memcached.c)
+
+/// The floor of a shared-tier hit: `memcached_get` of `key` from one memcached at `host:port` with the handle
+/// set up like WebImageMemcached's (ketama, TCP_NODELAY), called `iterations` times after a warm-up, from C.
+/// Writes the median nanoseconds per call to `*median_ns`. Returns 0 on success, -1 when a get fails or the
+/// value is not `expected_size` bytes.
+int bench_memcached_get(const char *host, unsigned port, const char *key, size_t expected_size, int iterations,
+                        uint64_t *median_ns);
+
 #endif

@@ -1,0 +1,129 @@
+import Dispatch
+import Foundation
+import KVCache
+
+/// The shared tier of an `ImageCache` and the writes to it still in flight.
+///
+/// - Important: Thread-safe (a `Mutex` and a `DispatchGroup`).
+final class SharedTierSlot: Sendable {
+    let tier = Mutex<(any RemoteCacheTier)?>(nil)
+    /// Writes handed to the tier and not yet answered.
+    let pendingWrites = DispatchGroup()
+}
+
+extension ImageCache {
+    /// Opens the image cache at `path` with a shared tier after its disk (e.g. a `MemcachedTier` from the
+    /// `WebImageMemcached` product). See `sharedTier`.
+    ///
+    /// - Parameter limits: memory and disk limits. Default `ImageCacheLimits.default` (bounded).
+    /// - Throws: `KVCacheError` when the folder or its database cannot be created.
+    public convenience init(
+        path: String = ImageCache.defaultPath(), limits: ImageCacheLimits = .default, sharedTier: (any RemoteCacheTier)?
+    ) throws(KVCacheError) {
+        try self.init(path: path, limits: limits)
+        self.sharedTier = sharedTier
+    }
+
+    /// A tier of bytes shared by many processes or machines, asked by the pipeline after a disk miss and before
+    /// the network. Default `nil` (none).
+    ///
+    /// Lookup: memory → disk → shared tier → network. A shared hit is decoded and written to the local disk; a
+    /// network result is written to the disk and, off the completion path, to the shared tier — with its
+    /// `ImageCacheMetadata` (scale, HTTP validators and freshness), so `.useHTTPCache` works across workers.
+    /// Values carry their full cache key, so a hash collision is a miss. The tier's failures are misses (it
+    /// logs and counts them): a request never fails because of it. `removeImage` does not touch the tier.
+    ///
+    /// - Important: Thread-safe. Used by `ImageManager` requests only; the synchronous `getImage` reads memory
+    ///   and disk.
+    public var sharedTier: (any RemoteCacheTier)? {
+        get { sharedSlot.tier.withLock { $0 } }
+        set { sharedSlot.tier.withLock { $0 = newValue } }
+    }
+
+    /// Blocks until the shared-tier writes handed over so far are answered, or `timeout` seconds pass; returns
+    /// whether they all were. Call it before a short-lived process exits (a CLI run, a batch job) so its images
+    /// reach the shared tier.
+    @discardableResult
+    public func waitForPendingSharedWrites(timeout: Double = 10) -> Bool {
+        sharedSlot.pendingWrites.wait(timeout: .now() + timeout) == .success
+    }
+
+    /// Writes `data` and its metadata to the shared tier, off the caller's path (the envelope is built on a
+    /// utility queue). Does nothing without a tier.
+    func storeInSharedTier(_ data: Data, forKey key: String, metadata: ImageCacheMetadata) {
+        guard let tier = sharedTier else { return }
+        let group = sharedSlot.pendingWrites
+        group.enter()
+        DispatchQueue.global(qos: .utility).async {
+            let envelope: Data
+            do { envelope = try SharedTierEnvelope.encode(data, key: key, metadata: metadata) } catch {
+                WebImageLog.logger.warning("shared tier entry not encoded", metadata: ["key": "\(key)", "error": "\(error)"])
+                group.leave()
+                return
+            }
+            tier.setValue(envelope, forKey: key, timeToLive: nil) { _ in group.leave() }
+        }
+    }
+
+    /// The shared tier's bytes and metadata for `key`, or `nil` (a miss, a failure, an entry of another key or
+    /// an unreadable envelope — the last two logged).
+    func sharedEntry(forKey key: String, completion: @escaping @Sendable (Data?, ImageCacheMetadata) -> Void) {
+        guard let tier = sharedTier else { return completion(nil, ImageCacheMetadata()) }
+        tier.value(forKey: key) { envelope in
+            guard let envelope else { return completion(nil, ImageCacheMetadata()) }
+            guard let entry = SharedTierEnvelope.decode(envelope, key: key) else {
+                WebImageLog.logger.warning("unreadable shared tier entry ignored", metadata: ["key": "\(key)"])
+                return completion(nil, ImageCacheMetadata())
+            }
+            completion(entry.data, entry.metadata)
+        }
+    }
+}
+
+/// How an image travels through the shared tier: `WIS1`, the cache key, the metadata (JSON), the bytes.
+///
+/// ```
+/// "WIS1" | u32 key length | key (UTF-8) | u32 metadata length | metadata JSON | image bytes   (big-endian)
+/// ```
+/// The key lets a reader reject an entry of another key (a hash collision, a misconfigured namespace).
+enum SharedTierEnvelope {
+    static let magic: [UInt8] = Array("WIS1".utf8)
+
+    static func encode(_ data: Data, key: String, metadata: ImageCacheMetadata) throws -> Data {
+        let keyBytes = Array(key.utf8)
+        let meta = try metadata.encoded()
+        var out = Data(capacity: 12 + keyBytes.count + meta.count + data.count)
+        out.append(contentsOf: magic)
+        append(UInt32(keyBytes.count), to: &out)
+        out.append(contentsOf: keyBytes)
+        append(UInt32(meta.count), to: &out)
+        out.append(meta)
+        out.append(data)
+        return out
+    }
+
+    /// The bytes and metadata, or `nil` when `envelope` is malformed or belongs to another key.
+    static func decode(_ envelope: Data, key: String) -> (data: Data, metadata: ImageCacheMetadata)? {
+        let bytes = Data(envelope) // indices from 0
+        guard bytes.count >= 12, Array(bytes.prefix(4)) == magic else { return nil }
+        var offset = 4
+        guard let keyLength = readLength(bytes, &offset), bytes.count - offset >= keyLength,
+              bytes[offset..<offset + keyLength].elementsEqual(key.utf8) else { return nil }
+        offset += keyLength
+        guard let metaLength = readLength(bytes, &offset), bytes.count - offset >= metaLength,
+              let metadata = ImageCacheMetadata.decode(bytes.subdata(in: offset..<offset + metaLength)) else { return nil }
+        offset += metaLength
+        return (bytes.subdata(in: offset..<bytes.count), metadata)
+    }
+
+    private static func append(_ value: UInt32, to data: inout Data) {
+        withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
+    }
+
+    private static func readLength(_ bytes: Data, _ offset: inout Int) -> Int? {
+        guard bytes.count - offset >= 4 else { return nil }
+        let value = bytes[offset..<offset + 4].reduce(0) { ($0 << 8) | Int($1) }
+        offset += 4
+        return value
+    }
+}

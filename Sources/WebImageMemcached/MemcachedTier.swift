@@ -1,0 +1,275 @@
+import Dispatch
+import Foundation
+import KVCache
+import Synchronization
+
+/// A shared cache tier on a pool of memcached servers, through libmemcached with consistent (ketama) hashing:
+/// the level a fleet of workers shares after their own memory and disk caches.
+///
+/// ```swift
+/// let tier = try MemcachedTier(servers: ["10.0.0.5:11211", "10.0.0.6:11211", "10.0.0.7:11211"])
+/// let cache = try ImageCache(path: "/var/cache/thumbs", sharedTier: tier)
+/// let manager = ImageManager(cache: cache)          // memory → disk → memcached → origin
+/// ```
+///
+/// Keys are mapped by `Options.keys` (`<namespace>:v<version>:<md5 of the key>`), so any cache key works.
+/// Every failure is a miss for the caller plus a logged, counted error (`statistics`): a dead server
+/// (connection refused) is ejected by libmemcached and re-admitted by itself after `deadTimeoutSeconds`; a
+/// hung one costs at most `pollTimeoutMilliseconds`, then its circuit breaker sends its keys straight to a
+/// miss for `breakerOpenMilliseconds` before one request probes it again. With one of N servers gone, about
+/// 1/N of the keys miss; the others stay where they are.
+///
+/// - Important: Thread-safe: call from any thread. Operations run on the tier's `Options.connections` serial
+///   queues (one libmemcached handle each — handles are not thread-safe); completions run there, keep them
+///   short. No TLS (libmemcached has none) and no persistence: put the pool on a trusted network, and treat
+///   it as a cache — a lost server only makes its share of the keys cold.
+public final class MemcachedTier: RemoteCacheTier {
+    /// The servers, in the order given (the index used by `serverStates`).
+    public let servers: [MemcachedServer]
+    /// The options the tier was made with.
+    public let options: Options
+
+    private let lanes: [MemcachedLane]
+    private let nextLane = Atomic<Int>(0)
+    private let counters = Mutex(RemoteCacheStatistics())
+    let breaker: CircuitBreaker
+
+    /// Connects lazily to `servers` (`"host:port"` strings; `[v6]:port` for IPv6).
+    ///
+    /// - Throws: `MemcachedTierError` for an empty list, a malformed server or an option out of range. An
+    ///   unreachable server is not an error here: it is a miss later.
+    public convenience init(servers: [String], options: Options = Options()) throws(MemcachedTierError) {
+        var parsed: [MemcachedServer] = []
+        for text in servers {
+            guard let server = MemcachedServer(text.trimmingCharacters(in: .whitespaces)) else { throw .invalidServer(text) }
+            parsed.append(server)
+        }
+        try self.init(servers: parsed, options: options)
+    }
+
+    /// Connects lazily to `servers`.
+    ///
+    /// - Throws: `MemcachedTierError` for an empty list or an option out of range; `.configuration` when
+    ///   libmemcached refuses a server.
+    public init(servers: [MemcachedServer], options: Options = Options()) throws(MemcachedTierError) {
+        guard !servers.isEmpty else { throw .noServers }
+        try options.validate()
+        self.servers = servers
+        self.options = options
+        breaker = CircuitBreaker(servers: servers.count, openMilliseconds: options.breakerOpenMilliseconds)
+        // Make one handle now so a configuration libmemcached refuses is an error of `init`, not a log line.
+        _ = try MemcachedHandle(servers: servers, options: options)
+        lanes = (0..<options.connections).map { index in
+            MemcachedLane(index: index) { () throws(MemcachedTierError) -> MemcachedHandle in
+                try MemcachedHandle(servers: servers, options: options)
+            }
+        }
+    }
+
+    /// Counters since the tier was made.
+    public var statistics: RemoteCacheStatistics { counters.withLock { $0 } }
+
+    /// The breaker state of each server (in `servers` order).
+    public var serverStates: [MemcachedServerState] {
+        zip(servers, breaker.snapshot).map { server, entry in
+            MemcachedServerState(server: server, isBreakerOpen: entry.isOpen, breakerOpenings: entry.openings,
+                                 failures: entry.failures)
+        }
+    }
+
+    /// The server `key` maps to now (consistent hashing, after any ejection), or `nil` when none is available.
+    ///
+    /// - Important: Waits for one of the tier's queues (behind the operations queued on it): never call it from
+    ///   a completion of this tier.
+    public func server(forKey key: String) -> MemcachedServer? {
+        let remote = options.keys.remoteKey(for: key)
+        let index = Mutex(-1)
+        let done = DispatchSemaphore(value: 0)
+        lane().run { handle in
+            index.withLock { $0 = handle?.serverIndex(remote) ?? -1 }
+            done.signal()
+        }
+        done.wait()
+        let found = index.withLock { $0 }
+        return servers.indices.contains(found) ? servers[found] : nil
+    }
+
+    /// The first idle lane (so light traffic reuses one warm connection and thread), else the next in turn.
+    private func lane() -> MemcachedLane {
+        for lane in lanes where lane.pending.load(ordering: .relaxed) == 0 { return lane }
+        return lanes[nextLane.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
+    }
+
+    private func count(_ update: (inout RemoteCacheStatistics) -> Void) {
+        counters.withLock { update(&$0) }
+    }
+
+    // MARK: RemoteCacheTier
+
+    /// Looks `key` up on the server it hashes to; a miss for an absent key, an open breaker or any failure.
+    public func value(forKey key: String, completion: @escaping @Sendable (Data?) -> Void) {
+        let remote = options.keys.remoteKey(for: key)
+        lane().run { [self] handle in
+            let data = perform(handle, remote, "get") { handle in handle.get(remote) }
+            count { s in
+                s.lookups += 1
+                if data != nil { s.hits += 1 } else { s.misses += 1 }
+            }
+            completion(data)
+        }
+    }
+
+    /// Looks `keys` up with one `memcached_mget` (keys whose breaker is open are left out: misses).
+    public func values(forKeys keys: [String], completion: @escaping @Sendable ([String: Data]) -> Void) {
+        guard !keys.isEmpty else { return completion([:]) }
+        var remoteKeys: [String: String] = [:]
+        for key in keys { remoteKeys[options.keys.remoteKey(for: key)] = key }
+        let byRemote = remoteKeys
+        let lookups = Set(keys).count
+        lane().run { [self] handle in
+            var found: [String: Data] = [:]
+            if let handle {
+                var sent: [String] = []
+                var servers = Set<Int>()
+                var probes = Set<Int>()
+                for remote in byRemote.keys {
+                    let server = handle.serverIndex(remote)
+                    switch breaker.permission(for: server) {
+                    case .denied: continue
+                    case .probe: probes.insert(server)
+                    case .allowed: break
+                    }
+                    sent.append(remote)
+                    servers.insert(server)
+                }
+                count { $0.skippedUnavailable += byRemote.count - sent.count }
+                if !sent.isEmpty {
+                    let (values, status) = handle.multiGet(sent)
+                    for (remote, value) in values { if let key = byRemote[remote] { found[key] = value } }
+                    if status.kind == .ok {
+                        for server in servers where breaker.recordSuccess(server) { logBreaker(closed: server) }
+                    } else {
+                        // The pool answered in part: which server failed is not known, so only the probes
+                        // (whose outcome must be reported) reopen their breakers.
+                        record(status, handle: handle, operation: "mget", server: nil)
+                        for server in probes { breaker.recordFailure(server) }
+                    }
+                }
+            }
+            count { s in
+                s.lookups += lookups
+                s.hits += found.count
+                s.misses += lookups - found.count
+            }
+            completion(found)
+        }
+    }
+
+    /// Stores `value` (skipped and counted when its item exceeds `Options.itemSizeLimit`).
+    public func setValue(_ value: Data, forKey key: String, timeToLive: Int?, completion: (@Sendable (Bool) -> Void)?) {
+        let remote = options.keys.remoteKey(for: key)
+        guard value.count + remote.utf8.count + 64 <= options.itemSizeLimit else {
+            count { $0.skippedTooLarge += 1 }
+            memcachedLog.debug("value over the item size limit not stored",
+                               metadata: ["bytes": "\(value.count)", "limit": "\(options.itemSizeLimit)"])
+            completion?(false)
+            return
+        }
+        let ttl = Self.expiration(seconds: timeToLive ?? options.defaultTimeToLive)
+        lane().run { [self] handle in
+            let stored = perform(handle, remote, "set") { handle in
+                let status = handle.set(remote, value, timeToLive: ttl)
+                return (true, status)
+            } ?? false
+            if stored { count { $0.stores += 1 } }
+            completion?(stored)
+        }
+    }
+
+    /// Removes `key` (an absent key counts as removed).
+    public func removeValue(forKey key: String, completion: (@Sendable (Bool) -> Void)?) {
+        let remote = options.keys.remoteKey(for: key)
+        lane().run { [self] handle in
+            let answered = perform(handle, remote, "delete", missIsSuccess: true) { handle in
+                (true, handle.delete(remote))
+            } ?? false
+            if answered { count { $0.removals += 1 } }
+            completion?(answered)
+        }
+    }
+
+    // MARK: Internals
+
+    /// memcached reads a time to live over 30 days as an absolute Unix time: convert longer ones.
+    static func expiration(seconds: Int) -> Int {
+        guard seconds > 30 * 24 * 60 * 60 else { return max(0, seconds) }
+        return Int(Date().timeIntervalSince1970) + seconds
+    }
+
+    /// Runs one single-key call through the key's server breaker: `nil` when skipped or failed (recorded),
+    /// the call's result on success; a miss gives `nil` too (or success with `missIsSuccess`).
+    private func perform<T>(_ handle: MemcachedHandle?, _ remote: String, _ operation: String, missIsSuccess: Bool = false,
+                            _ call: (MemcachedHandle) -> (T?, MemcachedHandle.Status)) -> T? {
+        guard let handle else {
+            count { $0.errors += 1 }
+            return nil
+        }
+        let server = handle.serverIndex(remote)
+        guard breaker.permission(for: server) != .denied else {
+            count { $0.skippedUnavailable += 1 }
+            return nil
+        }
+        let (result, status) = call(handle)
+        switch status.kind {
+        case .ok:
+            if breaker.recordSuccess(server) { logBreaker(closed: server) }
+            return result
+        case .miss:
+            if breaker.recordSuccess(server) { logBreaker(closed: server) }
+            return missIsSuccess ? result : nil
+        default:
+            record(status, handle: handle, operation: operation, server: server)
+            return nil
+        }
+    }
+
+    /// Counts and logs a failed call; a timeout or an unreachable server opens that server's breaker.
+    private func record(_ status: MemcachedHandle.Status, handle: MemcachedHandle, operation: String, server: Int?) {
+        let kind = status.kind
+        if kind == .tooLarge {
+            count { $0.skippedTooLarge += 1 }
+            return
+        }
+        count { s in
+            s.errors += 1
+            if kind == .timeout { s.timeouts += 1 }
+        }
+        let name = server.flatMap { servers.indices.contains($0) ? servers[$0].description : nil } ?? "pool"
+        memcachedLog.warning("memcached \(operation) failed; treated as a miss",
+                             metadata: ["server": "\(name)", "error": "\(handle.message(status))"])
+        if let server, kind == .timeout || kind == .unavailable,
+           breaker.recordFailure(server) {
+            memcachedLog.warning("memcached server breaker opened", metadata: [
+                "server": "\(name)", "milliseconds": "\(options.breakerOpenMilliseconds)",
+            ])
+        }
+    }
+
+    private func logBreaker(closed server: Int) {
+        memcachedLog.notice("memcached server breaker closed", metadata: ["server": "\(servers[server])"])
+    }
+}
+
+/// The health of one server of a `MemcachedTier`, as its circuit breaker sees it.
+///
+/// - Important: A value type; thread-safe.
+public struct MemcachedServerState: Sendable, Hashable {
+    /// The server.
+    public var server: MemcachedServer
+    /// Whether its breaker is open now (its keys are misses without a request).
+    public var isBreakerOpen: Bool
+    /// How many times its breaker has opened.
+    public var breakerOpenings: Int
+    /// Timeouts and connection failures seen.
+    public var failures: Int
+}
