@@ -49,7 +49,7 @@ extension DiskCache {
     /// - Important: Touches the manifest on the calling thread.
     public func usage() throws(KVCacheError) -> DiskCacheUsage {
         try core.withStorage { (storage) throws(KVCacheError) -> DiskCacheUsage in
-            storage.flushAccessTimes()
+            try storage.applyAccessTimes()
             let select = try storage.database.prepare(
                 "SELECT filename IS NULL, count(*), total(size), min(last_access_time), max(last_access_time) FROM manifest GROUP BY filename IS NULL")
             defer { select.reset() }
@@ -73,7 +73,7 @@ extension DiskCache {
     /// - Important: Touches the manifest on the calling thread; O(n) in entries.
     public func allKeys() throws(KVCacheError) -> [String] {
         try core.withStorage { (storage) throws(KVCacheError) -> [String] in
-            storage.flushAccessTimes()
+            try storage.applyAccessTimes()
             let select = try storage.database.prepare("SELECT key FROM manifest ORDER BY last_access_time")
             defer { select.reset() }
             var keys: [String] = []

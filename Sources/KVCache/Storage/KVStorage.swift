@@ -114,6 +114,13 @@ public final class KVStorage {
     /// sweep only when there is something to sweep).
     var hasNewTrash = false
     var isClosed = false
+    /// Whether this instance is counted in the lock file's open-instance count (see KVStorage+CleanShutdown).
+    var isCountedOpen = false
+    /// What the open did (clean-shutdown bookkeeping; tests).
+    var openReport = OpenReport()
+    /// Appends to and folds of `access_log` by this instance (tests).
+    var accessLogAppends = 0
+    var accessLogFolds = 0
     /// The folder's commit generation (`<path>/generation`).
     let generation: CommitGeneration
     /// The read transaction kept across reads.
@@ -170,10 +177,12 @@ public final class KVStorage {
         }
         let manifestExisted: Bool
         var recovery: KVCacheError?
+        // The first opener checks and cleans up only after an unclean shutdown (see KVStorage+CleanShutdown).
+        let wasClean = exclusive && Self.readInstanceCount(lock) == 0
         do {
             manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
             database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
-                                             checkIntegrity: exclusive, recovery: &recovery)
+                                             checkIntegrity: exclusive && !wasClean, recovery: &recovery)
         } catch {
             Glibc.close(lock)
             Glibc.close(fileLock)
@@ -181,13 +190,21 @@ public final class KVStorage {
         }
         lockDescriptor = lock
         recoveryError = recovery
-        if exclusive {
+        // A recreated or missing manifest leaves every value file unreferenced: clean up whatever the count says.
+        let cleansUp = exclusive && (!wasClean || recovery != nil || !manifestExisted)
+        openReport = OpenReport(previousShutdownWasClean: wasClean, ranQuickCheck: exclusive && !wasClean,
+                                ranCrashCleanup: cleansUp)
+        if exclusive && !cleansUp {
+            try removeTemporaries()
+        } else if exclusive {
             let orphans = try cleanUpAfterCrash()
             if !manifestExisted && orphans > 0 && recoveryError == nil {
                 recoveryError = .manifestMissing(orphanFiles: orphans)
                 kvLog.error("KVStorage at \(path): \(KVCacheError.manifestMissing(orphanFiles: orphans))")
             }
         }
+        try changeInstanceCount(by: 1, reset: exclusive)
+        isCountedOpen = true
         try downgradeOpenLock()
     }
 
@@ -201,6 +218,13 @@ public final class KVStorage {
         endReadSnapshot()
         flushAccessTimes()
         database.close()
+        if isCountedOpen {
+            do {
+                try changeInstanceCount(by: -1)
+            } catch {
+                kvLog.error("KVStorage at \(path): cannot record the clean shutdown (the next open checks the store): \(error)")
+            }
+        }
         if lockDescriptor >= 0 { Glibc.close(lockDescriptor) }
         lockDescriptor = -1
         Glibc.close(fileLockDescriptor)

@@ -1,0 +1,78 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Clean shutdown: `<path>/lock` holds, as decimal text, the number of instances that have the folder open
+// (updated under `write.lock`: +1 by each open, −1 by each `close()`). A process killed while it has the
+// folder open never decrements it, so the next first opener (the one with the exclusive open lock, i.e.
+// nobody else has the folder open) finds it above 0: the last shutdown was unclean. Only then does it run
+// the crash cleanup (temporaries, rows whose file is missing, files no row references) and a bounded
+// `PRAGMA quick_check`; after a clean shutdown it only empties `tmp/` (what older versions may leave). A
+// store of an older version has no count yet and is treated as unclean once. Opening a clean 1M-entry store
+// therefore costs a few SQLite PRAGMAs, not a scan of the manifest.
+
+extension KVStorage {
+    /// How long the open-time `PRAGMA quick_check` after an unclean shutdown may run before it is interrupted
+    /// (a partial check is logged, not treated as corruption): SQLite's WAL recovery already makes a
+    /// process crash harmless to the manifest; the check is a bounded guard against a damaged file.
+    static let quickCheckBudget = 0.25
+
+    /// Open-time bookkeeping observed by tests: whether the last open ran `quick_check` and the full crash
+    /// cleanup.
+    struct OpenReport: Equatable {
+        var previousShutdownWasClean = false
+        var ranQuickCheck = false
+        var ranCrashCleanup = false
+    }
+
+    /// The open-instance count in the lock file, or `nil` when it holds none (a new folder, or one last
+    /// opened by an older version).
+    static func readInstanceCount(_ lockDescriptor: Int32) -> Int? {
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let count = pread(lockDescriptor, &buffer, buffer.count, 0)
+        guard count > 0 else { return nil }
+        let text = String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return Int(text).flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    /// Adds `delta` to the open-instance count (under `write.lock`, so concurrent openers and closers of
+    /// any process do not lose updates); `reset` starts from 0 instead of the stored count (the exclusive
+    /// opener: every instance counted before is gone).
+    func changeInstanceCount(by delta: Int, reset: Bool = false) throws(KVCacheError) {
+        try withFileLock { () throws(KVCacheError) in
+            let current = reset ? 0 : Self.readInstanceCount(lockDescriptor) ?? 0
+            let bytes = Array("\(max(0, current + delta))\n".utf8)
+            guard pwrite(lockDescriptor, bytes, bytes.count, 0) == bytes.count,
+                  ftruncate(lockDescriptor, off_t(bytes.count)) == 0
+            else { throw .io(errno: errno, operation: "write instance count", path: path + "/lock") }
+        }
+    }
+
+    /// Runs `PRAGMA quick_check` for at most `quickCheckBudget` seconds. Returns its rows, or `["ok"]` with a
+    /// log line when the budget ran out before it found anything.
+    static func boundedQuickCheck(_ database: SQLiteDatabase) throws(KVCacheError) -> [String] {
+        do {
+            return try database.withDeadline(seconds: quickCheckBudget) { () throws(KVCacheError) in
+                try database.textRows("PRAGMA quick_check")
+            }
+        } catch where error.sqliteCode == SQLiteCode.interrupt {
+            kvLog.notice("KVStorage at \(database.path): quick_check stopped after \(quickCheckBudget) s without finding damage")
+            return ["ok"]
+        }
+    }
+
+    /// Empties `tmp/` (the exclusive opener after a clean shutdown: temporaries only an older version or a
+    /// killed writer can have left).
+    func removeTemporaries() throws(KVCacheError) {
+        for name in try io.contentsOfDirectory(tmpPath) { try io.unlink(tmpPath + "/" + name) }
+    }
+}
+
+extension KVCacheError {
+    /// The primary SQLite result code, for `.sqlite` errors.
+    var sqliteCode: Int32? {
+        guard case .sqlite(let code, _, _) = self else { return nil }
+        return code & 0xFF
+    }
+}
