@@ -4,6 +4,8 @@ import Foundation
 // in one write transaction, keeping every row:
 //
 //   table access_log(key text, time integer)                 reads not yet folded into last_access_time
+//   index manifest_filename on manifest(filename) where filename is not null
+//                                                             the crash cleanup visits file rows only
 //   table totals(id integer primary key check (id = 1), count integer, size integer)
 //   triggers manifest_totals_insert/_delete/_update           keep totals equal to count(*) and sum(size)
 //
@@ -19,6 +21,7 @@ extension KVStorage {
 
     static let schemaVersion2 = """
         CREATE TABLE IF NOT EXISTS access_log (key TEXT NOT NULL, time INTEGER NOT NULL);
+        CREATE INDEX IF NOT EXISTS manifest_filename ON manifest(filename) WHERE filename IS NOT NULL;
         CREATE TABLE IF NOT EXISTS totals (id INTEGER PRIMARY KEY CHECK (id = 1), count INTEGER NOT NULL,
             size INTEGER NOT NULL);
         CREATE TRIGGER IF NOT EXISTS manifest_totals_insert AFTER INSERT ON manifest

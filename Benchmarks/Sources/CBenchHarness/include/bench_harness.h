@@ -51,4 +51,10 @@ int bench_gif_decode_all(const uint8_t *data, size_t size);
 int bench_sqlite_kv_floor(const char *path, const char *second_path, int count, int size, int reads,
                           double *write_ns, double *per_read_txn_ns, double *shared_txn_ns);
 
+/// Creates a KVStorage manifest of schema version 1 (f51e949) at `manifest_path` holding `count` inline rows
+/// (keys "key-<i>", `size` bytes each, byte j of value i = i * 31 + j, access times first_time_us + i), in
+/// large transactions without a journal: the documented fast path to a large store for the "KVCache at
+/// scale" suite (opening it upgrades the schema). Returns 0 on success.
+int bench_kvcache_populate_v1(const char *manifest_path, int count, int size, long long first_time_us);
+
 #endif
