@@ -33,7 +33,8 @@ final class KVStorageScaleTests: XCTestCase {
         for i in 0..<KVStorage.pendingAccessLimit { XCTAssertNotNil(try storage.itemValue(forKey: "k\(i)")) }
         XCTAssertTrue(storage.pendingAccessTimes.isEmpty, "the flush ran")
         XCTAssertEqual(storage.accessLogAppends, 1)
-        XCTAssertEqual(try manifestAccessTimes(storage), before, "a flush must not rewrite manifest rows")
+        let rewritten = try manifestAccessTimes(storage).filter { before[$0.key] != $0.value }.count
+        XCTAssertEqual(rewritten, 0, "a flush must not rewrite manifest rows")
         XCTAssertEqual(storage.database.totalChanges - changesBefore, Int64(KVStorage.pendingAccessLimit),
                        "one narrow log row per key, nothing else")
         XCTAssertEqual(try storage.accessLogLength(), Int64(KVStorage.pendingAccessLimit))
