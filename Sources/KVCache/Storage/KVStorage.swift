@@ -10,13 +10,22 @@ import Glibc
 //   <path>/data/<filename>                  value files (filename: md5 of the key unless the caller names it)
 //   <path>/tmp/<pid>-<n>                    value files being written; renamed into data/ when complete
 //   <path>/trash/<pid>-<n>-<filename>       removed value files, emptied in the background
-//   <path>/lock                             advisory lock: shared while open, exclusive for open-time cleanup
+//   <path>/lock                             advisory lock: shared while open, exclusive for open-time cleanup;
+//                                           its text: the number of instances open (see KVStorage+CleanShutdown)
 //   <path>/generation                       commit generation: 8-byte magic + 64-bit counter, mapped shared
 //   <path>/write.lock                       advisory lock held around every move of a value file
 //
 //   table manifest(key text primary key, filename text, size integer, inline_data blob,
 //                  modification_time integer, last_access_time integer, extended_data blob)
 //   index manifest_last_access_time on manifest(last_access_time)
+//   index manifest_filename on manifest(filename) where filename is not null
+//   table access_log(key text, time integer)      reads not yet folded into last_access_time
+//   table totals(id = 1, count integer, size integer), kept equal to count(*)/sum(size) by triggers
+//   PRAGMA user_version = 2 (version 1, f51e949, is upgraded at open: see KVStorage+Schema.swift)
+//
+// Access times: a read goes to `pendingAccessTimes`, then (1,024 keys at a time) to `access_log`, and is
+// folded into `last_access_time` before trims: a read never rewrites its value's row (see
+// KVStorage+AccessTime.swift).
 //
 // Times are microseconds since 1970 (64-bit), sizes 64-bit bytes.
 //
@@ -106,8 +115,8 @@ public final class KVStorage {
     /// `<path>/write.lock`, held around every move of a value file (see `withFileLock`).
     let fileLockDescriptor: Int32
     var fileLockDepth = 0
-    /// Reads not yet written to `last_access_time`: flushed in one transaction every 1,024 reads, before
-    /// evictions and at close.
+    /// Reads not yet appended to `access_log`: appended in one transaction when 1,024 keys are pending,
+    /// before evictions and at close.
     var pendingAccessTimes: [String: Int64] = [:]
     var lastStamp: Int64 = 0
     /// Whether a file went to `trash/` since `takeTrashFlag()` last ran (so `DiskCache` schedules a trash
