@@ -76,7 +76,7 @@ extension KVStorage {
         try database.execute(schema)
         try upgradeSchema(database)
         if checkIntegrity {
-            let result = try boundedQuickCheck(database)
+            let result = try openTimeQuickCheck(database)
             guard result == ["ok"] else {
                 throw .sqlite(code: SQLiteCode.corrupt, message: result.prefix(3).joined(separator: "; "),
                               operation: "PRAGMA quick_check")

@@ -201,8 +201,9 @@ public final class KVStorage {
         recoveryError = recovery
         // A recreated or missing manifest leaves every value file unreferenced: clean up whatever the count says.
         let cleansUp = exclusive && (!wasClean || recovery != nil || !manifestExisted)
-        openReport = OpenReport(previousShutdownWasClean: wasClean, ranQuickCheck: exclusive && !wasClean,
-                                ranCrashCleanup: cleansUp)
+        var checked = false
+        if exclusive && !wasClean { checked = try Self.isSmallEnoughToCheckAtOpen(database) }
+        openReport = OpenReport(previousShutdownWasClean: wasClean, ranQuickCheck: checked, ranCrashCleanup: cleansUp)
         if exclusive && !cleansUp {
             try removeTemporaries()
         } else if exclusive {

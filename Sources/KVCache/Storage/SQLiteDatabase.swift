@@ -235,23 +235,6 @@ enum HotStatement: Int, CaseIterable {
 }
 
 extension SQLiteDatabase {
-    /// Runs `body`, interrupting its statements (they fail with `SQLITE_INTERRUPT`) once `seconds` have
-    /// passed. Wraps `sqlite3_progress_handler`, checked every 10,000 virtual-machine steps.
-    func withDeadline<T>(seconds: Double, _ body: () throws(KVCacheError) -> T) throws(KVCacheError) -> T {
-        guard let handle else { return try body() }
-        let deadline = UnsafeMutablePointer<Double>.allocate(capacity: 1)
-        deadline.initialize(to: monotonicSeconds() + seconds)
-        defer {
-            sqlite3_progress_handler(handle, 0, nil, nil)
-            deadline.deallocate()
-        }
-        sqlite3_progress_handler(handle, 10_000, { context in
-            guard let context else { return 0 }
-            return monotonicSeconds() > context.assumingMemoryBound(to: Double.self).pointee ? 1 : 0
-        }, deadline)
-        return try body()
-    }
-
     /// Rows changed by every statement since the connection opened (`sqlite3_total_changes64`), triggers
     /// included.
     var totalChanges: Int64 { handle.map { sqlite3_total_changes64($0) } ?? 0 }
@@ -259,7 +242,6 @@ extension SQLiteDatabase {
 
 /// SQLite primary result codes the storage reacts to.
 enum SQLiteCode {
-    static let interrupt: Int32 = 9
     static let corrupt: Int32 = 11
     static let notADatabase: Int32 = 26
     static let cantOpen: Int32 = 14
