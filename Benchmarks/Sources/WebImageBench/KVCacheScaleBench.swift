@@ -21,7 +21,7 @@ enum KVCacheScaleBench: BenchSuite {
     /// not inflate (none of these operations waits on `fsync`); the wall-clock figure is printed beside it.
     struct Figures {
         var firstOpen = 0.0, cleanOpen = 0.0, crashOpen = 0.0
-        var read = 0.0, write = 0.0, totals = 0.0
+        var read = 0.0, write = 0.0, totals = 0.0, sqliteRead = 0.0
         var trim = 0.0, trimCPU = 0.0, trimSteps = 0.0, worstReadDuringTrim = 0.0, readsDuringTrim = 0
         var wall: [String: Double] = [:]
     }
@@ -66,6 +66,10 @@ enum KVCacheScaleBench: BenchSuite {
         guard bench_kvcache_populate_v1(folder + "/manifest.sqlite", Int32(count), Int32(valueSize), firstTime) == 0
         else { throw BenchFailure("populate \(count) failed") }
         print(String(format: "  %@: populated in %.1f s", label(count) as NSString, Clock.now() - t0))
+        var floor = 0.0
+        guard bench_sqlite_random_reads(folder + "/manifest.sqlite", Int32(count), Int32(quick ? 10_000 : 20_000), &floor) == 0
+        else { throw BenchFailure("\(count): SQLite floor failed") }
+        f.sqliteRead = floor / 1e9
 
         // First open: upgrades the schema (counts the entries once); then a clean close.
         var cache: DiskCache?
@@ -221,6 +225,11 @@ enum KVCacheScaleBench: BenchSuite {
             }
         }
         flat("2 KB random read", key: "read", unit: "µs/op", scale: 1e6, \.read)
+        for n in sizes {
+            guard let f = figures[n] else { continue }
+            add("2 KB random read at \(label(n)), CPU, vs SQLite from C at the same size", unit: "µs/op", ours: f.read * 1e6,
+                peer: f.sqliteRead * 1e6, peerName: "SQLite SELECT from C", goal: nil, met: nil)
+        }
         flat("2 KB random write", key: "write", unit: "µs/op", scale: 1e6, \.write)
         flat("totalCount + totalCost", key: "totals", unit: "µs/op", scale: 1e6, \.totals)
         bound("open after clean shutdown, CPU", key: "clean open", unit: "ms", scale: 1e3, limit: 300, \.cleanOpen)
