@@ -231,13 +231,16 @@ enum KVCacheScaleBench: BenchSuite {
                 peer: f.sqliteRead * 1e6, peerName: "SQLite SELECT from C", goal: nil, met: nil)
         }
         flat("2 KB random write", key: "write", unit: "µs/op", scale: 1e6, \.write)
-        flat("totalCount + totalCost", key: "totals", unit: "µs/op", scale: 1e6, \.totals)
+        // O(1) is the point (a count(*) and sum(size) read the whole manifest): an absolute bound, as the
+        // 1k figure is a microsecond and cache effects alone move it by 2×.
+        bound("totalCount + totalCost, CPU", key: "totals", unit: "µs/op", scale: 1e6, limit: 10, \.totals)
         bound("open after clean shutdown, CPU", key: "clean open", unit: "ms", scale: 1e3, limit: 300, \.cleanOpen)
         bound("open after a crash (SIGKILL mid-write), CPU", key: "crash open", unit: "ms", scale: 1e3, limit: 300, \.crashOpen)
         for n in sizes {
             guard let f = figures[n] else { continue }
             let step = f.trimCPU / max(1, f.trimSteps) * 1e3
-            add("trim 10 % at \(label(n)): store lock held per step, mean CPU (\(Int(f.trimSteps)) steps, \(String(format: "%.2f", f.trimCPU)) s CPU, \(String(format: "%.1f", f.trim)) s wall)",
+            // The removal steps only: the folds of the reader's access times are steps too, so this overstates the mean.
+            add("trim 10 % at \(label(n)): store lock held per step, mean CPU (≤; \(Int(f.trimSteps)) removal steps, \(String(format: "%.2f", f.trimCPU)) s CPU, \(String(format: "%.1f", f.trim)) s wall)",
                 unit: "ms", ours: step, peer: 50, peerName: "limit", goal: "≤ 50 ms", met: step <= 50)
             add("trim 10 % at \(label(n)): worst wall latency of a concurrent reader (\(f.readsDuringTrim) reads served)",
                 unit: "ms", ours: f.worstReadDuringTrim * 1e3, peer: 50, peerName: "limit", goal: "≤ 50 ms", met: f.worstReadDuringTrim * 1e3 <= 50)

@@ -131,9 +131,10 @@ final class DiskCacheCore: Sendable {
 
     /// Trims to `limits` step by step, holding the store lock for one step at a time (see `trimToLimits`),
     /// then schedules a trash sweep.
-    func trim(to limits: TrimLimits) throws(KVCacheError) {
+    func trim(to target: TrimLimits) throws(KVCacheError) {
+        var limits = target
         var steps = 0
-        while try withStorage({ (storage) throws(KVCacheError) in try storage.trimStep(limits) }) {
+        while try withStorage({ (storage) throws(KVCacheError) in try storage.trimStep(&limits) }) {
             steps += 1
             trimStepHook.withLock { $0 }?(steps)
         }

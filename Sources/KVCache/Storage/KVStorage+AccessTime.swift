@@ -17,8 +17,9 @@ extension KVStorage {
     /// Distinct keys pending before they are appended to `access_log`.
     static let pendingAccessLimit = 1_024
     /// Log rows folded into the manifest per transaction: a bound on how long one fold step holds the
-    /// store lock (each folded key rewrites its row, about 10 µs with a 2 KB inline value).
-    static let accessFoldBatch: Int64 = 1_024
+    /// store lock (each folded key rewrites its row: about 30 µs of CPU with a 2 KB inline value in a 1M-entry
+    /// store, so a step is under 10 ms).
+    static let accessFoldBatch: Int64 = 256
 
     /// Notes a read of `item`; access times reach the manifest in batches (see the top of this file). The
     /// item keeps the access time before this one (a pending one if any, else the manifest's, which does not
@@ -51,7 +52,14 @@ extension KVStorage {
                 }
             }
             accessLogAppends += 1
-            if logRows > (try accessLogCap()) { _ = try foldAccessLogBatch() }
+            // Up to 4 × 256 = 1,024 rows, what one flush appends at most: the log stays near its cap.
+            var over = logRows - (try accessLogCap())
+            var steps = 0
+            while over > 0 && steps < 4 {
+                guard try foldAccessLogBatch() else { break }
+                over -= Self.accessFoldBatch
+                steps += 1
+            }
         } catch {
             kvLog.warning("KVStorage at \(path): access times not recorded: \(error)")
         }
@@ -69,10 +77,11 @@ extension KVStorage {
         return try select.step() ? select.int64(0) : 0
     }
 
-    /// Folds up to `accessFoldBatch` of the oldest `access_log` rows into `manifest.last_access_time` (the
-    /// newest time per key wins; a time older than the row's, e.g. from before the key was saved again, is
-    /// ignored) and deletes them, in one transaction. Returns whether rows remain in the log.
-    func foldAccessLogBatch() throws(KVCacheError) -> Bool {
+    /// Folds up to `accessFoldBatch` of the oldest `access_log` rows (those with a rowid up to `through`) into
+    /// `manifest.last_access_time` (the newest time per key wins; a time older than the row's, e.g. from before
+    /// the key was saved again, is ignored) and deletes them, in one transaction. Returns whether it found
+    /// rows to fold (`false`: none up to `through`).
+    func foldAccessLogBatch(through limit: Int64 = .max) throws(KVCacheError) -> Bool {
         try guarded { () throws(KVCacheError) -> Bool in
             try inWriteTransaction { () throws(KVCacheError) -> Bool in
                 let first = try database.prepare("SELECT min(rowid), max(rowid) FROM access_log")
@@ -80,8 +89,9 @@ extension KVStorage {
                     first.reset()
                     return false
                 }
-                let (low, high) = (first.int64(0), first.int64(1))
+                let (low, high) = (first.int64(0), min(limit, first.int64(1)))
                 first.reset()
+                guard low <= high else { return false }
                 let cut = min(high, low + Self.accessFoldBatch - 1)
                 let fold = try database.prepare("""
                     UPDATE manifest SET last_access_time = log.time
@@ -98,9 +108,16 @@ extension KVStorage {
                 delete.bind(cut, at: 1)
                 try delete.run()
                 accessLogFolds += 1
-                return cut < high
+                return true
             }
         }
+    }
+
+    /// The last rowid of `access_log` (0 when empty): where a trim that begins now stops folding.
+    func accessLogEnd() throws(KVCacheError) -> Int64 {
+        let select = try database.prepare("SELECT coalesce(max(rowid), 0) FROM access_log")
+        defer { select.reset() }
+        return try select.step() ? select.int64(0) : 0
     }
 
     /// Makes `manifest.last_access_time` current: appends the pending times and folds the whole log. Called
