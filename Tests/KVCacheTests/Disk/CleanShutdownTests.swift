@@ -100,6 +100,30 @@ final class CleanShutdownTests: XCTestCase {
         for i in 900..<1_000 { XCTAssertTrue(try cache.containsObject(forKey: "k\(i)"), "recently read k\(i) kept") }
     }
 
+    /// Reads made while a trim runs are not folded by it (it folds the access log as far as it reached when
+    /// it began): a reader as busy as the folds can no longer postpone the removals. Between every two steps
+    /// this hook reads every key (1,024 distinct keys append a log batch); after 200 steps it stops, so a
+    /// trim that chases the reader still ends, and fails the bound below.
+    func testReadsDuringATrimDoNotPostponeItsRemovals() throws {
+        let directory = try TemporaryDirectory("kvcache-trim-reader")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        let keys = (0..<1_100).map { "k\($0)" }
+        for key in keys { try cache.setObject(testBytes(100, seed: key.count), forKey: key) }
+        let steps = Observed()
+        cache.core.trimStepHook.withLock {
+            $0 = { step in
+                steps.value.withLock { $0 = [step] }
+                guard step <= 200 else { return }
+                for key in keys { _ = try? cache.object(forKey: key) }
+            }
+        }
+        try cache.trim(toCount: 1_000)
+        XCTAssertEqual(try cache.totalCount(), 1_000)
+        let taken = steps.value.withLock { $0.first ?? 0 }
+        XCTAssertLessThan(taken, 50, "the trim took \(taken) steps: it chased the reader's access times")
+    }
+
     /// What the hook's reader saw (shared with the hook's thread).
     private final class Observed: Sendable {
         let value = Mutex<[Int]>([])
