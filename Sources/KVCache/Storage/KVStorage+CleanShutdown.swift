@@ -8,9 +8,10 @@ import Glibc
 // folder open never decrements it, so the next first opener (the one with the exclusive open lock, i.e.
 // nobody else has the folder open) finds it above 0: the last shutdown was unclean. Only then does it run
 // the crash cleanup (temporaries, rows whose file is missing, files no row references — the file rows through
-// a partial index) and `PRAGMA quick_check` when the manifest is at most 128 MB (`quickCheckPageLimit`); after a clean shutdown it only empties `tmp/` (what older versions may leave). A
-// store of an older version has no count yet and is treated as unclean once. Opening a clean 1M-entry store
-// therefore costs a few SQLite PRAGMAs, not a scan of the manifest.
+// a partial index) and, on a manifest of at most 128 MB (`quickCheckPageLimit`), `PRAGMA quick_check`; after
+// a clean shutdown it only empties `tmp/` (what older versions may leave). A recreated or missing manifest
+// is cleaned up after whatever the count says. A store of an older version has no count yet and is treated
+// as unclean once. Opening a clean 1M-entry store therefore costs a few SQLite PRAGMAs, not a scan.
 
 extension KVStorage {
     /// The largest manifest (in 4 KB pages: 128 MB) the open-time `PRAGMA quick_check` after an unclean
