@@ -108,3 +108,84 @@ done:
     free(value);
     return status;
 }
+
+int bench_kvcache_populate_v1(const char *manifest_path, int count, int size, long long first_time_us) {
+    // The manifest layout of KVStorage schema version 1 (commit f51e949): opening it upgrades it.
+    static const char *v1 =
+        "CREATE TABLE manifest (key TEXT PRIMARY KEY NOT NULL, filename TEXT, size INTEGER NOT NULL,"
+        " inline_data BLOB, modification_time INTEGER NOT NULL, last_access_time INTEGER NOT NULL, extended_data BLOB);"
+        "CREATE INDEX manifest_last_access_time ON manifest(last_access_time);";
+    int status = -1;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *insert = NULL;
+    unsigned char *value = malloc(size > 0 ? (size_t)size : 1);
+    char key[32];
+    if (value == NULL || count < 0 || size < 0) goto done;
+    if (sqlite3_open_v2(manifest_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) goto done;
+    // Bulk load: no journal, no syncs; WAL (what KVStorage uses) is set at the end.
+    if (sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;", NULL, NULL, NULL) != SQLITE_OK) goto done;
+    if (sqlite3_exec(db, v1, NULL, NULL, NULL) != SQLITE_OK) goto done;
+    if (sqlite3_prepare_v2(db, "INSERT INTO manifest VALUES (?1, NULL, ?2, ?3, ?4, ?4, NULL)", -1, &insert, NULL) != SQLITE_OK) goto done;
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) goto done;
+    for (int i = 0; i < count; i++) {
+        for (int j = 0; j < size; j++) value[j] = (unsigned char)(i * 31 + j);
+        int n = snprintf(key, sizeof key, "key-%d", i);
+        sqlite3_bind_text(insert, 1, key, n, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(insert, 2, size);
+        sqlite3_bind_blob(insert, 3, value, size, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(insert, 4, first_time_us + i);
+        if (sqlite3_step(insert) != SQLITE_DONE) goto done;
+        sqlite3_reset(insert);
+        if (i % 100000 == 99999 && (sqlite3_exec(db, "COMMIT; BEGIN", NULL, NULL, NULL) != SQLITE_OK)) goto done;
+    }
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto done;
+    if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) != SQLITE_OK) goto done;
+    status = 0;
+done:
+    sqlite3_finalize(insert);
+    sqlite3_close_v2(db);
+    free(value);
+    return status;
+}
+
+#include <time.h>
+int bench_sqlite_random_reads(const char *manifest_path, int count, int reads, double *cpu_ns_per_read) {
+    int status = -1;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *select = NULL;
+    char key[32];
+    if (count <= 0 || reads <= 0) return -1;
+    if (sqlite3_open_v2(manifest_path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) goto done;
+    if (sqlite3_exec(db, "PRAGMA cache_size=-8192; PRAGMA mmap_size=268435456;", NULL, NULL, NULL) != SQLITE_OK) goto done;
+    if (sqlite3_prepare_v3(db, "SELECT filename, size, inline_data FROM manifest WHERE key = ?1", -1,
+                           SQLITE_PREPARE_PERSISTENT, &select, NULL) != SQLITE_OK) goto done;
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) goto done;
+    unsigned int seed = 4242;
+    long long bytes = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    for (int i = 0; i < reads; i++) {
+        seed = seed * 1103515245u + 12345u;
+        int n = snprintf(key, sizeof key, "key-%u", (seed >> 4) % (unsigned)count);
+        sqlite3_bind_text(select, 1, key, n, SQLITE_TRANSIENT);
+        if (sqlite3_step(select) != SQLITE_ROW) { sqlite3_reset(select); goto done; }
+        int size = sqlite3_column_bytes(select, 2);
+        void *copy = malloc(size > 0 ? (size_t)size : 1);
+        if (copy == NULL) { sqlite3_reset(select); goto done; }
+        memcpy(copy, sqlite3_column_blob(select, 2), (size_t)size);
+        bytes += size;
+        free(copy);
+        sqlite3_reset(select);
+        // A fresh read transaction every 1,000 reads, as KVStorage renews its snapshot.
+        if (i % 1000 == 999 && sqlite3_exec(db, "COMMIT; BEGIN", NULL, NULL, NULL) != SQLITE_OK) goto done;
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto done;
+    if (bytes <= 0) goto done;
+    *cpu_ns_per_read = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / reads;
+    status = 0;
+done:
+    sqlite3_finalize(select);
+    sqlite3_close_v2(db);
+    return status;
+}

@@ -2,6 +2,10 @@ import Foundation
 
 // make bench [BENCH_ARGS="--quick --only codec,kvcache"]
 var arguments = CommandLine.arguments.dropFirst()
+// The crash child of the "KVCache at scale" suite: this binary re-executed as a writer that gets SIGKILLed.
+if arguments.first == "--kvcache-scale-child", let folder = arguments.dropFirst().first {
+    KVCacheScaleBench.runCrashChild(folder: folder)
+}
 var quick = false
 var only: Set<String>?
 while let argument = arguments.popFirst() {
@@ -13,7 +17,7 @@ while let argument = arguments.popFirst() {
 }
 
 /// Every suite, in the order they run. Each layer adds its own.
-let suites: [any BenchSuite.Type] = [CodecJPEGPNGBench.self, CodecGIFWebPBench.self, ProcessingBench.self, KVCacheBench.self, FetcherBench.self, ManagerBench.self, ThumbnailBench.self, MemcachedBench.self]
+let suites: [any BenchSuite.Type] = [CodecJPEGPNGBench.self, CodecGIFWebPBench.self, ProcessingBench.self, KVCacheBench.self, KVCacheScaleBench.self, FetcherBench.self, ManagerBench.self, ThumbnailBench.self, MemcachedBench.self]
 
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-bench-\(getpid())")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)

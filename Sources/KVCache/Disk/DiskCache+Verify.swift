@@ -122,7 +122,8 @@ extension DiskCacheCore {
     /// store's recovery protocol (`guarded`).
     func withFreshRead<T>(_ body: (KVStorage) throws(KVCacheError) -> T) throws(KVCacheError) -> sending T {
         try withStorage { (storage) throws(KVCacheError) -> T in
-            storage.flushAccessTimes()
+            // Access times folded into the manifest first (see KVStorage+AccessTime), so LRU order is current.
+            try storage.applyAccessTimes()
             return try storage.guarded { () throws(KVCacheError) -> T in
                 storage.endReadSnapshot()
                 return try storage.reading { () throws(KVCacheError) -> T in try body(storage) }

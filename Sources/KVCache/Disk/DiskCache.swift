@@ -158,33 +158,29 @@ public final class DiskCache: Sendable {
         }
     }
 
-    /// The number of values. Not O(1): a `count(*)` in SQLite.
+    /// The number of values. O(1): a counter the manifest keeps exact in every transaction (any process).
     public func totalCount() throws(KVCacheError) -> Int {
         try core.withStorage { (storage) throws(KVCacheError) in try storage.itemsCount() }
     }
 
-    /// The total size of the values in bytes. Not O(1): a `sum(size)` in SQLite.
+    /// The total size of the values in bytes. O(1), like `totalCount()`.
     public func totalCost() throws(KVCacheError) -> Int64 {
         try core.withStorage { (storage) throws(KVCacheError) in try storage.itemsSize() }
     }
 
     /// Removes least recently used values until at most `count` remain.
     public func trim(toCount count: Int) throws(KVCacheError) {
-        try core.withStorage { (storage) throws(KVCacheError) in try storage.removeItems(toFitCount: count) }
-        core.scheduleEmptyTrash()
+        try core.trim(to: TrimLimits(maxCount: count))
     }
 
     /// Removes least recently used values until they total at most `cost` bytes.
     public func trim(toCost cost: Int64) throws(KVCacheError) {
-        try core.withStorage { (storage) throws(KVCacheError) in try storage.removeItems(toFitSize: cost) }
-        core.scheduleEmptyTrash()
+        try core.trim(to: TrimLimits(maxSize: cost))
     }
 
     /// Removes values not read or written for more than `age` seconds.
     public func trim(toAge age: Double) throws(KVCacheError) {
-        let cutoff = Date(timeIntervalSinceNow: -max(0, age))
-        try core.withStorage { (storage) throws(KVCacheError) in try storage.removeItems(earlierThan: cutoff) }
-        core.scheduleEmptyTrash()
+        try core.trim(to: TrimLimits(accessedBefore: Date(timeIntervalSinceNow: -max(0, age))))
     }
 
     /// Trims to every limit now (what the background trim does every `autoTrimInterval`), unless another

@@ -25,6 +25,9 @@ final class DiskCacheCore: Sendable {
     let trashQueue: DispatchQueue
     private let trashScheduled = Atomic(false)
     private let snapshotReleaseScheduled = Atomic(false)
+    /// Called (outside the store lock) after each step of a trim that has more to do, with the number of
+    /// steps so far (tests observe that the lock is released between steps).
+    let trimStepHook = Mutex<(@Sendable (Int) -> Void)?>(nil)
 
     init(path: String, inlineThreshold: Int) throws(KVCacheError) {
         self.path = path
@@ -106,23 +109,34 @@ final class DiskCacheCore: Sendable {
 
     /// Trims to cost, count, age and free-disk-space limits, unless another process is trimming this
     /// folder (advisory `trim.lock`): then this round is skipped.
+    ///
+    /// The store lock is taken for one bounded step at a time (`KVStorage.trimStep`: one fold of the access
+    /// log or one batch of 64 removals), so reads and writes are served between steps however much is
+    /// trimmed.
     func trimToLimits() throws(KVCacheError) {
         let limits = self.limits.withLock { $0 }
         guard let lock = try TrimLock(path: path + "/trim.lock") else { return }
         defer { lock.release() }
-        try withStorage { (storage) throws(KVCacheError) in
-            if limits.costLimit < .max { try storage.removeItems(toFitSize: limits.costLimit) }
-            if limits.countLimit < .max { try storage.removeItems(toFitCount: limits.countLimit) }
-            if limits.ageLimit.isFinite {
-                try storage.removeItems(earlierThan: Date(timeIntervalSinceNow: -limits.ageLimit))
+        var target = TrimLimits(maxSize: limits.costLimit, maxCount: limits.countLimit,
+                              accessedBefore: limits.ageLimit.isFinite ? Date(timeIntervalSinceNow: -limits.ageLimit) : nil)
+        if limits.freeDiskSpaceLimit > 0, let free = FreeDiskSpace.bytes(atPath: path) {
+            let needed = limits.freeDiskSpaceLimit - free
+            if needed > 0 {
+                let total = try withStorage { (storage) throws(KVCacheError) in try storage.itemsSize() }
+                target.maxSize = min(target.maxSize, max(0, total - needed))
             }
-            if limits.freeDiskSpaceLimit > 0, let free = FreeDiskSpace.bytes(atPath: path) {
-                let needed = limits.freeDiskSpaceLimit - free
-                if needed > 0 {
-                    let total = try storage.itemsSize()
-                    try storage.removeItems(toFitSize: max(0, total - needed))
-                }
-            }
+        }
+        try trim(to: target)
+    }
+
+    /// Trims to `limits` step by step, holding the store lock for one step at a time (see `trimToLimits`),
+    /// then schedules a trash sweep.
+    func trim(to target: TrimLimits) throws(KVCacheError) {
+        var limits = target
+        var steps = 0
+        while try withStorage({ (storage) throws(KVCacheError) in try storage.trimStep(&limits) }) {
+            steps += 1
+            trimStepHook.withLock { $0 }?(steps)
         }
         scheduleEmptyTrash()
     }

@@ -10,7 +10,9 @@ extension KVStorage {
         var referenced = Set<ExactKey<String>>()
         var broken: [Int64] = []
         try guarded { () throws(KVCacheError) in
-            let statement = try database.prepare("SELECT rowid, filename, size FROM manifest WHERE filename IS NOT NULL")
+            // The partial index: a store of inline values is not scanned (see KVStorage+Schema.swift).
+            let statement = try database.prepare(
+                "SELECT rowid, filename, size FROM manifest INDEXED BY manifest_filename WHERE filename IS NOT NULL")
             defer { statement.reset() }
             while try statement.step() {
                 guard let filename = statement.text(1) else { continue }

@@ -54,8 +54,9 @@ extension KVStorage {
         try database.execute("PRAGMA cache_size=-8192")
         _ = try database.textRows("PRAGMA mmap_size=268435456")
         try database.execute(schema)
+        try upgradeSchema(database)
         if checkIntegrity {
-            let result = try database.textRows("PRAGMA quick_check")
+            let result = try openTimeQuickCheck(database)
             guard result == ["ok"] else {
                 throw .sqlite(code: SQLiteCode.corrupt, message: result.prefix(3).joined(separator: "; "),
                               operation: "PRAGMA quick_check")

@@ -79,25 +79,17 @@ extension KVStorage {
         }
     }
 
-    /// The number of entries. O(n) in SQLite (`count(*)`).
+    /// The number of entries. O(1): kept in the `totals` row by triggers (see KVStorage+Schema.swift).
     public func itemsCount() throws(KVCacheError) -> Int {
         try guarded { () throws(KVCacheError) -> Int in
-            try reading { () throws(KVCacheError) -> Int in
-                let select = try database.prepare("SELECT count(*) FROM manifest")
-                defer { select.reset() }
-                return try select.step() ? Int(select.int64(0)) : 0
-            }
+            try reading { () throws(KVCacheError) -> Int in try totals().count }
         }
     }
 
-    /// The total size of the values in bytes. O(n) in SQLite (`sum(size)`).
+    /// The total size of the values in bytes. O(1): kept in the `totals` row by triggers.
     public func itemsSize() throws(KVCacheError) -> Int64 {
         try guarded { () throws(KVCacheError) -> Int64 in
-            try reading { () throws(KVCacheError) -> Int64 in
-                let select = try database.prepare("SELECT coalesce(sum(size), 0) FROM manifest")
-                defer { select.reset() }
-                return try select.step() ? select.int64(0) : 0
-            }
+            try reading { () throws(KVCacheError) -> Int64 in try totals().size }
         }
     }
 
@@ -124,39 +116,6 @@ extension KVStorage {
             lastAccessTime: Date(manifestTime: includeValue ? select.int64(3) : pendingAccessTimes[ExactKey(key)] ?? select.int64(3)),
             extendedData: select.data(4)
         )
-    }
-
-    /// Notes a read of `item`; access times reach the manifest in batches (an UPDATE per read would make
-    /// every read a write). A crash loses at most the last batch of access times, never data. The item keeps
-    /// the access time before this one (a pending one if any, else the manifest's): one hash of the key.
-    func recordAccess(_ item: inout KVStorageItem) {
-        if let previous = pendingAccessTimes.updateValue(nextStamp(), forKey: ExactKey(item.key)) {
-            item.lastAccessTime = Date(manifestTime: previous)
-        }
-        if pendingAccessTimes.count >= 1_024 { flushAccessTimes() }
-    }
-
-    /// Writes pending access times in one transaction. A failure is logged and the batch dropped: access
-    /// times only steer eviction order.
-    func flushAccessTimes() {
-        guard !pendingAccessTimes.isEmpty, database.isOpen else { return }
-        let pending = pendingAccessTimes
-        pendingAccessTimes.removeAll(keepingCapacity: true)
-        do {
-            try guarded { () throws(KVCacheError) in
-                try inWriteTransaction { () throws(KVCacheError) in
-                    let update = try database.prepare("UPDATE manifest SET last_access_time = ?1 WHERE key = ?2")
-                    for (key, time) in pending {
-                        defer { update.reset() }
-                        update.bind(time, at: 1)
-                        update.bind(key.base, at: 2)
-                        try update.run()
-                    }
-                }
-            }
-        } catch {
-            kvLog.warning("KVStorage at \(path): access times not recorded: \(error)")
-        }
     }
 
     /// Deletes the row for `key` if it still points at `filename` and that file is still missing or of the

@@ -39,13 +39,13 @@ extension KVStorage {
 
     /// Removes every entry last accessed before `time`.
     public func removeItems(earlierThan time: Date) throws(KVCacheError) {
-        flushAccessTimes()
+        try applyAccessTimes()
         try removeRows(where: "last_access_time < ?1", bind: time.manifestTime)
     }
 
     /// Removes least recently used entries until the values total at most `maxSize` bytes.
     public func removeItems(toFitSize maxSize: Int64) throws(KVCacheError) {
-        flushAccessTimes()
+        try applyAccessTimes()
         var total = try itemsSize()
         while total > maxSize {
             let removed = try removeOldest(limit: 32) { _, size in total - size > maxSize }
@@ -56,7 +56,7 @@ extension KVStorage {
 
     /// Removes least recently used entries until at most `maxCount` remain.
     public func removeItems(toFitCount maxCount: Int) throws(KVCacheError) {
-        flushAccessTimes()
+        try applyAccessTimes()
         var count = try itemsCount()
         while count > max(0, maxCount) {
             let removed = try removeOldest(limit: 32) { removed, _ in count - removed > max(0, maxCount) }
@@ -120,30 +120,32 @@ extension KVStorage {
     /// Removes up to `limit` least recently used entries in one transaction, one at a time while
     /// `shouldContinue(removedCount, removedSize)` holds (it is asked before each). Returns how many went and
     /// their total size.
+    /// Only entries last accessed before `accessedBefore` (manifest time) are candidates.
     func removeOldest(
-        limit: Int, while shouldContinue: (Int, Int64) -> Bool = { _, _ in true }
+        limit: Int, accessedBefore: Int64 = .max, while shouldContinue: (Int, Int64) -> Bool = { _, _ in true }
     ) throws(KVCacheError) -> (count: Int, size: Int64) {
         try guarded { () throws(KVCacheError) -> (count: Int, size: Int64) in
             try withFileLock { () throws(KVCacheError) -> (count: Int, size: Int64) in
-                try _removeOldest(limit: limit, while: shouldContinue)
+                try _removeOldest(limit: limit, accessedBefore: accessedBefore, while: shouldContinue)
             }
         }
     }
 
     /// `removeOldest` under the file lock.
     private func _removeOldest(
-        limit: Int, while shouldContinue: (Int, Int64) -> Bool
+        limit: Int, accessedBefore: Int64, while shouldContinue: (Int, Int64) -> Bool
     ) throws(KVCacheError) -> (count: Int, size: Int64) {
         let (count, size, files) = try guarded { () throws(KVCacheError) -> (Int, Int64, [String]) in
             try inWriteTransaction { () throws(KVCacheError) -> (Int, Int64, [String]) in
                 // By rowid, not by key: a key read back from a damaged manifest may not be the bytes stored
                 // (invalid UTF-8 comes back repaired), and such a row must still be removable.
                 let select = try database.prepare(
-                    "SELECT rowid, key, filename, size FROM manifest ORDER BY last_access_time ASC LIMIT ?1")
+                    "SELECT rowid, key, filename, size FROM manifest WHERE last_access_time < ?2 ORDER BY last_access_time ASC LIMIT ?1")
                 var rows: [(rowid: Int64, key: String, filename: String?, size: Int64)] = []
                 do {
                     defer { select.reset() }
                     select.bind(Int64(limit), at: 1)
+                    select.bind(accessedBefore, at: 2)
                     while try select.step() {
                         rows.append((select.int64(0), select.text(1) ?? "", select.text(2), select.int64(3)))
                     }

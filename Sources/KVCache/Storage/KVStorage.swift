@@ -10,13 +10,22 @@ import Glibc
 //   <path>/data/<filename>                  value files (filename: md5 of the key unless the caller names it)
 //   <path>/tmp/<pid>-<n>                    value files being written; renamed into data/ when complete
 //   <path>/trash/<pid>-<n>-<filename>       removed value files, emptied in the background
-//   <path>/lock                             advisory lock: shared while open, exclusive for open-time cleanup
+//   <path>/lock                             advisory lock: shared while open, exclusive for open-time cleanup;
+//                                           its text: the number of instances open (see KVStorage+CleanShutdown)
 //   <path>/generation                       commit generation: 8-byte magic + 64-bit counter, mapped shared
 //   <path>/write.lock                       advisory lock held around every move of a value file
 //
 //   table manifest(key text primary key, filename text, size integer, inline_data blob,
 //                  modification_time integer, last_access_time integer, extended_data blob)
 //   index manifest_last_access_time on manifest(last_access_time)
+//   index manifest_filename on manifest(filename) where filename is not null
+//   table access_log(key text, time integer)      reads not yet folded into last_access_time
+//   table totals(id = 1, count integer, size integer), kept equal to count(*)/sum(size) by triggers
+//   PRAGMA user_version = 2 (version 1, f51e949, is upgraded at open: see KVStorage+Schema.swift)
+//
+// Access times: a read goes to `pendingAccessTimes`, then (1,024 keys at a time) to `access_log`, and is
+// folded into `last_access_time` before trims: a read never rewrites its value's row (see
+// KVStorage+AccessTime.swift).
 //
 // Times are microseconds since 1970 (64-bit), sizes 64-bit bytes.
 //
@@ -123,14 +132,21 @@ public final class KVStorage {
     /// `<path>/write.lock`, held around every move of a value file (see `withFileLock`).
     let fileLockDescriptor: Int32
     var fileLockDepth = 0
-    /// Reads not yet written to `last_access_time`: flushed in one transaction every 1,024 reads, before
-    /// evictions and at close. Keyed by the key's bytes (`ExactKey`), as the manifest is.
+    /// Reads not yet appended to `access_log`: appended in one transaction when 1,024 keys are pending,
+    /// before evictions and at close. Keyed by the key's bytes (`ExactKey`), as the manifest is.
     var pendingAccessTimes: [ExactKey<String>: Int64] = [:]
     var lastStamp: Int64 = 0
     /// Whether a file went to `trash/` since `takeTrashFlag()` last ran (so `DiskCache` schedules a trash
     /// sweep only when there is something to sweep).
     var hasNewTrash = false
     var isClosed = false
+    /// Whether this instance is counted in the lock file's open-instance count (see KVStorage+CleanShutdown).
+    var isCountedOpen = false
+    /// What the open did (clean-shutdown bookkeeping; tests).
+    var openReport = OpenReport()
+    /// Appends to and folds of `access_log` by this instance (tests).
+    var accessLogAppends = 0
+    var accessLogFolds = 0
     /// The folder's commit generation (`<path>/generation`).
     let generation: CommitGeneration
     /// The read transaction kept across reads.
@@ -197,11 +213,13 @@ public final class KVStorage {
         // Read before the manifest opens: a request posted after it must be seen.
         recoveryState.seenRequests = generation.recoveryRequests
         recoveryState.seenMapping = generation.mappings
+        // The first opener checks and cleans up only after an unclean shutdown (see KVStorage+CleanShutdown).
+        let wasClean = exclusive && Self.readInstanceCount(lock) == 0
         do {
             manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
             database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
-                                             checkIntegrity: exclusive, exclusive: exclusive, generation: generation,
-                                             recovery: &recovery)
+                                             checkIntegrity: exclusive && !wasClean, exclusive: exclusive,
+                                             generation: generation, recovery: &recovery)
         } catch {
             Glibc.close(lock)
             Glibc.close(fileLock)
@@ -209,7 +227,14 @@ public final class KVStorage {
         }
         lockDescriptor = lock
         recoveryError = recovery
-        if exclusive {
+        // A recreated or missing manifest leaves every value file unreferenced: clean up whatever the count says.
+        let cleansUp = exclusive && (!wasClean || recovery != nil || !manifestExisted)
+        var checked = false
+        if exclusive && !wasClean { checked = try Self.isSmallEnoughToCheckAtOpen(database) }
+        openReport = OpenReport(previousShutdownWasClean: wasClean, ranQuickCheck: checked, ranCrashCleanup: cleansUp)
+        if exclusive && !cleansUp {
+            try removeTemporaries()
+        } else if exclusive {
             let orphans: Int
             do {
                 orphans = try cleanUpAfterCrash()
@@ -222,6 +247,8 @@ public final class KVStorage {
                 kvLog.error("KVStorage at \(path): \(KVCacheError.manifestMissing(orphanFiles: orphans))")
             }
         }
+        try changeInstanceCount(by: 1, reset: exclusive)
+        isCountedOpen = true
         try downgradeOpenLock()
     }
 
@@ -235,6 +262,13 @@ public final class KVStorage {
         endReadSnapshot()
         flushAccessTimes()
         database.close()
+        if isCountedOpen {
+            do {
+                try changeInstanceCount(by: -1)
+            } catch {
+                kvLog.error("KVStorage at \(path): cannot record the clean shutdown (the next open checks the store): \(error)")
+            }
+        }
         if lockDescriptor >= 0 { Glibc.close(lockDescriptor) }
         lockDescriptor = -1
         Glibc.close(fileLockDescriptor)

@@ -263,6 +263,12 @@ enum HotStatement: Int, CaseIterable {
     }
 }
 
+extension SQLiteDatabase {
+    /// Rows changed by every statement since the connection opened (`sqlite3_total_changes64`), triggers
+    /// included.
+    var totalChanges: Int64 { handle.map { sqlite3_total_changes64($0) } ?? 0 }
+}
+
 /// SQLite primary result codes the storage reacts to.
 enum SQLiteCode {
     static let corrupt: Int32 = 11

@@ -17,8 +17,16 @@ final class KVStorageRecoveryTests: XCTestCase {
         storage.close()
     }
 
+    /// Leaves the folder as a process killed while it had the folder open does: its open-instance count
+    /// (in `lock`) never went back to 0, so the next first opener checks and cleans up. A store closed
+    /// cleanly is not scanned at open (see KVStorage+CleanShutdown.swift).
+    private func markUncleanShutdown() throws {
+        try Data("1\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/lock"))
+    }
+
     func testOpenRemovesTemporariesOrphansAndRowsWithoutFiles() throws {
         try makePopulatedStore()
+        try markUncleanShutdown()
         // A crash mid-save leaves a temporary and a renamed-but-unreferenced file; a lost file leaves a row.
         try Data([1]).write(to: URL(fileURLWithPath: directory.path + "/tmp/123-1-1"))
         try Data([2]).write(to: URL(fileURLWithPath: directory.path + "/data/orphan"))
@@ -39,6 +47,7 @@ final class KVStorageRecoveryTests: XCTestCase {
         XCTAssertEqual(try directory.files(in: "data"), ["in-flight"])
         second.close()
         first.close()
+        try markUncleanShutdown() // as if `first` had been killed mid-write
         let third = try KVStorage(path: directory.path, type: .mixed)
         XCTAssertEqual(try directory.files(in: "data"), [])
         XCTAssertEqual(try third._checkInvariants(), [])
@@ -47,6 +56,7 @@ final class KVStorageRecoveryTests: XCTestCase {
     private func assertRecovers(file: StaticString = #filePath, line: UInt = #line, damage: () throws -> Void) throws {
         try makePopulatedStore()
         try damage()
+        try markUncleanShutdown()
         let storage = try KVStorage(path: directory.path, type: .mixed)
         XCTAssertNotNil(storage.recoveryError, file: file, line: line)
         XCTAssertEqual(try storage._checkInvariants(), [], file: file, line: line)

@@ -60,4 +60,18 @@ int bench_sqlite_kv_floor(const char *path, const char *second_path, int count, 
 int bench_memcached_get(const char *host, unsigned port, const char *key, size_t expected_size, int iterations,
                         uint64_t *median_ns);
 
+// MARK: KVCache at scale (harness_kvcache_scale.c)
+
+/// Creates a KVStorage manifest of schema version 1 (f51e949) at `manifest_path` holding `count` inline rows
+/// (keys "key-<i>", `size` bytes each, byte j of value i = i * 31 + j, access times first_time_us + i), in
+/// large transactions without a journal: the documented fast path to a large store for the "KVCache at
+/// scale" suite (opening it upgrades the schema). Returns 0 on success.
+int bench_kvcache_populate_v1(const char *manifest_path, int count, int size, long long first_time_us);
+
+/// The SQLite floor of a random read at scale: `reads` lookups of random keys "key-<i>" (i < count) in the
+/// manifest at `manifest_path` with KVStorage's PRAGMAs (8 MB cache, 256 MB mmap) and its read transactions
+/// (renewed every 1,000 reads), each blob copied out; `*cpu_ns_per_read` is the thread CPU time per lookup.
+/// Returns 0 on success.
+int bench_sqlite_random_reads(const char *manifest_path, int count, int reads, double *cpu_ns_per_read);
+
 #endif

@@ -1,0 +1,43 @@
+import Foundation
+
+/// The limits one trim enforces (`DiskCache`'s, with the free-disk-space limit already turned into a size).
+struct TrimLimits: Sendable {
+    var maxSize = Int64.max
+    var maxCount = Int.max
+    /// Entries last accessed before this are removed; `nil` for no age limit.
+    var accessedBefore: Date?
+    /// The end of `access_log` when the trim began (set by its first step): the trim folds the log up to
+    /// there, so it orders entries by their accesses up to its start. Reads made while it runs are folded by
+    /// the next trim; folding them too would let a busy reader postpone the removals indefinitely.
+    var foldThrough: Int64?
+}
+
+extension KVStorage {
+    /// Rows removed per trim step: one short write transaction (a few milliseconds with 2 KB inline values).
+    static let trimBatch = 64
+
+    /// Does one bounded step of a trim to `limits` and returns whether more remain: folds a batch of the
+    /// access log as it was when the trim began (the first step appends the pending access times), else
+    /// removes up to `trimBatch` least recently used entries beyond the size or count limit, else up to
+    /// `trimBatch` entries older than the age limit. `DiskCache` calls it in a loop, taking its lock for one
+    /// step at a time, so reads and writes are served between steps.
+    func trimStep(_ limits: inout TrimLimits) throws(KVCacheError) -> Bool {
+        if limits.foldThrough == nil {
+            flushAccessTimes()
+            limits.foldThrough = try guarded { () throws(KVCacheError) in try reading { () throws(KVCacheError) in try accessLogEnd() } }
+        }
+        if try foldAccessLogBatch(through: limits.foldThrough ?? 0) { return true }
+        let (count, size) = try guarded { () throws(KVCacheError) in try reading { () throws(KVCacheError) in try totals() } }
+        let maxCount = max(0, limits.maxCount), maxSize = max(0, limits.maxSize)
+        if count > maxCount || size > maxSize {
+            let removed = try removeOldest(limit: Self.trimBatch) { removedCount, removedSize in
+                count - removedCount > maxCount || size - removedSize > maxSize
+            }
+            return removed.count > 0
+        }
+        if let cutoff = limits.accessedBefore {
+            return try removeOldest(limit: Self.trimBatch, accessedBefore: cutoff.manifestTime).count > 0
+        }
+        return false
+    }
+}
