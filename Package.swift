@@ -89,6 +89,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "WebImageSync",
+                "ImageCodec",
                 "CWebImageZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
