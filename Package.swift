@@ -26,6 +26,8 @@ let package = Package(
     products: [
         .library(name: "WebImage", targets: ["WebImage"]),
         .executable(name: "webimage", targets: ["webimage"]),
+        // Optional codec modules (each needs its Debian -dev package); they register in ImageCodecRegistry.
+        .library(name: "WebImageAVIF", targets: ["WebImageAVIF"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -43,6 +45,8 @@ let package = Package(
         systemLibrary("CWebImageCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
         systemLibrary("CWebImageSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         systemLibrary("CWebImageZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
+        // Only for the optional codec modules.
+        systemLibrary("CWebImageAVIF", pkgConfig: "libavif", apt: "libavif-dev"),
 
         // MARK: Locks ThreadSanitizer can see (Synchronization.Mutex uses futexes TSan does not intercept)
         .target(name: "CWebImageSync"),
@@ -73,10 +77,13 @@ let package = Package(
             dependencies: ["WebImageSync", "ImageCodec", "KVCache", "Fetcher", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        // MARK: Optional codec modules (their own products: the WebImage product does not link them)
+        .target(name: "WebImageAVIF", dependencies: ["ImageCodec", "WebImageSync", "CWebImageAVIF"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "webimage",
             dependencies: [
                 "WebImage",
+                "WebImageAVIF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -101,6 +108,7 @@ let package = Package(
         .testTarget(name: "KVCacheTests", dependencies: ["KVCache", "WebImageSync", "TestSupport"]),
         .testTarget(name: "FetcherTests", dependencies: ["Fetcher", "WebImageSync", "CWebImageCurlShims", "CWebImageCurl", "TestSupport"]),
         .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageSync", "TestSupport"]),
+        .testTarget(name: "WebImageAVIFTests", dependencies: ["WebImageAVIF", "ImageCodec", "TestSupport"]),
         // Many threads, random cancels: run under ThreadSanitizer by `make test`.
         .testTarget(name: "StressTests", dependencies: ["WebImage", "WebImageSync", "TestSupport"]),
     ],
