@@ -28,6 +28,7 @@ let package = Package(
         .executable(name: "webimage", targets: ["webimage"]),
         // Optional codec modules (each needs its Debian -dev package); they register in ImageCodecRegistry.
         .library(name: "WebImageAVIF", targets: ["WebImageAVIF"]),
+        .library(name: "WebImageJXL", targets: ["WebImageJXL"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -47,6 +48,7 @@ let package = Package(
         systemLibrary("CWebImageZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
         // Only for the optional codec modules.
         systemLibrary("CWebImageAVIF", pkgConfig: "libavif", apt: "libavif-dev"),
+        systemLibrary("CWebImageJXL", pkgConfig: "libjxl", apt: "libjxl-dev"),
 
         // MARK: Locks ThreadSanitizer can see (Synchronization.Mutex uses futexes TSan does not intercept)
         .target(name: "CWebImageSync"),
@@ -79,11 +81,13 @@ let package = Package(
         ),
         // MARK: Optional codec modules (their own products: the WebImage product does not link them)
         .target(name: "WebImageAVIF", dependencies: ["ImageCodec", "WebImageSync", "CWebImageAVIF"], swiftSettings: swiftSettings),
+        .target(name: "WebImageJXL", dependencies: ["ImageCodec", "CWebImageJXL"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "webimage",
             dependencies: [
                 "WebImage",
                 "WebImageAVIF",
+                "WebImageJXL",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -109,6 +113,7 @@ let package = Package(
         .testTarget(name: "FetcherTests", dependencies: ["Fetcher", "WebImageSync", "CWebImageCurlShims", "CWebImageCurl", "TestSupport"]),
         .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageSync", "TestSupport"]),
         .testTarget(name: "WebImageAVIFTests", dependencies: ["WebImageAVIF", "ImageCodec", "TestSupport"]),
+        .testTarget(name: "WebImageJXLTests", dependencies: ["WebImageJXL", "ImageCodec", "TestSupport"]),
         // Many threads, random cancels: run under ThreadSanitizer by `make test`.
         .testTarget(name: "StressTests", dependencies: ["WebImage", "WebImageSync", "TestSupport"]),
     ],

@@ -1,6 +1,7 @@
 import ArgumentParser
 import WebImage
 import WebImageAVIF
+import WebImageJXL
 
 /// The `webimage` command-line tool.
 @main
@@ -30,5 +31,6 @@ struct WebImageCommand: ParsableCommand {
 enum CodecModules {
     static func registerAll() {
         AVIFCodec.register()
+        JXLCodec.register()
     }
 }

@@ -98,4 +98,18 @@ public enum ModernCodecChecks {
         }
         return worst
     }
+
+    /// The mean absolute per-channel difference of two same-sized buffers (straight RGBA), or `nil`.
+    public static func meanDifference(_ a: PixelBuffer, _ b: PixelBuffer) -> Double? {
+        let a = a.converted(to: .rgba8), b = b.converted(to: .rgba8)
+        guard a.width == b.width, a.height == b.height else { return nil }
+        var total = 0
+        for y in 0..<a.height {
+            for x in 0..<a.width {
+                let p = a.pixel(x: x, y: y), q = b.pixel(x: x, y: y)
+                total += abs(Int(p.r) - Int(q.r)) + abs(Int(p.g) - Int(q.g)) + abs(Int(p.b) - Int(q.b)) + abs(Int(p.a) - Int(q.a))
+            }
+        }
+        return Double(total) / Double(a.width * a.height * 4)
+    }
 }
