@@ -5,7 +5,7 @@ SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the library needs (its six C libraries), and the tools the tests use.
 DEPS_PACKAGES := libwebp-dev libpng-dev libjpeg-dev libgif-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config
-TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx
+TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx time
 # The peers `make bench` measures against, in the same run.
 BENCH_PACKAGES := nginx curl libvips-tools
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)

@@ -1,14 +1,16 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
-/// Runs a child process and reports its exit status and peak resident memory (`wait4`'s `ru_maxrss`), for
-/// the tests that show a decompression bomb is refused before anything large is allocated.
+/// Runs a child process and reports its exit status and peak resident memory, for the tests that show a
+/// decompression bomb is refused before anything large is allocated.
+///
+/// The child runs under GNU `time` (`/usr/bin/time -f %M`), which forks it and reads its `ru_maxrss` from
+/// `wait4`. Spawning it from the test process directly would not do: `posix_spawn` runs the child on the
+/// parent's address space until `exec` (`CLONE_VM`), and Linux counts that address space's high-water mark
+/// (the whole test process, 150 MB or more) as the child's peak.
 public enum ChildRSS {
     /// How a child ended and the most memory it held.
     public struct Outcome: Sendable {
-        /// The exit status (128 + signal when killed by one).
+        /// The exit status.
         public var status: Int32
         /// Peak resident set size in kilobytes.
         public var maxRSSKilobytes: Int
@@ -16,30 +18,34 @@ public enum ChildRSS {
         public var stderr: String
     }
 
-    /// Runs `executable` with `arguments`, standard output discarded, and waits for it with `wait4`.
+    /// Thrown when GNU time is missing (Debian package `time`) or printed no number.
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Runs `executable` with `arguments` under `/usr/bin/time` and waits for it.
     public static func run(_ executable: URL, _ arguments: [String]) throws -> Outcome {
-        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("childrss-\(UUID().uuidString).txt")
+        let time = "/usr/bin/time"
+        guard FileManager.default.isExecutableFile(atPath: time) else { throw Unavailable(description: "\(time) not installed (Debian package time)") }
+        let report = FileManager.default.temporaryDirectory.appendingPathComponent("childrss-\(UUID().uuidString).txt")
         defer {
-            do { try FileManager.default.removeItem(at: errorFile) } catch { /* never created: nothing to remove */ }
+            do { try FileManager.default.removeItem(at: report) } catch { /* never written: nothing to remove */ }
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 2, errorFile.path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([executable.path] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
-        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
-        var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: time)
+        process.arguments = ["-f", "%M", "-o", report.path, executable.path] + arguments
+        let err = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        let errorData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: try Data(contentsOf: report), as: UTF8.self)
+        // With a non-zero exit, GNU time writes "Command exited with non-zero status N" before the number.
+        guard let kilobytes = text.split(whereSeparator: \.isNewline).last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) else {
+            throw Unavailable(description: "no peak RSS from \(time): \(text)")
         }
-        let exited = status & 0x7F == 0
-        let code = exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        let stderr = String(decoding: try Data(contentsOf: errorFile), as: UTF8.self)
-        return Outcome(status: code, maxRSSKilobytes: usage.ru_maxrss, stderr: stderr)
+        return Outcome(status: process.terminationStatus, maxRSSKilobytes: kilobytes,
+                       stderr: String(decoding: errorData, as: UTF8.self))
     }
 }
