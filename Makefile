@@ -5,7 +5,9 @@ SHELL := /bin/bash
 SWIFT ?= swift
 # Debian packages the library needs (its six C libraries), and the tools the tests use.
 DEPS_PACKAGES := libwebp-dev libpng-dev libjpeg-dev libgif-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config
-TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx time
+# The optional codec modules (WebImageAVIF, WebImageJXL, WebImageHEIF) and the CLI, which registers them.
+CODEC_PACKAGES := libavif-dev libjxl-dev libheif-dev
+TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx time libavif-bin libjxl-tools libheif-examples
 # The peers `make bench` measures against, in the same run.
 BENCH_PACKAGES := nginx curl libvips-tools
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
@@ -17,7 +19,7 @@ all: build
 
 ## deps: install the Debian packages the library needs, only when missing.
 deps:
-	@./scripts/apt-ensure $(DEPS_PACKAGES)
+	@./scripts/apt-ensure $(DEPS_PACKAGES) $(CODEC_PACKAGES)
 
 ## test-deps: the packages the tests use too (reference decoders, openssl and nginx for the TLS and HTTP/2 tests).
 test-deps: deps

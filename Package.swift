@@ -29,6 +29,8 @@ let package = Package(
         // Optional codec modules (each needs its Debian -dev package); they register in ImageCodecRegistry.
         .library(name: "WebImageAVIF", targets: ["WebImageAVIF"]),
         .library(name: "WebImageJXL", targets: ["WebImageJXL"]),
+        // Debian's libheif1 links libx265 (GPL-2+): a separate product, so nothing else links it by accident.
+        .library(name: "WebImageHEIF", targets: ["WebImageHEIF"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -49,6 +51,7 @@ let package = Package(
         // Only for the optional codec modules.
         systemLibrary("CWebImageAVIF", pkgConfig: "libavif", apt: "libavif-dev"),
         systemLibrary("CWebImageJXL", pkgConfig: "libjxl", apt: "libjxl-dev"),
+        systemLibrary("CWebImageHEIF", pkgConfig: "libheif", apt: "libheif-dev"),
 
         // MARK: Locks ThreadSanitizer can see (Synchronization.Mutex uses futexes TSan does not intercept)
         .target(name: "CWebImageSync"),
@@ -82,12 +85,14 @@ let package = Package(
         // MARK: Optional codec modules (their own products: the WebImage product does not link them)
         .target(name: "WebImageAVIF", dependencies: ["ImageCodec", "WebImageSync", "CWebImageAVIF"], swiftSettings: swiftSettings),
         .target(name: "WebImageJXL", dependencies: ["ImageCodec", "CWebImageJXL"], swiftSettings: swiftSettings),
+        .target(name: "WebImageHEIF", dependencies: ["ImageCodec", "CWebImageHEIF"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "webimage",
             dependencies: [
                 "WebImage",
                 "WebImageAVIF",
                 "WebImageJXL",
+                "WebImageHEIF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -114,6 +119,7 @@ let package = Package(
         .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageSync", "TestSupport"]),
         .testTarget(name: "WebImageAVIFTests", dependencies: ["WebImageAVIF", "ImageCodec", "TestSupport"]),
         .testTarget(name: "WebImageJXLTests", dependencies: ["WebImageJXL", "ImageCodec", "TestSupport"]),
+        .testTarget(name: "WebImageHEIFTests", dependencies: ["WebImageHEIF", "ImageCodec", "TestSupport"]),
         // Many threads, random cancels: run under ThreadSanitizer by `make test`.
         .testTarget(name: "StressTests", dependencies: ["WebImage", "WebImageSync", "TestSupport"]),
     ],

@@ -2,6 +2,7 @@ import ArgumentParser
 import WebImage
 import WebImageAVIF
 import WebImageJXL
+import WebImageHEIF
 
 /// The `webimage` command-line tool.
 @main
@@ -32,5 +33,6 @@ enum CodecModules {
     static func registerAll() {
         AVIFCodec.register()
         JXLCodec.register()
+        HEIFCodec.register()
     }
 }
