@@ -70,7 +70,7 @@ clean:
 FUZZ_SECONDS ?= 300
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_WORK := $(FUZZ_SCRATCH)/work
-FUZZ_TARGETS ?= FuzzDecode FuzzIncremental FuzzKVStorage
+FUZZ_TARGETS ?= FuzzDecode FuzzIncremental FuzzKVStorage FuzzAVIF FuzzJXL FuzzHEIF
 FUZZ_FLAGS ?= -rss_limit_mb=2048 -timeout=30 -print_final_stats=1
 CORPUS ?= ../shared/corpus
 FUZZ_BUILD = $(SWIFT) build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address \
@@ -79,6 +79,9 @@ FUZZ_BUILD = $(SWIFT) build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzz
 FUZZ_SEEDS_FuzzDecode = $(wildcard $(addprefix $(CORPUS)/,jpeg png apng gif webp bad))
 FUZZ_SEEDS_FuzzIncremental = $(FUZZ_SEEDS_FuzzDecode)
 FUZZ_SEEDS_FuzzKVStorage = $(FUZZ_WORK)/FuzzKVStorage-seeds
+FUZZ_SEEDS_FuzzAVIF = $(wildcard $(CORPUS)/modern/avif)
+FUZZ_SEEDS_FuzzJXL = $(wildcard $(CORPUS)/modern/jxl)
+FUZZ_SEEDS_FuzzHEIF = $(wildcard $(CORPUS)/modern/heic)
 
 ## fuzz: build the fuzz targets and run each for FUZZ_SECONDS (default 300) seeded from the corpus.
 fuzz: deps
@@ -93,6 +96,9 @@ fuzz: deps
 	    FuzzDecode) seeds="$(FUZZ_SEEDS_FuzzDecode)";; \
 	    FuzzIncremental) seeds="$(FUZZ_SEEDS_FuzzIncremental)";; \
 	    FuzzKVStorage) seeds="$(FUZZ_SEEDS_FuzzKVStorage)";; \
+	    FuzzAVIF) seeds="$(FUZZ_SEEDS_FuzzAVIF)";; \
+	    FuzzJXL) seeds="$(FUZZ_SEEDS_FuzzJXL)";; \
+	    FuzzHEIF) seeds="$(FUZZ_SEEDS_FuzzHEIF)";; \
 	    *) seeds="";; \
 	  esac; \
 	  mkdir -p $(FUZZ_WORK)/$$target; \

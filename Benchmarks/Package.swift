@@ -17,6 +17,7 @@ let package = Package(
             linkerSettings: [
                 .linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("gif"),
                 .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
+                .linkedLibrary("avif"), .linkedLibrary("jxl"), .linkedLibrary("heif"),
             ]
         ),
         .executableTarget(
@@ -24,6 +25,9 @@ let package = Package(
             dependencies: [
                 "CBenchHarness",
                 .product(name: "WebImage", package: "WebImage"),
+                .product(name: "WebImageAVIF", package: "WebImage"),
+                .product(name: "WebImageJXL", package: "WebImage"),
+                .product(name: "WebImageHEIF", package: "WebImage"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

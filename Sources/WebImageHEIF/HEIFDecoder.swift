@@ -22,10 +22,11 @@ public struct HEIFDecoder: ImageDecoding {
     /// - Throws: `ImageCodecError.limitExceeded` (libheif's security limit, or the declared size, before
     ///   decoding), `.truncated`, `.corruptData` with libheif's message, `.allocationFailed`.
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        let (buffer, hasAlpha) = try Self.withPrimaryImage(data, limits: options.limits) { handle, limits in
+        var (buffer, hasAlpha) = try Self.withPrimaryImage(data, limits: options.limits) { handle, limits in
             try Self.decodePixels(handle, limits: limits)
         }
-        let image = Image(frames: [ImageFrame(buffer: buffer.converted(to: options.pixelFormat))], format: .heif, loopCount: 1,
+        buffer.convert(to: options.pixelFormat)  // in place: the buffer is not shared
+        let image = Image(frames: [ImageFrame(buffer: buffer)], format: .heif, loopCount: 1,
                           hasAlpha: hasAlpha, originalData: options.keepsOriginalData ? data : nil)
         return try image.stillThumbnail(maxPixelSize: options.maxPixelSize)
     }

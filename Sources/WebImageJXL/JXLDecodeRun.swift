@@ -134,6 +134,12 @@ final class JXLDecodeRun {
         current = buffer
     }
 
+    /// The completed frames, handed over (the run keeps none, so they can be converted in place).
+    func takeFrames() -> [PixelBuffer] {
+        defer { frames = [] }
+        return frames
+    }
+
     /// A copy of what libjxl has rendered of the current frame so far (`JxlDecoderFlushImage`), or `nil`.
     func flushedCopy() -> PixelBuffer? {
         guard let current, JxlDecoderFlushImage(decoder) == JXL_DEC_SUCCESS else { return nil }

@@ -19,11 +19,10 @@ public struct JXLDecoder: ImageDecoding {
     ///   `.corruptData`.
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
         let result = try JXLDecodeRun.run(data, limits: options.limits, pixels: true, firstFrameOnly: options.firstFrameOnly)
-        guard let header = result.header, !result.frames.isEmpty else { throw ImageCodecError.truncated(format: .jpegXL) }
-        let frames = result.frames.enumerated().map { index, buffer in
-            ImageFrame(buffer: buffer.converted(to: options.pixelFormat),
-                       duration: result.frames.count > 1 ? result.durations[index] : 0)
-        }
+        var buffers = result.takeFrames()
+        guard let header = result.header, !buffers.isEmpty else { throw ImageCodecError.truncated(format: .jpegXL) }
+        for index in buffers.indices { buffers[index].convert(to: options.pixelFormat) }  // in place: not shared
+        let frames = buffers.indices.map { ImageFrame(buffer: buffers[$0], duration: buffers.count > 1 ? result.durations[$0] : 0) }
         let animated = frames.count > 1
         let image = Image(frames: frames, format: .jpegXL, loopCount: animated ? header.loopCount : 1,
                           storedLoopCount: header.isAnimation ? header.loopCount : nil, hasAlpha: header.hasAlpha,

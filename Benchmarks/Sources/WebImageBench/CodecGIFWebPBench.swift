@@ -57,7 +57,7 @@ enum CodecGIFWebPBench: BenchSuite {
 
     /// Median seconds of `ours` and of `peer`, run alternately (one of each per round, after a warm-up round)
     /// so that load from other processes on the machine affects both alike.
-    private static func alternating(iterations: Int, _ ours: () throws -> Void, _ peer: () throws -> Void) rethrows -> (Double, Double) {
+    static func alternating(iterations: Int, _ ours: () throws -> Void, _ peer: () throws -> Void) rethrows -> (Double, Double) {
         try ours()
         try peer()
         var a: [Double] = [], b: [Double] = []

@@ -13,7 +13,7 @@ while let argument = arguments.popFirst() {
 }
 
 /// Every suite, in the order they run. Each layer adds its own.
-let suites: [any BenchSuite.Type] = [CodecJPEGPNGBench.self, CodecGIFWebPBench.self, ProcessingBench.self, KVCacheBench.self, FetcherBench.self, ManagerBench.self, ThumbnailBench.self]
+let suites: [any BenchSuite.Type] = [CodecJPEGPNGBench.self, CodecGIFWebPBench.self, CodecModernBench.self, ProcessingBench.self, KVCacheBench.self, FetcherBench.self, ManagerBench.self, ThumbnailBench.self]
 
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-bench-\(getpid())")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)

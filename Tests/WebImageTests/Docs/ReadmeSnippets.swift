@@ -2,6 +2,9 @@
 // ```swift block of the README appears in this file verbatim (leading whitespace aside) — edit both together.
 import Foundation
 import WebImage
+import WebImageAVIF
+import WebImageHEIF
+import WebImageJXL
 
 enum ReadmeSnippets {
     static func requestWithCompletion(url: URL) {
@@ -112,6 +115,23 @@ enum ReadmeSnippets {
         // snippet: fetcher
         let result = try await FetchQueue.shared.fetch(FetchRequest(url: url))
         print(result.response.statusCode ?? 0, result.body.count)
+        // end
+    }
+
+    static func codecModules(data: Data) throws {
+        // snippet: codec-modules
+        AVIFCodec.register()                      // import WebImageAVIF: libavif
+        JXLCodec.register()                       // import WebImageJXL: libjxl
+        HEIFCodec.register()                      // import WebImageHEIF: libheif (see the licence note)
+        let image = try ImageDecoder.decode(data) // now also AVIF, JPEG XL and HEIC, here and in the manager
+        // end
+        _ = image
+    }
+
+    static func registerOwnCodec(myDecoder: any ImageDecoding) {
+        // snippet: registry
+        let token = ImageCodecRegistry.shared.register(decoder: myDecoder)  // tried before every earlier codec
+        ImageCodecRegistry.shared.unregister(token)
         // end
     }
 }
