@@ -48,4 +48,15 @@ public enum ChildRSS {
         return Outcome(status: process.terminationStatus, maxRSSKilobytes: kilobytes,
                        stderr: String(decoding: errorData, as: UTF8.self))
     }
+
+    /// Runs the built `webimage convert FILE out.png ARGUMENTS…` (a header bomb expected to be refused) and
+    /// returns how it ended; throws `WebImageCLI.NotBuilt` when the binary is missing.
+    public static func convert(_ file: URL, _ arguments: [String] = []) throws -> Outcome {
+        guard FileManager.default.isExecutableFile(atPath: WebImageCLI.binary.path) else { throw WebImageCLI.NotBuilt(path: WebImageCLI.binary.path) }
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("bomb-\(UUID().uuidString).png")
+        defer {
+            do { try FileManager.default.removeItem(at: out) } catch { /* refused: nothing was written */ }
+        }
+        return try run(WebImageCLI.binary, ["convert", file.path, out.path] + arguments)
+    }
 }

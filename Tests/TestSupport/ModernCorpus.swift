@@ -32,4 +32,17 @@ public enum ModernCorpus {
         }
         return rows
     }
+
+    /// No row of the manifest ends with the name asked for.
+    public struct NotListed: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// The file of `format` whose path ends with `suffix`; throws `Corpus.Missing` without the corpus.
+    public static func url(format: String, endingWith suffix: String) throws -> URL {
+        guard let entry = try entries(format: format).first(where: { $0.path.hasSuffix(suffix) }) else {
+            throw NotListed(description: "no \(format) file ending with \(suffix) in modern/MANIFEST.tsv")
+        }
+        return entry.url
+    }
 }
