@@ -20,6 +20,8 @@ import ImageCodec
 /// - `DecodeLimits` become libavif's `imageSizeLimit`, `imageDimensionLimit` and `imageCountLimit` before
 ///   parsing (a 305-byte file declaring 16384×16384 otherwise makes libavif 0.11 upscale a 1×1 frame to
 ///   256 Mpx); then the declared size and frame count are checked against the limits before any pixels.
+///   libavif 0.11 accepts no size limit above 16384² pixels, so that stays its ceiling even with
+///   `DecodeLimits.none`.
 ///   `maxPixelSize` resizes after a full-size decode (AV1 has no scaled decode), so the limits apply to the
 ///   full size.
 /// - No partial images while downloading (the final image only).

@@ -66,7 +66,9 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
         decoder.pointee.ignoreExif = AVIF_TRUE
         decoder.pointee.ignoreXMP = AVIF_TRUE
         // Before parsing: libavif checks these while reading the headers and before the AV1 decoder allocates.
-        decoder.pointee.imageSizeLimit = UInt32(clamping: max(1, limits.maxPixelsPerFrame))
+        // libavif 0.11 refuses a size limit above its default (16384², AVIF_RESULT_NOT_IMPLEMENTED): that is
+        // its ceiling whatever our limits say.
+        decoder.pointee.imageSizeLimit = UInt32(clamping: min(max(1, limits.maxPixelsPerFrame), Int(AVIF_DEFAULT_IMAGE_SIZE_LIMIT)))
         decoder.pointee.imageDimensionLimit = UInt32(clamping: min(max(1, limits.maxPixelsPerFrame), Int(AVIF_DEFAULT_IMAGE_DIMENSION_LIMIT)))
         decoder.pointee.imageCountLimit = UInt32(clamping: max(1, limits.maxFrameCount))
         try check(avifDecoderSetIOMemory(decoder, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count), decoder)
