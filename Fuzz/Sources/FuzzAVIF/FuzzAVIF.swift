@@ -19,7 +19,8 @@ public func fuzzAVIF(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
     do {
         let image = try decoder.decode(data, options: DecodeOptions(limits: fuzzLimits))
         for index in 0..<image.frameCount {
-            precondition(try image.frame(at: index).buffer.width == image.width, "a frame of another width")
+            let frame = try image.frame(at: index)
+            precondition(frame.buffer.width == image.width, "a frame of another width")
         }
     } catch {
         // Expected for bad input.
