@@ -9,7 +9,9 @@ DEPS_PACKAGES := libwebp-dev libpng-dev libjpeg-dev libgif-dev libcurl4-openssl-
 # WebImage library product does not).
 OPTIONAL_PACKAGES := libmemcached-dev
 # memcached: the servers the WebImageMemcached tests and benchmark start on loopback ports.
-TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx time memcached
+# The optional codec modules (WebImageAVIF, WebImageJXL, WebImageHEIF) and the CLI, which registers them.
+CODEC_PACKAGES := libavif-dev libjxl-dev libheif-dev
+TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx time memcached libavif-bin libjxl-tools libheif-examples
 # The peers `make bench` measures against, in the same run.
 BENCH_PACKAGES := nginx curl libvips-tools memcached
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
@@ -21,7 +23,7 @@ all: build
 
 ## deps: install the Debian packages the library and the optional products need, only when missing.
 deps:
-	@./scripts/apt-ensure $(DEPS_PACKAGES) $(OPTIONAL_PACKAGES)
+	@./scripts/apt-ensure $(DEPS_PACKAGES) $(OPTIONAL_PACKAGES) $(CODEC_PACKAGES)
 
 ## test-deps: the packages the tests use too (reference decoders, openssl and nginx for the TLS and HTTP/2 tests).
 test-deps: deps
@@ -72,7 +74,7 @@ clean:
 FUZZ_SECONDS ?= 300
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_WORK := $(FUZZ_SCRATCH)/work
-FUZZ_TARGETS ?= FuzzDecode FuzzIncremental FuzzKVStorage
+FUZZ_TARGETS ?= FuzzDecode FuzzIncremental FuzzKVStorage FuzzAVIF FuzzJXL FuzzHEIF
 FUZZ_FLAGS ?= -rss_limit_mb=2048 -timeout=30 -print_final_stats=1
 CORPUS ?= ../shared/corpus
 FUZZ_BUILD = $(SWIFT) build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address \
@@ -81,6 +83,9 @@ FUZZ_BUILD = $(SWIFT) build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzz
 FUZZ_SEEDS_FuzzDecode = $(wildcard $(addprefix $(CORPUS)/,jpeg png apng gif webp bad))
 FUZZ_SEEDS_FuzzIncremental = $(FUZZ_SEEDS_FuzzDecode)
 FUZZ_SEEDS_FuzzKVStorage = $(FUZZ_WORK)/FuzzKVStorage-seeds
+FUZZ_SEEDS_FuzzAVIF = $(wildcard $(CORPUS)/modern/avif)
+FUZZ_SEEDS_FuzzJXL = $(wildcard $(CORPUS)/modern/jxl)
+FUZZ_SEEDS_FuzzHEIF = $(wildcard $(CORPUS)/modern/heic)
 
 ## fuzz: build the fuzz targets and run each for FUZZ_SECONDS (default 300) seeded from the corpus.
 fuzz: deps
@@ -95,6 +100,9 @@ fuzz: deps
 	    FuzzDecode) seeds="$(FUZZ_SEEDS_FuzzDecode)";; \
 	    FuzzIncremental) seeds="$(FUZZ_SEEDS_FuzzIncremental)";; \
 	    FuzzKVStorage) seeds="$(FUZZ_SEEDS_FuzzKVStorage)";; \
+	    FuzzAVIF) seeds="$(FUZZ_SEEDS_FuzzAVIF)";; \
+	    FuzzJXL) seeds="$(FUZZ_SEEDS_FuzzJXL)";; \
+	    FuzzHEIF) seeds="$(FUZZ_SEEDS_FuzzHEIF)";; \
 	    *) seeds="";; \
 	  esac; \
 	  mkdir -p $(FUZZ_WORK)/$$target; \

@@ -28,6 +28,11 @@ let package = Package(
         .executable(name: "webimage", targets: ["webimage"]),
         // A shared cache tier on a memcached pool (libmemcached); optional, so `WebImage` needs no libmemcached.
         .library(name: "WebImageMemcached", targets: ["WebImageMemcached"]),
+        // Optional codec modules (each needs its Debian -dev package); they register in ImageCodecRegistry.
+        .library(name: "WebImageAVIF", targets: ["WebImageAVIF"]),
+        .library(name: "WebImageJXL", targets: ["WebImageJXL"]),
+        // Debian's libheif1 links libx265 (GPL-2+): a separate product, so nothing else links it by accident.
+        .library(name: "WebImageHEIF", targets: ["WebImageHEIF"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -47,6 +52,10 @@ let package = Package(
         systemLibrary("CWebImageZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
         // Only for the optional WebImageMemcached product.
         systemLibrary("CWebImageMemcached", pkgConfig: "libmemcached", apt: "libmemcached-dev"),
+        // Only for the optional codec modules.
+        systemLibrary("CWebImageAVIF", pkgConfig: "libavif", apt: "libavif-dev"),
+        systemLibrary("CWebImageJXL", pkgConfig: "libjxl", apt: "libjxl-dev"),
+        systemLibrary("CWebImageHEIF", pkgConfig: "libheif", apt: "libheif-dev"),
 
         // MARK: Locks ThreadSanitizer can see (Synchronization.Mutex uses futexes TSan does not intercept)
         .target(name: "CWebImageSync"),
@@ -83,11 +92,18 @@ let package = Package(
             dependencies: ["WebImageSync", "KVCache", "CWebImageMemcachedShims", .product(name: "Logging", package: "swift-log")],
             swiftSettings: swiftSettings
         ),
+        // MARK: Optional codec modules (their own products: the WebImage product does not link them)
+        .target(name: "WebImageAVIF", dependencies: ["ImageCodec", "WebImageSync", "CWebImageAVIF"], swiftSettings: swiftSettings),
+        .target(name: "WebImageJXL", dependencies: ["ImageCodec", "CWebImageJXL"], swiftSettings: swiftSettings),
+        .target(name: "WebImageHEIF", dependencies: ["ImageCodec", "CWebImageHEIF"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "webimage",
             dependencies: [
                 "WebImage",
                 "WebImageMemcached",
+                "WebImageAVIF",
+                "WebImageJXL",
+                "WebImageHEIF",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -100,6 +116,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "WebImageSync",
+                "ImageCodec",
                 "CWebImageZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -112,9 +129,13 @@ let package = Package(
         .testTarget(name: "FetcherTests", dependencies: ["Fetcher", "WebImageSync", "CWebImageCurlShims", "CWebImageCurl", "TestSupport"]),
         // The randomized pipeline model, shared by WebImageTests and (under ThreadSanitizer) StressTests.
         .target(name: "PipelineModel", dependencies: ["WebImage", "WebImageSync", "TestSupport"], path: "Tests/PipelineModel"),
-        .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageMemcached", "WebImageSync", "TestSupport", "PipelineModel"]),
+        .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageMemcached", "WebImageSync", "TestSupport", "PipelineModel",
+                                                          "WebImageAVIF", "WebImageJXL", "WebImageHEIF"]),
         // Real memcached processes on loopback ports (the `memcached` package, installed by `make test-deps`).
         .testTarget(name: "WebImageMemcachedTests", dependencies: ["WebImageMemcached", "WebImage", "WebImageSync", "TestSupport"]),
+        .testTarget(name: "WebImageAVIFTests", dependencies: ["WebImageAVIF", "ImageCodec", "TestSupport"]),
+        .testTarget(name: "WebImageJXLTests", dependencies: ["WebImageJXL", "ImageCodec", "TestSupport"]),
+        .testTarget(name: "WebImageHEIFTests", dependencies: ["WebImageHEIF", "ImageCodec", "TestSupport"]),
         // Many threads, random cancels: run under ThreadSanitizer by `make test`.
         .testTarget(name: "StressTests", dependencies: ["WebImage", "WebImageMemcached", "WebImageSync", "TestSupport", "PipelineModel"]),
     ],

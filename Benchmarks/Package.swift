@@ -18,6 +18,7 @@ let package = Package(
                 .linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("gif"),
                 .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
                 .linkedLibrary("memcached"),
+                .linkedLibrary("avif"), .linkedLibrary("jxl"), .linkedLibrary("heif"),
             ]
         ),
         .executableTarget(
@@ -26,6 +27,9 @@ let package = Package(
                 "CBenchHarness",
                 .product(name: "WebImage", package: "WebImage"),
                 .product(name: "WebImageMemcached", package: "WebImage"),
+                .product(name: "WebImageAVIF", package: "WebImage"),
+                .product(name: "WebImageJXL", package: "WebImage"),
+                .product(name: "WebImageHEIF", package: "WebImage"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),

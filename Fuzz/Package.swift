@@ -28,6 +28,19 @@ let package = Package(
             name: "FuzzIncremental",
             dependencies: [.product(name: "WebImage", package: "WebImage")]
         ),
+        // The optional codec modules, each on its own library (libavif, libjxl one-shot and incremental, libheif).
+        .executableTarget(
+            name: "FuzzAVIF",
+            dependencies: [.product(name: "WebImage", package: "WebImage"), .product(name: "WebImageAVIF", package: "WebImage")]
+        ),
+        .executableTarget(
+            name: "FuzzJXL",
+            dependencies: [.product(name: "WebImage", package: "WebImage"), .product(name: "WebImageJXL", package: "WebImage")]
+        ),
+        .executableTarget(
+            name: "FuzzHEIF",
+            dependencies: [.product(name: "WebImage", package: "WebImage"), .product(name: "WebImageHEIF", package: "WebImage")]
+        ),
         // KVStorage / DiskCache opened on a garbage manifest, WAL or data file.
         .executableTarget(
             name: "FuzzKVStorage",

@@ -7,9 +7,10 @@ import WebImage
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert an image to PNG, APNG, JPEG, WebP or GIF.",
+        abstract: "Convert an image (JPEG, PNG, APNG, GIF, WebP, AVIF, HEIC, JPEG XL) to PNG, APNG, JPEG, WebP, GIF or AVIF.",
         discussion: """
-        The output format comes from OUT's extension (png, apng, jpg/jpeg, webp, gif) unless --format is given.
+        The output format comes from OUT's extension (png, apng, jpg/jpeg, webp, gif, avif) unless --format is
+        given (AVIF when the installed libavif has an AV1 encoder; HEIC and JPEG XL are read, not written).
         An animated input written as GIF, WebP or APNG (also to a .png name) keeps every frame, duration and
         the loop count; a still format gets the first frame, or frame N with --frame. EXIF orientation is
         applied to still output. --thumbnail N decodes a downsampled image whose longest side is at most N
@@ -30,7 +31,7 @@ struct ConvertCommand: ParsableCommand {
     @Argument(help: "The file to write.")
     var output: String
 
-    @Option(help: "Output format: png, apng, jpeg, webp or gif (default: from OUT's extension).")
+    @Option(help: "Output format: png, apng, jpeg, webp, gif or avif (default: from OUT's extension).")
     var format: String?
 
     @Option(help: "Quality for JPEG and lossy WebP, 0…100.")
@@ -42,10 +43,14 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Decode a thumbnail whose longest side is at most N pixels (never enlarges).")
     var thumbnail: Int?
 
+    @Option(help: "Refuse images of more than N pixels per frame, before decoding (default: DecodeLimits.default).")
+    var maxPixels: Int?
+
     func validate() throws {
         if let thumbnail, thumbnail < 1 { throw ValidationError("--thumbnail must be 1 or more") }
         guard (0...100).contains(quality) else { throw ValidationError("--quality must be between 0 and 100") }
         if let frame, frame < 0 { throw ValidationError("--frame must be 0 or more") }
+        if let maxPixels, maxPixels < 1 { throw ValidationError("--max-pixels must be 1 or more") }
     }
 
     func run() throws {
@@ -66,13 +71,15 @@ struct ConvertCommand: ParsableCommand {
         }
         let image: Image
         // --frame picks a frame of the full animation, so the thumbnail is made from it after decoding.
-        let options = DecodeOptions(maxPixelSize: frame == nil ? thumbnail : nil)
+        var limits = DecodeLimits.default
+        if let maxPixels { limits.maxPixelsPerFrame = maxPixels }
+        let options = DecodeOptions(limits: limits, maxPixelSize: frame == nil ? thumbnail : nil)
         do { image = try ImageDecoder.decode(data, options: options) } catch {
             throw ConvertError("\(input): cannot decode: \(error)")
         }
         let name = format ?? URL(fileURLWithPath: output).pathExtension
         guard var target = Self.format(named: name) else {
-            throw ValidationError("unknown output format '\(name)'; use --format png|apng|jpeg|webp|gif")
+            throw ValidationError("unknown output format '\(name)'; use --format png|apng|jpeg|webp|gif|avif")
         }
         let encodeOptions = EncodeOptions(quality: quality / 100)
         let encoded: Data
@@ -85,7 +92,7 @@ struct ConvertCommand: ParsableCommand {
             var encoder = ImageEncoder(format: target == .apng ? .png : target, loopCount: 1, options: encodeOptions)
             encoder.addFrame(buffer)
             encoded = try encoder.encode()
-        } else if image.isAnimated, [.gif, .webp, .apng, .png].contains(target) {
+        } else if image.isAnimated, target == .png || ImageCodecRegistry.shared.canEncode(target, frameCount: image.frameCount) {
             if target == .png { target = .apng }
             var encoder = ImageEncoder(format: target, loopCount: image.loopCount, options: encodeOptions)
             for frame in try image.allFrames() { encoder.addFrame(frame.buffer, duration: frame.duration) }
@@ -109,6 +116,9 @@ struct ConvertCommand: ParsableCommand {
         case "jpg", "jpeg": return .jpeg
         case "webp": return .webp
         case "gif": return .gif
+        case "avif": return .avif
+        case "jxl": return .jpegXL
+        case "heic", "heif": return .heif
         default: return nil
         }
     }

@@ -7,9 +7,7 @@ enum InfoReport {
     /// when absent; `plays` = total plays, 0 = forever), durations, alpha, progressive/interlaced, EXIF
     /// orientation (`null` without a tag).
     static func json(path: String, data: Data) throws -> String {
-        let format = ImageFormat.sniff(data)
-        guard format != .unknown else { throw ImageCodecError.unknownFormat }
-        guard format.isDecodable else { throw ImageCodecError.unsupportedFormat(format) }
+        // The registry decides (a registered codec may read a format `sniff` does not know).
         let info = try ImageDecoder.info(data)
         let fields: [(String, Any)] = [
             ("path", path), ("format", info.format.rawValue), ("bytes", data.count),

@@ -1,4 +1,8 @@
 import ArgumentParser
+import WebImage
+import WebImageAVIF
+import WebImageJXL
+import WebImageHEIF
 
 /// The `webimage` command-line tool.
 @main
@@ -16,4 +20,19 @@ struct WebImageCommand: ParsableCommand {
         """,
         subcommands: [InfoCommand.self, ConvertCommand.self, DemoCommand.self, FetchCommand.self, CacheCommand.self, BenchChartCommand.self]
     )
+
+    /// Registers the optional codec modules (AVIF, HEIC, JPEG XL), then runs the command line.
+    static func main() {
+        CodecModules.registerAll()
+        main(nil)
+    }
+}
+
+/// The optional codec modules the tool is built with.
+enum CodecModules {
+    static func registerAll() {
+        AVIFCodec.register()
+        JXLCodec.register()
+        HEIFCodec.register()
+    }
 }

@@ -85,3 +85,51 @@ final class ImageFormatSniffingTests: XCTestCase {
         }
     }
 }
+
+/// ISO BMFF brands and both JPEG XL signatures (the optional codec modules depend on them).
+final class ModernFormatSniffingTests: XCTestCase {
+    private func ftyp(_ major: String, _ compatible: [String]) -> [UInt8] {
+        let size = 16 + 4 * compatible.count
+        return [0, 0, 0, UInt8(size)] + Array("ftyp\(major)".utf8) + [0, 0, 0, 0] + compatible.flatMap { Array($0.utf8) }
+    }
+
+    func testISOBrandsDecideFromTheCompatibleList() {
+        XCTAssertEqual(ImageFormat.sniff(ftyp("avif", ["mif1", "miaf"])), .avif)
+        XCTAssertEqual(ImageFormat.sniff(ftyp("avis", ["msf1"])), .avif)
+        XCTAssertEqual(ImageFormat.sniff(ftyp("mif1", ["avif", "miaf"])), .avif, "AVIF only among the compatible brands")
+        XCTAssertEqual(ImageFormat.sniff(ftyp("msf1", ["hevc", "heic"])), .heif)
+        XCTAssertEqual(ImageFormat.sniff(ftyp("mif1", ["MiPr", "miaf", "heix"])), .heif)
+        // A brand past the first 64 bytes (a long ftyp box) still counts.
+        XCTAssertEqual(ImageFormat.sniff(ftyp("mif1", Array(repeating: "miaf", count: 14) + ["avif"])), .avif)
+        XCTAssertEqual(ImageFormat.sniff(ftyp("isom", ["mp41"])), .unknown, "an MP4 is no image")
+    }
+
+    func testSniffLengthCoversTheFTYPBox() {
+        let long = ftyp("mif1", Array(repeating: "miaf", count: 14) + ["avif"])
+        XCTAssertEqual(ImageFormat.sniffLength(long), long.count)
+        XCTAssertEqual(ImageFormat.sniffLength([0xFF, 0xD8, 0xFF]), 16)
+        XCTAssertEqual(ImageFormat.sniffLength([0, 0, 0x10, 0] + Array("ftypavif".utf8)), 128, "capped")
+    }
+
+    func testBothJPEGXLSignatures() {
+        XCTAssertEqual(ImageFormat.sniff([0xFF, 0x0A, 0xFA, 0x7F]), .jpegXL)
+        XCTAssertEqual(ImageFormat.sniff([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A, 0, 0, 0, 0x14]), .jpegXL)
+    }
+
+    /// Every AVIF, HEIC and JPEG XL file of `modern/` with an intact header sniffs as its format.
+    func testModernCorpusSniffs() throws {
+        var checked = 0
+        for (folder, format) in [("avif", ImageFormat.avif), ("heic", .heif), ("jxl", .jpegXL)] {
+            let entries: [ModernCorpus.Entry]
+            do { entries = try ModernCorpus.entries(format: folder) } catch let missing as Corpus.Missing { throw XCTSkip(missing.description) }
+            for entry in entries {
+                let data = try Data(contentsOf: entry.url)
+                // Empty, or an ftyp the file does not have (the "mini" box format): nothing to recognise.
+                if data.isEmpty || entry.path.contains("mini") { continue }
+                XCTAssertEqual(ImageFormat.sniff(data), format, entry.path)
+                checked += 1
+            }
+        }
+        XCTAssertGreaterThan(checked, 60)
+    }
+}

@@ -57,17 +57,19 @@ enum CodecGIFWebPBench: BenchSuite {
 
     /// Median seconds of `ours` and of `peer`, run alternately (one of each per round, after a warm-up round)
     /// so that load from other processes on the machine affects both alike.
-    private static func alternating(iterations: Int, _ ours: () throws -> Void, _ peer: () throws -> Void) rethrows -> (Double, Double) {
+    /// `clock` gives seconds (default: monotonic wall time).
+    static func alternating(iterations: Int, _ ours: () throws -> Void, _ peer: () throws -> Void,
+                            clock: () -> Double = Clock.now) rethrows -> (Double, Double) {
         try ours()
         try peer()
         var a: [Double] = [], b: [Double] = []
         for _ in 0..<iterations {
-            var t0 = Clock.now()
+            var t0 = clock()
             try ours()
-            a.append(Clock.now() - t0)
-            t0 = Clock.now()
+            a.append(clock() - t0)
+            t0 = clock()
             try peer()
-            b.append(Clock.now() - t0)
+            b.append(clock() - t0)
         }
         a.sort()
         b.sort()

@@ -40,19 +40,34 @@ extension ImageFormat {
         if starts(with: [0xFF, 0x0A]) { return .jpegXL }
         if starts(with: [0x00, 0x00, 0x00, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) { return .jpegXL }
         if starts(with: Array("ftyp".utf8), at: 4), n >= 12 {
+            // The major brand and every compatible brand count: `mif1`/`msf1` (the generic HEIF brands) are
+            // often the major brand of an AVIF or HEIC file whose codec brand is only among the compatible ones.
             let brands = isoBrands(b)
             if brands.contains(where: { $0 == "avif" || $0 == "avis" }) { return .avif }
-            if brands.contains(where: { ["heic", "heix", "heim", "heis", "hevc", "hevx", "mif1", "msf1"].contains($0) }) {
-                return .heif
-            }
+            if brands.contains(where: { ["heic", "heix", "heim", "heis", "hevc", "hevx"].contains($0) }) { return .heif }
+            if brands.contains(where: { $0 == "mif1" || $0 == "msf1" }) { return .heif }
         }
         return .unknown
     }
 
-    /// The major and compatible brands of an ISO BMFF `ftyp` box (bounded by the box size and the buffer).
+    /// The most bytes of an ISO BMFF `ftyp` box `sniff` reads (28 compatible brands).
+    static let maximumFTYPLength = 128
+
+    /// How many first bytes `sniff` needs to see to give its final answer for data starting like `prefix`:
+    /// 16, or the whole `ftyp` box (up to `maximumFTYPLength`) for ISO BMFF, whose compatible brands decide
+    /// between AVIF and HEIF. `IncrementalDecoder` waits for that many bytes before it sniffs.
+    public static func sniffLength<Bytes: Collection>(_ prefix: Bytes) -> Int where Bytes.Element == UInt8 {
+        let head = Array(prefix.prefix(8))
+        guard head.count == 8, head[4...7].elementsEqual("ftyp".utf8) else { return 16 }
+        let boxSize = Int(head[0]) << 24 | Int(head[1]) << 16 | Int(head[2]) << 8 | Int(head[3])
+        return min(max(boxSize, 16), maximumFTYPLength)
+    }
+
+    /// The major and compatible brands of an ISO BMFF `ftyp` box (bounded by the box size, the buffer and
+    /// `maximumFTYPLength`).
     private static func isoBrands(_ b: UnsafeRawBufferPointer) -> [String] {
         let boxSize = Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3])
-        let end = min(b.count, max(boxSize, 12), 64)
+        let end = min(b.count, max(boxSize, 12), maximumFTYPLength)
         var brands: [String] = []
         var offset = 8
         while offset + 4 <= end {

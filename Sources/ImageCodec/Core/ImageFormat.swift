@@ -1,6 +1,7 @@
 /// An image container format, as recognised from a file's first bytes.
 ///
-/// `ImageFormat.sniff(_:)` looks at no more than the first 64 bytes for most formats; APNG detection walks the
+/// `ImageFormat.sniff(_:)` looks at no more than the first 64 bytes for most formats (the `ftyp` box, up to 128
+/// bytes, for ISO BMFF); APNG detection walks the
 /// PNG chunk headers up to the first `IDAT` (it never reads chunk payloads).
 ///
 /// - Important: A value type; thread-safe.
@@ -19,26 +20,30 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
     case bmp
     /// TIFF (either byte order). Recognised, not decoded.
     case tiff
-    /// HEIF/HEIC (ISO BMFF `ftyp` with a HEIF brand). Recognised, not decoded.
+    /// HEIF/HEIC (ISO BMFF `ftyp` with a HEVC HEIF brand, or `mif1`/`msf1` alone). Decoded by the optional
+    /// `WebImageHEIF` module.
     case heif
-    /// AVIF (ISO BMFF `ftyp` with an AVIF brand). Recognised, not decoded.
+    /// AVIF (ISO BMFF `ftyp` with an `avif` or `avis` brand, major or compatible). Decoded by the optional
+    /// `WebImageAVIF` module.
     case avif
     /// Windows icon. Recognised, not decoded.
     case ico
-    /// JPEG XL (codestream or ISO BMFF container). Recognised, not decoded.
+    /// JPEG XL (codestream `FF 0A` or the ISO BMFF container's `JXL ` box). Decoded by the optional
+    /// `WebImageJXL` module.
     case jpegXL = "jxl"
     /// Nothing recognised.
     case unknown
 
-    /// Whether WebImage can decode this format.
+    /// Whether a decoder registered in `ImageCodecRegistry.shared` handles this format: JPEG, PNG, APNG, GIF
+    /// and WebP built in; AVIF, HEIF and JPEG XL once their optional module registered (`AVIFCodec.register()`, …).
+    ///
+    /// - Important: Not O(1): reads the registry (takes its lock).
     public var isDecodable: Bool {
-        switch self {
-        case .jpeg, .png, .apng, .gif, .webp: return true
-        case .bmp, .tiff, .heif, .avif, .ico, .jpegXL, .unknown: return false
-        }
+        self != .unknown && ImageCodecRegistry.shared.canDecode(self)
     }
 
-    /// Whether this format is recognised but has no decoder here (BMP, TIFF, HEIF, AVIF, ICO, JPEG XL).
+    /// Whether this format is recognised but no registered codec decodes it (BMP, TIFF, ICO; HEIF, AVIF and
+    /// JPEG XL without their modules).
     public var isRecognizedButUnsupported: Bool { self != .unknown && !isDecodable }
 
     /// The MIME type, e.g. `image/webp`; `application/octet-stream` for `.unknown`.

@@ -1,7 +1,8 @@
 import Foundation
 
-/// Decodes encoded image bytes of any supported format: sniffs the format, then hands over to the format's
-/// decoder (`JPEGDecoder`, `PNGDecoder`, `APNGDecoder`, `GIFDecoder`, `WebPDecoder`).
+/// Decodes encoded image bytes of any supported format: sniffs the format, then hands over to the first
+/// matching decoder of `ImageCodecRegistry.shared` (the built-in `JPEGDecoder`, `PNGDecoder`, `APNGDecoder`,
+/// `GIFDecoder`, `WebPDecoder`, and whatever codecs were registered, last registered first).
 ///
 /// ```swift
 /// let image = try ImageDecoder.decode(data)                          // decoded for display
@@ -13,33 +14,16 @@ public enum ImageDecoder {
     /// Decodes `data`. Animated images decode their first frame now and the rest on demand, unless
     /// `options.preloadAllFrames`.
     ///
-    /// - Throws: `ImageCodecError` — `.emptyData`, `.unknownFormat`, `.unsupportedFormat`, `.limitExceeded`
-    ///   (from the header, before allocating), `.truncated`, `.corruptData` with the library's message.
+    /// - Throws: `ImageCodecError` — `.emptyData`, `.unknownFormat`, `.unsupportedFormat` (no registered
+    ///   decoder), `.limitExceeded` (from the header, before allocating), `.truncated`, `.corruptData` with the
+    ///   library's message. When several decoders match and all fail, the most telling error.
     public static func decode(_ data: Data, options: DecodeOptions = DecodeOptions()) throws -> Image {
-        guard !data.isEmpty else { throw ImageCodecError.emptyData }
-        switch ImageFormat.sniff(data) {
-        case .jpeg: return try JPEGDecoder.decode(data, options: options)
-        case .png: return try PNGDecoder.decode(data, options: options)
-        case .apng: return try APNGDecoder.decode(data, options: options)
-        case .gif: return try GIFDecoder.decode(data, options: options)
-        case .webp: return try WebPDecoder.decode(data, options: options)
-        case .unknown: throw ImageCodecError.unknownFormat
-        case let other: throw ImageCodecError.unsupportedFormat(other)
-        }
+        try ImageCodecRegistry.shared.decode(data, options: options)
     }
 
     /// Reads the header facts of `data` without decoding pixels (frame counts may need a walk over chunk or
     /// block headers, never a pixel decode).
     public static func info(_ data: Data) throws -> ImageInfo {
-        guard !data.isEmpty else { throw ImageCodecError.emptyData }
-        switch ImageFormat.sniff(data) {
-        case .jpeg: return try JPEGDecoder.info(data)
-        case .png: return try PNGDecoder.info(data)
-        case .apng: return try APNGDecoder.info(data)
-        case .gif: return try GIFDecoder.info(data)
-        case .webp: return try WebPDecoder.info(data)
-        case .unknown: throw ImageCodecError.unknownFormat
-        case let other: throw ImageCodecError.unsupportedFormat(other)
-        }
+        try ImageCodecRegistry.shared.info(data)
     }
 }

@@ -34,11 +34,18 @@ public struct ImageEncoder: Sendable {
         frames.append(ImageFrame(buffer: buffer, duration: duration))
     }
 
-    /// Encodes the frames added so far.
+    /// Encodes the frames added so far with the first registered encoder of `format` that succeeds
+    /// (`ImageCodecRegistry.shared`; the built-in JPEG, PNG, APNG, GIF and WebP encoders by default).
     ///
     /// - Throws: `ImageCodecError.unsupportedEncoding` for a format that cannot be written or an animation in a
     ///   still format (JPEG, PNG), `.encodingFailed` with the library's message.
     public func encode() throws -> Data {
+        try ImageCodecRegistry.shared.encode(frames, format: format, loopCount: loopCount, options: options)
+    }
+
+    /// The built-in encoders (the registry's default `BuiltInEncoder`).
+    static func encodeBuiltIn(_ frames: [ImageFrame], format: ImageFormat, loopCount: Int,
+                              options: EncodeOptions) throws -> Data {
         guard !frames.isEmpty else { throw ImageCodecError.encodingFailed(format: format, message: "no frames") }
         switch format {
         case .jpeg:
@@ -58,14 +65,16 @@ public struct ImageEncoder: Sendable {
 }
 
 extension Image {
-    /// Encodes this image as `format`: every frame, duration and the loop count for animated formats; the
-    /// first frame for still formats.
+    /// Encodes this image as `format` through `ImageCodecRegistry.shared`: every frame, duration and the loop
+    /// count for formats a registered encoder writes animated (GIF, APNG, WebP built in); the first frame for
+    /// still formats (and PNG).
     ///
     /// - Parameter quality: for lossy formats, 0…1 (default 0.9).
     public func encoded(as format: ImageFormat, quality: Double = 0.9, isLossless: Bool = false) throws -> Data {
         var encoder = ImageEncoder(format: format, loopCount: loopCount,
                                    options: EncodeOptions(quality: quality, isLossless: isLossless))
-        let animatedOutput = format == .gif || format == .apng || format == .webp
+        // PNG stays a still (its first frame); `.apng` writes the animation.
+        let animatedOutput = format != .png && ImageCodecRegistry.shared.canEncode(format, frameCount: 2)
         let frames = animatedOutput ? try allFrames() : [firstFrame]
         for frame in frames { encoder.addFrame(frame.buffer, duration: frame.duration) }
         return try encoder.encode()

@@ -33,6 +33,11 @@ import Foundation
 /// advances on every call or chunk). When a stream stops on bad data or on `options.limits`, PNG shows
 /// nothing new until final; JPEG falls back to decoding the bytes so far (at most when they have doubled).
 ///
+/// Formats of registered codecs (`ImageCodecRegistry`): the decoder that will decode the final data (the
+/// registry's first match) makes the partial images through its `IncrementalImageDecoding` session when it
+/// takes incomplete data, or there are none; a codec registered for a built-in format replaces the streams
+/// above.
+///
 /// Once the data is final, `makeImage()` returns exactly what `ImageDecoder.decode(allBytes, options:)`
 /// returns (same pixels, same metadata, same errors); truncated or corrupt data never crashes.
 /// `options.maxPixelSize` applies to partial images too (they are resized).
@@ -44,7 +49,7 @@ import Foundation
 public final class IncrementalDecoder {
     /// The decode options used for every image (limits, pixel format, `maxPixelSize`, …).
     public let options: DecodeOptions
-    /// The format, sniffed from the first 16 bytes (an APNG may read as `.png` until the final image is
+    /// The format, sniffed from the first 16 bytes (the whole `ftyp` box for ISO BMFF; an APNG may read as `.png` until the final image is
     /// made); `.unknown` until enough bytes arrived.
     public private(set) var format: ImageFormat = .unknown
     /// Header facts (size, alpha, progressive/interlaced) as soon as the header arrived; `nil` before.
@@ -58,6 +63,8 @@ public final class IncrementalDecoder {
     /// until `info` is known. YYWebImage uses it to decide on progressive blur.
     public var isProgressive: Bool { info?.isProgressive ?? false }
 
+    /// Which decoder makes the partial images, chosen from the registry once the format is sniffed.
+    private var codecRoute: CodecRoute?
     private var jpegStream: JPEGStreamSession?
     private var pngStream: PNGStreamSession?
     private var pngRowsAtLastImage = 0
@@ -102,7 +109,13 @@ public final class IncrementalDecoder {
         }
         data.append(chunk)
         self.isFinal = isFinal
-        if format == .unknown, data.count >= 16 || isFinal { format = ImageFormat.sniff(data) }
+        if format == .unknown, data.count >= ImageFormat.sniffLength(data) || isFinal { format = ImageFormat.sniff(data) }
+        if codecRoute == nil, data.count >= ImageFormat.sniffLength(data) || isFinal { codecRoute = chooseRoute() }
+        if case .session(let session)? = codecRoute {
+            session.update(data, isFinal: isFinal)
+            return
+        }
+        guard codecRoute == .builtIn else { return }  // another codec, without partial images: final only
         if info == nil, format != .unknown { info = IncrementalHeader.read(data, format: format) }
         if format == .webp, !streamFailed, !isFinal { feedWebP(chunk) }
         if format == .png || format == .apng, !streamFailed { feedPNG(pngStream == nil ? data : chunk) }
@@ -140,7 +153,11 @@ public final class IncrementalDecoder {
             }
             return try finalResult?.get()
         }
-        guard format != .unknown, info != nil else { return nil }
+        if case .session(let session)? = codecRoute {
+            do { lastImage = try session.makeImage() ?? lastImage } catch { codecRoute = .finalOnly }
+            return lastImage
+        }
+        guard format != .unknown, info != nil, codecRoute == .builtIn else { return nil }
         if format == .png || format == .apng { return try pngPartialImage() }
         // Progressive scans are rendered whole (and the fallback re-decodes from the start): bound that work.
         // Baseline JPEG rows are each decoded once as they arrive.
@@ -336,6 +353,33 @@ public final class IncrementalDecoder {
             // Partial images only: the final one-shot decode reports the error.
             dropStream()
         }
+    }
+
+    /// Who makes the partial images: the library streams below (the built-in formats), a registered
+    /// codec's session, or nobody (the final image only).
+    private enum CodecRoute: Equatable {
+        case builtIn
+        case session(any IncrementalImageDecoding)
+        case finalOnly
+
+        static func == (a: CodecRoute, b: CodecRoute) -> Bool {
+            switch (a, b) {
+            case (.builtIn, .builtIn), (.finalOnly, .finalOnly): return true
+            case (.session(let x), .session(let y)): return x === y
+            default: return false
+            }
+        }
+    }
+
+    /// The decoder that will decode the final data (the registry's first match, last registered first)
+    /// makes the partial images too, when it takes incomplete data; the built-in ones use this class's own
+    /// streams.
+    private func chooseRoute() -> CodecRoute {
+        let complete = ImageDecodingContext(format: format, isComplete: true)
+        guard let decoder = ImageCodecRegistry.shared.decoders(for: data, context: complete).first else { return .finalOnly }
+        if decoder is BuiltInDecoder { return .builtIn }
+        guard decoder.canDecode(data, context: ImageDecodingContext(format: format, isComplete: false)) else { return .finalOnly }
+        return decoder.makeIncrementalDecoder(options: options).map { .session($0) } ?? .finalOnly
     }
 
     private func dropStream() {

@@ -2,7 +2,8 @@ import ImageCodec
 
 /// Something an `AnimatedImagePlayer` can play: frames with durations and a loop count (YYAnimatedImage).
 ///
-/// `Image` conforms (GIF, APNG, animated WebP decoded by `ImageCodec`), and so does `SpriteSheetImage`.
+/// `Image` conforms (GIF, APNG, animated WebP decoded by `ImageCodec`), and so do `SpriteSheetImage` and
+/// `FrameImage`.
 /// Conform your own type to play frames from anywhere (a video decoder, a procedural animation).
 ///
 /// - Important: Conforming types must be thread-safe: the player asks for frames on its background

@@ -72,7 +72,8 @@ extension ImageManager {
 
     /// The transfer for `url` with the manager's headers, timeout and credentials and the request's options.
     func fetchRequest(for url: URL, options: ImageOptions, configuration config: Configuration) -> FetchRequest {
-        let headers = config.headersFilter?(url, config.headers) ?? config.headers
+        let base = config.headers ?? Self.defaultHeaders
+        let headers = config.headersFilter?(url, base) ?? base
         var request = FetchRequest(url: url, headers: headers, timeout: config.timeout,
                                    priority: options.contains(.highPriority) ? .high : options.contains(.lowPriority) ? .low : .normal)
         if let user = config.username {

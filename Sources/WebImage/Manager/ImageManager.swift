@@ -31,7 +31,8 @@ public final class ImageManager: Sendable {
 
     struct Configuration {
         var timeout: Double = 15
-        var headers: [String: String] = ["Accept": "image/webp,image/apng,image/*;q=0.8"]
+        /// `nil` until set: then `ImageManager.defaultHeaders` (whose `Accept` follows the codec registry).
+        var headers: [String: String]?
         var headersFilter: (@Sendable (URL, [String: String]) -> [String: String])?
         var cacheKeyFilter: (@Sendable (URL) -> String)?
         var sharedTransform: ImageTransform?
@@ -72,9 +73,11 @@ public final class ImageManager: Sendable {
         set { configuration.withLock { $0.timeout = newValue } }
     }
 
-    /// Headers sent with every request. Default `Accept: image/webp,image/apng,image/*;q=0.8`.
+    /// Headers sent with every request. Default `ImageManager.defaultHeaders`:
+    /// `Accept: image/webp,image/apng,image/*;q=0.8`, led by the MIME types of registered codecs for other
+    /// formats (`image/avif,image/jxl,…` once those modules registered), read at each request until set.
     public var headers: [String: String] {
-        get { configuration.withLock { $0.headers } }
+        get { configuration.withLock { $0.headers } ?? Self.defaultHeaders }
         set { configuration.withLock { $0.headers = newValue } }
     }
 

@@ -3,6 +3,9 @@
 import Foundation
 import WebImage
 import WebImageMemcached
+import WebImageAVIF
+import WebImageHEIF
+import WebImageJXL
 
 enum ReadmeSnippets {
     static func requestWithCompletion(url: URL) {
@@ -136,5 +139,22 @@ enum ReadmeSnippets {
         // end
         _ = manager
         print(tier.statistics.hits, tier.serverStates.filter(\.isBreakerOpen).map(\.server))
+    }
+
+    static func codecModules(data: Data) throws {
+        // snippet: codec-modules
+        AVIFCodec.register()                      // import WebImageAVIF: libavif
+        JXLCodec.register()                       // import WebImageJXL: libjxl
+        HEIFCodec.register()                      // import WebImageHEIF: libheif (see the licence note)
+        let image = try ImageDecoder.decode(data) // now also AVIF, JPEG XL and HEIC, here and in the manager
+        // end
+        _ = image
+    }
+
+    static func registerOwnCodec(myDecoder: any ImageDecoding) {
+        // snippet: registry
+        let token = ImageCodecRegistry.shared.register(decoder: myDecoder)  // tried before every earlier codec
+        ImageCodecRegistry.shared.unregister(token)
+        // end
     }
 }

@@ -38,6 +38,20 @@ int bench_webp_decode(const uint8_t *data, size_t size, int premultiplied);
 /// buffer as ImageCodec's preloaded decode does; frees everything. Returns the frame count, or -1.
 int bench_gif_decode_all(const uint8_t *data, size_t size);
 
+// MARK: codec-modern (harness_modern.c)
+
+/// Decodes the first image of an AVIF with libavif (1 thread, Exif/XMP ignored) into a calloc'd 8-bit RGBA
+/// buffer, premultiplied, then frees it: what WebImageAVIF does for a still. Returns 0 on success.
+int bench_avif_decode(const uint8_t *data, size_t size);
+
+/// Decodes the first frame of a JPEG XL with libjxl (no parallel runner, un-premultiplied RGBA8 output into
+/// a calloc'd buffer, premultiplied after when it has alpha), then frees it. Returns 0 on success.
+int bench_jxl_decode(const uint8_t *data, size_t size);
+
+/// Decodes the primary image of a HEIF with libheif (decoding threads 0, 8-bit interleaved RGBA), copies it
+/// into a calloc'd buffer (premultiplied when it has alpha), then frees everything. Returns 0 on success.
+int bench_heif_decode(const uint8_t *data, size_t size);
+
 // MARK: kvcache (harness_sqlite.c)
 
 /// The floor of KVStorage's inline reads and writes: SQLite called from C on a table shaped like

@@ -1,0 +1,52 @@
+import Foundation
+import ImageCodec
+
+/// Decodes AVIF stills and sequences through libavif (see `AVIFCodec` for what it does and does not do).
+///
+/// - Important: Stateless and thread-safe; decoding runs on the calling thread.
+public struct AVIFDecoder: ImageDecoding {
+    /// Makes the decoder.
+    public init() {}
+
+    public var name: String { "libavif" }
+    public var formats: [ImageFormat] { [.avif] }
+    public var capabilities: ImageCodecCapabilities { [.still, .animation] }
+
+    /// Decodes `data`: the first frame now, the others of a sequence on demand (or now with
+    /// `options.preloadAllFrames`).
+    ///
+    /// - Throws: `ImageCodecError.limitExceeded` (before any pixels), `.corruptData` with libavif's result
+    ///   and diagnostic text, `.truncated` when libavif needs more data.
+    public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
+        let session = try AVIFSession(data: data, limits: options.limits)
+        let frameCount = options.firstFrameOnly ? 1 : session.frameCount
+        let first = try session.frame(at: 0, pixelFormat: options.pixelFormat)
+        let original = options.keepsOriginalData ? data : nil
+        let image: Image
+        if frameCount == 1 {
+            image = Image(frames: [ImageFrame(buffer: first)], format: .avif, loopCount: 1, hasAlpha: session.hasAlpha,
+                          originalData: original)
+        } else if options.preloadAllFrames {
+            var frames = [ImageFrame(buffer: first, duration: session.duration(at: 0))]
+            for index in 1..<frameCount {
+                frames.append(ImageFrame(buffer: try session.frame(at: index, pixelFormat: options.pixelFormat),
+                                         duration: session.duration(at: index)))
+            }
+            image = Image(frames: frames, format: .avif, loopCount: 0, hasAlpha: session.hasAlpha, originalData: original)
+        } else {
+            image = Image(firstFrame: ImageFrame(buffer: first, duration: session.duration(at: 0)), source: session,
+                          format: .avif, loopCount: 0, storedLoopCount: nil, hasAlpha: session.hasAlpha,
+                          originalData: original)
+        }
+        return try image.stillThumbnail(maxPixelSize: options.maxPixelSize)
+    }
+
+    /// The header facts (libavif's parse: no pixels). Sizes are the displayed ones (after `clap`/`irot`).
+    public func info(_ data: Data) throws -> ImageInfo {
+        let session = try AVIFSession(data: data, limits: .default)
+        return ImageInfo(format: .avif, width: session.displaySize.width, height: session.displaySize.height,
+                         frameCount: session.frameCount, loopCount: session.frameCount > 1 ? 0 : 1,
+                         hasAlpha: session.hasAlpha,
+                         durations: session.frameCount > 1 ? (0..<session.frameCount).map(session.duration(at:)) : [0])
+    }
+}

@@ -1,0 +1,114 @@
+internal import CWebImageHEIF
+import Foundation
+import ImageCodec
+
+/// Decodes the primary image of HEIF/HEIC files through libheif (see `HEIFCodec`).
+///
+/// Wraps `heif_context_read_from_memory_without_copy`, `heif_context_get_primary_image_handle`,
+/// `heif_decode_image` and `heif_image_get_plane_readonly`.
+///
+/// - Important: Stateless and thread-safe; decoding runs on the calling thread.
+public struct HEIFDecoder: ImageDecoding {
+    /// Makes the decoder.
+    public init() {}
+
+    public var name: String { "libheif" }
+    public var formats: [ImageFormat] { [.heif] }
+    public var capabilities: ImageCodecCapabilities { .still }
+    public var mimeTypes: [String] { ["image/heic", "image/heif"] }
+
+    /// Decodes the primary image.
+    ///
+    /// - Throws: `ImageCodecError.limitExceeded` (libheif's security limit, or the declared size, before
+    ///   decoding), `.truncated`, `.corruptData` with libheif's message, `.allocationFailed`.
+    public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
+        var (buffer, hasAlpha) = try Self.withPrimaryImage(data, limits: options.limits) { handle, limits in
+            try Self.decodePixels(handle, limits: limits)
+        }
+        buffer.convert(to: options.pixelFormat)  // in place: the buffer is not shared
+        let image = Image(frames: [ImageFrame(buffer: buffer)], format: .heif, loopCount: 1,
+                          hasAlpha: hasAlpha, originalData: options.keepsOriginalData ? data : nil)
+        return try image.stillThumbnail(maxPixelSize: options.maxPixelSize)
+    }
+
+    /// The primary image's declared size (after its transforms) and alpha; no pixels are decoded.
+    public func info(_ data: Data) throws -> ImageInfo {
+        try Self.withPrimaryImage(data, limits: .default) { handle, _ in
+            ImageInfo(format: .heif, width: Int(heif_image_handle_get_width(handle)),
+                      height: Int(heif_image_handle_get_height(handle)),
+                      hasAlpha: heif_image_handle_has_alpha_channel(handle) != 0)
+        }
+    }
+
+    /// Reads `data` (libheif's size limit set first) and calls `body` with the primary image's handle.
+    private static func withPrimaryImage<T>(_ data: Data, limits: DecodeLimits,
+                                            _ body: (OpaquePointer, DecodeLimits) throws -> T) throws -> T {
+        guard let context = heif_context_alloc() else { throw ImageCodecError.allocationFailed(byteCount: 0) }
+        defer { heif_context_free(context) }
+        // Before reading: libheif refuses larger sides (and their product) while parsing. Its default is
+        // 32768 per side; a side longer than maxPixelsPerFrame cannot fit either.
+        heif_context_set_maximum_image_size_limit(context, Int32(clamping: min(limits.maxPixelsPerFrame, 32768)))
+        heif_context_set_max_decoding_threads(context, 0)
+        return try data.withUnsafeBytes { raw in
+            // The context reads the bytes in place; it is freed before they go away (the defer above runs
+            // after this closure returns).
+            try check(heif_context_read_from_memory_without_copy(context, raw.baseAddress, raw.count, nil), limits: limits)
+            var handle: OpaquePointer?
+            try check(heif_context_get_primary_image_handle(context, &handle), limits: limits)
+            guard let handle else { throw ImageCodecError.corruptData(format: .heif, message: "no primary image") }
+            defer { heif_image_handle_release(handle) }
+            return try body(handle, limits)
+        }
+    }
+
+    /// Decodes the primary image to straight RGBA8, checking the declared size first and sizing the buffer
+    /// from the decoded image.
+    private static func decodePixels(_ handle: OpaquePointer, limits: DecodeLimits) throws -> (PixelBuffer, Bool) {
+        try limits.check(width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)))
+        guard let options = heif_decoding_options_alloc() else { throw ImageCodecError.allocationFailed(byteCount: 0) }
+        defer { heif_decoding_options_free(options) }
+        options.pointee.convert_hdr_to_8bit = 1
+        var decoded: OpaquePointer?
+        try check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RGBA, options), limits: limits)
+        guard let decoded else { throw ImageCodecError.corruptData(format: .heif, message: "no decoded image") }
+        defer { heif_image_release(decoded) }
+        let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(decoded, heif_channel_interleaved))
+        try limits.check(width: width, height: height)
+        var stride: Int32 = 0
+        guard heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved) == 8,
+              let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride),
+              Int(stride) >= width * 4 else {
+            throw ImageCodecError.corruptData(format: .heif, message: "no 8-bit RGBA plane")
+        }
+        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: .rgba8)
+        let rowBytes = width * 4, bytesPerRow = buffer.bytesPerRow
+        buffer.withUnsafeMutableBytes { out in
+            for y in 0..<height {
+                (out.baseAddress! + y * bytesPerRow).copyMemory(from: plane + y * Int(stride), byteCount: rowBytes)
+            }
+        }
+        return (buffer, heif_image_handle_has_alpha_channel(handle) != 0)
+    }
+
+    /// Throws the `ImageCodecError` for a libheif error, keeping its message.
+    private static func check(_ error: heif_error, limits: DecodeLimits) throws {
+        guard error.code != heif_error_Ok else { return }
+        let message = error.message.map { String(cString: $0) } ?? "error \(error.code.rawValue)/\(error.subcode.rawValue)"
+        if error.subcode == heif_suberror_Security_limit_exceeded {
+            // "… 40000x40000 exceeds the maximum image size 32768x32768": the first size is the image's.
+            if let range = message.range(of: #"\d+x\d+"#, options: .regularExpression) {
+                let size = message[range].split(separator: "x").compactMap { Int($0) }
+                if size.count == 2 {
+                    let (pixels, overflow) = size[0].multipliedReportingOverflow(by: size[1])
+                    throw ImageCodecError.limitExceeded(limit: .pixelsPerFrame, actual: overflow ? .max : pixels,
+                                                        maximum: limits.maxPixelsPerFrame)
+                }
+            }
+            throw ImageCodecError.corruptData(format: .heif, message: message)
+        }
+        if error.code == heif_error_Memory_allocation_error { throw ImageCodecError.allocationFailed(byteCount: 0) }
+        if error.subcode == heif_suberror_End_of_data { throw ImageCodecError.truncated(format: .heif) }
+        throw ImageCodecError.corruptData(format: .heif, message: message)
+    }
+}
