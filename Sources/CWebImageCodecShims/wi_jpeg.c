@@ -14,6 +14,7 @@ typedef struct wi_jpeg_error {
     jmp_buf jump;
     uint32_t warnings;
     int premature_end;
+    int scan_limit_hit;  ///< the progress monitor stopped the decode: over WI_JPEG_MAX_SCANS scans
 } wi_jpeg_error;
 
 static void wi_jpeg_error_exit(j_common_ptr cinfo) {
@@ -38,6 +39,7 @@ static void wi_jpeg_install_errors(wi_jpeg_error *err) {
     err->pub.output_message = wi_jpeg_output_message;
     err->warnings = 0;
     err->premature_end = 0;
+    err->scan_limit_hit = 0;
 }
 
 static void wi_set_message(char *message, const char *text) {
@@ -58,12 +60,33 @@ static void wi_jpeg_format_error(j_common_ptr cinfo, char *message) {
 struct wi_jpeg_decoder {
     struct jpeg_decompress_struct cinfo;
     wi_jpeg_error err;
+    struct jpeg_progress_mgr progress;
     const uint8_t *data;
     size_t size;
     int created;
     int header_read;
     int started;
 };
+
+/// libjpeg calls this between chunks of input (each iMCU row and each marker while absorbing a multi-scan
+/// file), so a file of many scans is stopped at scan WI_JPEG_MAX_SCANS + 1, before that scan is decoded.
+static void wi_jpeg_count_scans(j_common_ptr cinfo) {
+    if (!cinfo->is_decompressor) return;
+    if (((j_decompress_ptr)cinfo)->input_scan_number <= WI_JPEG_MAX_SCANS) return;
+    wi_jpeg_error *err = (wi_jpeg_error *)cinfo->err;
+    err->scan_limit_hit = 1;
+    longjmp(err->jump, 1);
+}
+
+/// The status and message of a decode that longjmp'd out: the scan limit, or libjpeg's error.
+static wi_status wi_jpeg_decoder_failure(wi_jpeg_decoder *decoder, char *message) {
+    if (decoder->err.scan_limit_hit) {
+        wi_set_message(message, "too many scans");
+        return WI_LIMIT_EXCEEDED;
+    }
+    wi_jpeg_format_error((j_common_ptr)&decoder->cinfo, message);
+    return WI_ERROR;
+}
 
 wi_jpeg_decoder *wi_jpeg_decoder_create(const uint8_t *data, size_t size) {
     wi_jpeg_decoder *decoder = calloc(1, sizeof(wi_jpeg_decoder));
@@ -78,6 +101,8 @@ wi_jpeg_decoder *wi_jpeg_decoder_create(const uint8_t *data, size_t size) {
     }
     jpeg_create_decompress(&decoder->cinfo);
     decoder->created = 1;
+    decoder->progress.progress_monitor = wi_jpeg_count_scans;
+    decoder->cinfo.progress = &decoder->progress;
     return decoder;
 }
 
@@ -190,10 +215,9 @@ wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels,
         return WI_ERROR;
     }
     if (setjmp(decoder->err.jump)) {
-        wi_jpeg_format_error((j_common_ptr)cinfo, message);
         *warnings = decoder->err.warnings;
         *premature_end = decoder->err.premature_end;
-        return WI_ERROR;
+        return wi_jpeg_decoder_failure(decoder, message);
     }
     decoder->started = 1;
     jpeg_start_decompress(cinfo);

@@ -246,6 +246,10 @@ wi_status wi_jpeg_stream_render(wi_jpeg_stream *stream, uint8_t *pixels, size_t 
     while (!reached_eoi) {
         int result = jpeg_consume_input(cinfo);
         if (result == JPEG_SUSPENDED) break;
+        if (cinfo->input_scan_number > WI_JPEG_MAX_SCANS) {
+            wi_stream_set_message(message, "too many scans");
+            return WI_LIMIT_EXCEEDED;
+        }
         if (result == JPEG_SCAN_COMPLETED && cinfo->input_scan_number > stream->last_completed_scan) {
             stream->last_completed_scan = cinfo->input_scan_number;
         }

@@ -73,6 +73,10 @@ wi_png_decoder *wi_png_decoder_create(const uint8_t *data, size_t size) {
 void wi_png_skip_unused_chunks(png_structp png) {
     static const png_byte unused_chunks[] = "iTXt\0tEXt\0zTXt\0sPLT\0iCCP\0eXIf\0";
     png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, unused_chunks, 6);
+    /* Library-level limits, below what a hostile file could otherwise make libpng accept or allocate. */
+    png_set_user_limits(png, WI_PNG_MAX_SIDE, WI_PNG_MAX_SIDE);
+    png_set_chunk_cache_max(png, WI_PNG_MAX_CACHED_CHUNKS);
+    png_set_chunk_malloc_max(png, WI_PNG_MAX_CHUNK_BYTES);
 }
 
 void wi_png_decoder_destroy(wi_png_decoder *decoder) {

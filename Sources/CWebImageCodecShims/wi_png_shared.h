@@ -16,7 +16,8 @@ typedef struct wi_png_errors {
 void wi_png_error_fn(png_structp png, png_const_charp text);
 /// Counts warnings in the `wi_png_errors` error pointer.
 void wi_png_warning_fn(png_structp png, png_const_charp text);
-/// Skips, unread, the metadata chunks the decoders never use (see wi_png_decoder_create for why).
+/// Skips, unread, the metadata chunks the decoders never use (see wi_png_decoder_create for why), and sets
+/// libpng's limits (WI_PNG_MAX_SIDE, WI_PNG_MAX_CACHED_CHUNKS, WI_PNG_MAX_CHUNK_BYTES).
 void wi_png_skip_unused_chunks(png_structp png);
 /// Sets the RGBA8 transforms (palette/gray/tRNS expanded, 16 bit scaled, filler alpha) and interlace
 /// handling, then `png_read_update_info`; libpng errors longjmp. Returns the pass count (7 for Adam7, else 1).

@@ -54,7 +54,7 @@ final class GIFDecoderTests: XCTestCase {
             guard case ImageCodecError.limitExceeded(limit: .frameCount, _, let maximum) = error else {
                 return XCTFail("expected a frameCount limit, got \(error)")
             }
-            XCTAssertEqual(maximum, 10_000)
+            XCTAssertEqual(maximum, DecodeLimits.default.maxFrameCount)
         }
         let small = DecodeOptions(limits: DecodeLimits(maxTotalPixels: 50))
         XCTAssertThrowsError(try ImageDecoder.decode(GIFBytes.make(width: 1, height: 1, frames: 60), options: small)) { error in

@@ -15,7 +15,25 @@ typedef enum wi_status {
     WI_ERROR = 1,      ///< the library reported a fatal error; the message says which
     WI_NEED_DATA = 2,  ///< more input is needed (incremental decoding)
     WI_NO_MEMORY = 3,
+    WI_LIMIT_EXCEEDED = 4,  ///< a library-level limit was hit (`WI_JPEG_MAX_SCANS`); the message says which
 } wi_status;
+
+/// Most scans a JPEG may have. A progressive file of thousands of tiny scans costs a full pass over the
+/// coefficients per scan (minutes of CPU for a few kilobytes); libjpeg-turbo's own tools stop at 500 too
+/// (`djpeg -maxscans`). The one-shot decoder counts scans in a progress monitor, the stream as it consumes
+/// input; both fail with WI_LIMIT_EXCEEDED and `*scans` (where given) set to the scan that went over.
+#define WI_JPEG_MAX_SCANS 500
+
+/// Per-side ceiling libpng enforces on IHDR (`png_set_user_limits`), set explicitly rather than left to how
+/// the system libpng was built: 1,000,000 (libpng's usual default; PNG itself allows 2^31-1). It stays far above
+/// `DecodeLimits.maxDimension` (checked in Swift before any allocation) so `ImageDecoder.info` still reports a
+/// bomb's declared size.
+#define WI_PNG_MAX_SIDE 1000000u
+/// Most ancillary chunks libpng keeps per image (`png_set_chunk_cache_max`; libpng's default is 1000).
+#define WI_PNG_MAX_CACHED_CHUNKS 128u
+/// Largest ancillary chunk libpng allocates (`png_set_chunk_malloc_max`): 2 MiB (libpng's default 8 MB).
+/// PLTE, tRNS and the rest we read are far smaller; text, ICC and EXIF are skipped unread.
+#define WI_PNG_MAX_CHUNK_BYTES (2u << 20)
 
 /// Size of the message buffer callers pass in (libjpeg's JMSG_LENGTH_MAX is 200).
 #define WI_MESSAGE_MAX 256

@@ -4,7 +4,7 @@
 /// Limits apply to what is allocated: the thumbnail (and any intermediate buffer, such as JPEG's
 /// DCT-scaled image) must fit `DecodeLimits.maxPixelsPerFrame`. The full-size source is never allocated, so
 /// it may exceed that limit, but the decode work stays capped: the source may have at most
-/// `workFactor` (4) × `maxPixelsPerFrame` pixels (saturating; 1 Gpx with the default limits), so a
+/// `workFactor` (4) × `maxPixelsPerFrame` pixels (saturating; 300 Mpx with the default limits), so a
 /// 100-byte "65536×65536" bomb still fails in microseconds instead of inflating 16 GiB of pixels.
 ///
 /// - Important: A value type; thread-safe.
@@ -35,6 +35,7 @@ struct DownsamplePlan {
     /// Checks the thumbnail against `limits` (it is allocated) and the source against the work cap.
     func check(_ limits: DecodeLimits) throws {
         try limits.check(width: width, height: height)
+        try limits.checkDimensions(width: sourceWidth, height: sourceHeight)
         let (pixels, overflow) = sourceWidth.multipliedReportingOverflow(by: sourceHeight)
         let (cap, capOverflow) = limits.maxPixelsPerFrame.multipliedReportingOverflow(by: Self.workFactor)
         let maximum = capOverflow ? Int.max : cap

@@ -88,6 +88,7 @@ final class JPEGDecodeSession {
         guard status == WI_OK else {
             let text = ShimMessage.string(message)
             if status == WI_NO_MEMORY { throw ImageCodecError.allocationFailed(byteCount: 0) }
+            if status == WI_LIMIT_EXCEEDED { throw DecodeLimits.scanLimitExceeded }
             throw ImageCodecError.corruptData(format: .jpeg, message: text.isEmpty ? "libjpeg error" : text)
         }
     }

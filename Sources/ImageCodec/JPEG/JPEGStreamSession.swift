@@ -94,6 +94,7 @@ final class JPEGStreamSession {
         case WI_OK: return true
         case WI_NEED_DATA: return false
         case WI_NO_MEMORY: throw ImageCodecError.allocationFailed(byteCount: 0)
+        case WI_LIMIT_EXCEEDED: throw DecodeLimits.scanLimitExceeded
         default:
             let text = ShimMessage.string(message)
             throw ImageCodecError.corruptData(format: .jpeg, message: text.isEmpty ? "libjpeg error" : text)

@@ -1,9 +1,9 @@
 import Foundation
 
 extension PixelBuffer {
-    /// The most pixels a processing result may have: `DecodeLimits.default.maxPixelsPerFrame`
-    /// (16384 × 16384). Larger requests throw `ImageProcessingError.invalidSize` instead of allocating.
-    public static let maxProcessedPixelCount = DecodeLimits.default.maxPixelsPerFrame
+    /// The most pixels a processing result may have: 16384 × 16384 (268 Mpx, 1 GiB as RGBA8). Larger requests
+    /// throw `ImageProcessingError.invalidSize` instead of allocating.
+    public static let maxProcessedPixelCount = 16384 * 16384
 
     /// Throws `ImageProcessingError.invalidSize` unless `width × height` is positive and at most
     /// `maxProcessedPixelCount`.

@@ -5,10 +5,13 @@ import Logging
 
 /// Decoded images in memory and their original bytes on disk, under one path (YYImageCache).
 ///
-/// - Memory: a `MemoryCache` of decoded `Image`s; cost = decoded bytes held; age limit 12 h; auto-trim every 5 s.
+/// - Memory: a `MemoryCache` of decoded `Image`s; cost = decoded bytes held; cost limit 15 % of the process's
+///   memory (cgroup-aware), at most 768 MB; an image over 10 % of that is not kept; age limit 12 h; auto-trim
+///   every 5 s (`ImageCacheLimits`).
 /// - Disk: a `DiskCache` of the bytes as downloaded (animated GIF/APNG/WebP keep their bytes, so nothing is lost
 ///   by caching), with `ImageCacheMetadata` (scale, HTTP validators and freshness) as extended data. When only an
-///   image is given, it is encoded: PNG if it has alpha, else JPEG at quality 0.9.
+///   image is given, it is encoded: PNG if it has alpha, else JPEG at quality 0.9. Limits: 1 GiB, 7 days since
+///   last access, 1 GiB of free space kept; trimmed every 60 s (`ImageCacheLimits`).
 ///
 /// ```swift
 /// let cache = try ImageCache(path: "/var/cache/myapp/images")
@@ -34,6 +37,14 @@ public final class ImageCache: Sendable {
     private struct Settings {
         var allowAnimatedImage = true
         var decodeForDisplay = true
+        var memoryEntryCostLimit = Int.max
+    }
+
+    /// The largest cost (decoded bytes) of one image kept in memory: a larger image is still delivered, but not
+    /// cached in memory. Default 10 % of the memory cache's cost limit (`ImageCacheLimits`).
+    public var memoryEntryCostLimit: Int {
+        get { settings.withLock { $0.memoryEntryCostLimit } }
+        set { settings.withLock { $0.memoryEntryCostLimit = max(0, newValue) } }
     }
 
     /// Whether images decoded from disk keep every frame of an animation. Default `true`; `false` decodes
@@ -62,18 +73,37 @@ public final class ImageCache: Sendable {
     }
 
     /// Opens (creating if needed) the image cache at `path`. Several `ImageCache`s on one path share the one
-    /// `DiskCache` of that path in this process.
+    /// `DiskCache` of that path in this process; each applies its `limits` to it when it opens.
     ///
+    /// - Parameter limits: memory and disk limits. Default `ImageCacheLimits.default` (bounded; see there).
     /// - Throws: `KVCacheError` when the folder or its database cannot be created.
-    public init(path: String = ImageCache.defaultPath()) throws(KVCacheError) {
+    public init(path: String = ImageCache.defaultPath(), limits: ImageCacheLimits = .default) throws(KVCacheError) {
         diskCache = try DiskCache(path: path)
         ioQueue = ImageCache.ioQueue(forPath: diskCache.path)
         memoryCache = MemoryCache(name: "webimage.images")
         memoryCache.ageLimit = 12 * 60 * 60
+        memoryCache.costLimit = limits.memoryCostLimit
+        settings.withLock { $0.memoryEntryCostLimit = limits.memoryEntryCostLimit }
+        diskCache.costLimit = limits.diskCostLimit
+        diskCache.ageLimit = limits.diskAgeLimit
+        diskCache.freeDiskSpaceLimit = limits.diskFreeSpaceLimit
     }
 
     /// The cost of an image in the memory cache: the bytes of pixels it holds now.
     static func cost(of image: Image) -> Int { image.decodedByteCount }
+
+    /// Keeps `image` in memory unless it costs more than `memoryEntryCostLimit` (then an older image under the
+    /// key is dropped, so the key never serves a stale one). Returns whether it was kept.
+    @discardableResult
+    func storeInMemory(_ image: Image, forKey key: String) -> Bool {
+        let cost = Self.cost(of: image)
+        guard cost <= memoryEntryCostLimit else {
+            memoryCache.removeObject(forKey: key)
+            return false
+        }
+        memoryCache.setObject(image, forKey: key, cost: cost)
+        return true
+    }
 
     // MARK: Store
 
@@ -99,7 +129,7 @@ public final class ImageCache: Sendable {
                     throw .decodeFailed(error as? ImageCodecError ?? .corruptData(format: .unknown, message: "\(error)"))
                 }
             } else { return }
-            memoryCache.setObject(memoryImage, forKey: key, cost: Self.cost(of: memoryImage))
+            storeInMemory(memoryImage, forKey: key)
         }
         if type.contains(.disk) {
             waitForPendingWrites()
@@ -144,7 +174,7 @@ public final class ImageCache: Sendable {
             do { try diskCache.removeObject(forKey: key) } catch { throw .cacheFailed(error) }
             return nil
         }
-        if type.contains(.memory) { memoryCache.setObject(image, forKey: key, cost: Self.cost(of: image)) }
+        if type.contains(.memory) { storeInMemory(image, forKey: key) }
         return image
     }
 

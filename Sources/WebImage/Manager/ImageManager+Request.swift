@@ -34,7 +34,7 @@ extension ImageManager {
         let context = ImageLoadContext(url: url, cacheKey: cacheKey, memoryKey: memoryKey, options: options,
                                        thumbnailPixelSize: thumbnailPixelSize, transform: transform,
                                        fetchRequest: fetchRequest(for: url, options: options, configuration: config),
-                                       cache: cache, queue: queue)
+                                       cache: cache, queue: queue, decodeBudget: decodeBudget)
         let key = ImageTaskKey(memoryKey: memoryKey, options: options.rawValue & ImageTaskKey.sharedOptionsMask)
         let (task, isNew) = tasks.withLock { registry -> (ImageLoadTask, Bool) in
             if let existing = registry[key], existing.attach(operation) { return (existing, false) }

@@ -20,6 +20,9 @@ public final class ImageManager: Sendable {
     public let cache: ImageCache?
     /// The queue transfers run on.
     public let queue: FetchQueue
+    /// Bounds the memory of this manager's decodes in flight (a decode waits, without blocking a thread, until
+    /// its bitmap fits). Default: 20 % of the process's memory (cgroup-aware), between 64 MiB and 1 GiB.
+    public let decodeBudget: DecodeBudget
 
     let configuration = Mutex(Configuration())
     let tasks = Mutex<[ImageTaskKey: ImageLoadTask]>([:])
@@ -52,10 +55,13 @@ public final class ImageManager: Sendable {
         }
     }()
 
-    /// Makes a manager over `cache` (none when `nil`) and `queue` (default `FetchQueue.shared`).
-    public init(cache: ImageCache?, queue: FetchQueue = .shared) {
+    /// Makes a manager over `cache` (none when `nil`), `queue` (default `FetchQueue.shared`) and
+    /// `decodeBudget` (default a new `DecodeBudget()` of the default capacity; pass one budget to several
+    /// managers to share it).
+    public init(cache: ImageCache?, queue: FetchQueue = .shared, decodeBudget: DecodeBudget = DecodeBudget()) {
         self.cache = cache
         self.queue = queue
+        self.decodeBudget = decodeBudget
     }
 
     /// Transfer timeout in seconds. Default 15.

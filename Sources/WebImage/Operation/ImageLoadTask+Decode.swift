@@ -15,14 +15,30 @@ extension ImageLoadTask {
         return decode
     }
 
-    /// Decode, downsample, transform, store, complete. Runs on an image queue.
+    /// Decode, downsample, transform, store, complete, once the decode's bitmap fits the manager's
+    /// `DecodeBudget` (waiting in its queue, without blocking, until then). Runs on an image queue.
     func decodeAndFinish(_ data: Data, source: ImageSource, metadata: ImageCacheMetadata, storesToDisk: Bool) {
+        guard !isDone else { return }
+        let cost = DecodeBudget.estimatedCost(of: data, options: decodeOptions)
+        let ticket = context.decodeBudget.run(cost: cost, priority: context.fetchRequest.priority.rawValue,
+                                              on: imageQueue) { [self] reservation in
+            decodeAndFinish(data, source: source, metadata: metadata, storesToDisk: storesToDisk, reservation: reservation)
+        }
+        // A request cancelled while waiting leaves the budget's queue (see detach); re-check after publishing.
+        if state.withLock({ s in s.decodeTicket = ticket; return s.isDone }) { ticket.cancel() }
+    }
+
+    private func decodeAndFinish(_ data: Data, source: ImageSource, metadata: ImageCacheMetadata, storesToDisk: Bool,
+                                 reservation: DecodeBudget.Reservation) {
+        var reservation = Optional(reservation)
+        defer { reservation?.release() }
         guard !isDone else { return }
         var image: Image
         do {
             // With a thumbnail size the decoder downsamples itself (DecodeOptions.maxPixelSize).
             image = try ImageDecoder.decode(data, options: decodeOptions).withScale(metadata.scale)
         } catch {
+            reservation?.release()
             let codecError = error as? ImageCodecError ?? .corruptData(format: ImageFormat.sniff(data), message: "\(error)")
             if source == .diskCache, let cache = context.cache {
                 // A corrupt entry heals itself: drop it and load from the network.
@@ -50,8 +66,11 @@ extension ImageLoadTask {
             }
             image = transformed
         }
+        // The bitmap is decoded: the budget goes to the next decode before completions run.
+        reservation?.release()
+        reservation = nil
         if let cache = context.cache {
-            cache.memoryCache.setObject(image, forKey: context.memoryKey, cost: ImageCache.cost(of: image))
+            cache.storeInMemory(image, forKey: context.memoryKey)
             // In the background: the request completes without waiting for its disk write.
             if storesToDisk { cache.storeOnDisk(data, forKey: context.cacheKey, metadata: metadata) }
         }

@@ -26,6 +26,7 @@ struct ImageLoadContext: Sendable {
     let fetchRequest: FetchRequest
     let cache: ImageCache?
     let queue: FetchQueue
+    let decodeBudget: DecodeBudget
 }
 
 /// The work shared by identical in-flight requests: disk lookup, transfer, decode, transform, store
@@ -47,6 +48,7 @@ final class ImageLoadTask: Sendable {
         var subscribers: [ObjectIdentifier: ImageOperation] = [:]
         var isDone = false
         var fetch: FetchOperation?
+        var decodeTicket: DecodeBudget.Ticket?
         var progressive = ProgressiveState()
     }
 
@@ -71,15 +73,16 @@ final class ImageLoadTask: Sendable {
 
     /// A caller cancelled: when it was the last one, stop the shared work.
     private func detach(_ operation: ImageOperation) {
-        let (stopped, fetch) = state.withLock { s -> (Bool, FetchOperation?) in
+        let (stopped, fetch, ticket) = state.withLock { s -> (Bool, FetchOperation?, DecodeBudget.Ticket?) in
             s.subscribers[ObjectIdentifier(operation)] = nil
-            guard s.subscribers.isEmpty, !s.isDone else { return (false, nil) }
+            guard s.subscribers.isEmpty, !s.isDone else { return (false, nil, nil) }
             s.isDone = true
-            return (true, s.fetch)
+            return (true, s.fetch, s.decodeTicket)
         }
         guard stopped else { return }
         unregister(self)
         fetch?.cancel()
+        ticket?.cancel()
     }
 
     /// Completes every caller with the final result.

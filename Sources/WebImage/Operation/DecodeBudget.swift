@@ -1,0 +1,229 @@
+import Dispatch
+import Fetcher
+import Foundation
+import ImageCodec
+
+/// A budget for the memory of the decodes running at the same time: a decode starts only while its declared
+/// bitmap (read from the header, before anything is allocated) fits what the decodes in flight leave; the
+/// others wait, highest priority first and first come, first served within a priority. So 64 concurrent
+/// requests for 8000 × 8000 images hold at most `capacity` bytes of bitmaps being decoded, not 16 GB.
+///
+/// - A decode larger than the whole budget still runs, alone: when nothing else is in flight (so a big image is
+///   slow under load, never refused).
+/// - Waiting never blocks a thread: the work is queued and later dispatched to the queue it asked for when
+///   budget frees.
+/// - Order is strict: when the first waiter does not fit, smaller ones behind it wait too (no starvation of
+///   large images).
+/// - A waiting decode that is cancelled leaves the queue at once; its cancel handler runs exactly once, and
+///   its work never does.
+///
+/// Every `ImageManager` has one (`ImageManager.decodeBudget`); give several managers the same budget to share
+/// it. Decodes outside a manager (`ImageDecoder`, `ImageCache.getImage`) are not counted.
+///
+/// ```swift
+/// let budget = DecodeBudget(capacity: 512 << 20)
+/// let manager = ImageManager(cache: cache, decodeBudget: budget)
+/// ```
+///
+/// - Important: Thread-safe. User work and cancel handlers never run under the budget's lock.
+public final class DecodeBudget: Sendable {
+    /// The most bytes of bitmaps decoded at the same time (a single larger decode runs alone).
+    public let capacity: Int
+
+    private let state = Mutex(State())
+
+    private struct State {
+        var inUse = 0
+        var running = 0
+        var nextID: UInt64 = 0
+        /// Sorted: higher priority first, then by id (arrival).
+        var waiting: [Waiter] = []
+    }
+
+    private struct Waiter {
+        let id: UInt64
+        let cost: Int
+        let priority: Int
+        let queue: DispatchQueue
+        let work: @Sendable (Reservation) -> Void
+        let onCancel: (@Sendable () -> Void)?
+    }
+
+    /// Share of the process's memory (RAM, or the cgroup limit when smaller) for decodes in flight: 20 %.
+    public static let memoryShare = 0.20
+    /// Cap on the default capacity: 1 GiB (four 8000 × 8000 RGBA8 bitmaps).
+    public static let capacityCap = 1 << 30
+    /// Floor on the default capacity: 64 MiB.
+    public static let capacityFloor = 64 << 20
+
+    /// The default capacity for a process that may use `bytes` of memory: 20 %, between 64 MiB and 1 GiB.
+    /// On a 24 GB machine 1 GiB; in a 1 GB container 205 MB (one 8000 × 8000 decode at a time).
+    public static func defaultCapacity(forProcessMemory bytes: Int64) -> Int {
+        let share = Int(min(Double(max(bytes, 0)) * memoryShare, Double(capacityCap)))
+        return max(share, capacityFloor)
+    }
+
+    /// Makes a budget of `capacity` bytes. Default (`nil`): `defaultCapacity(forProcessMemory:)` of this
+    /// process's memory (RAM, or the cgroup limit when smaller).
+    public init(capacity: Int? = nil) {
+        self.capacity = max(1, capacity ?? Self.defaultCapacity(forProcessMemory: SystemMemory.totalBytes))
+    }
+
+    /// Bytes reserved by the decodes running now.
+    public var bytesInUse: Int { state.withLock { $0.inUse } }
+    /// Decodes running now.
+    public var runningCount: Int { state.withLock { $0.running } }
+    /// Decodes waiting for budget.
+    public var waitingCount: Int { state.withLock { $0.waiting.count } }
+
+    /// Runs `work` once `cost` bytes fit: at once on the calling thread when they fit now and nobody waits,
+    /// else later on `queue`. `work` must call `release()` on its reservation when its bitmap is no longer
+    /// being decoded (releasing twice is harmless; never releasing leaks the budget).
+    ///
+    /// - Parameters:
+    ///   - priority: higher runs first among waiters (e.g. `FetchPriority.rawValue`).
+    ///   - onCancel: runs exactly once if the returned ticket is cancelled while waiting.
+    /// - Returns: a ticket that cancels the wait.
+    @discardableResult
+    public func run(cost: Int, priority: Int = FetchPriority.normal.rawValue, on queue: DispatchQueue,
+                    onCancel: (@Sendable () -> Void)? = nil,
+                    _ work: @escaping @Sendable (Reservation) -> Void) -> Ticket {
+        let cost = max(0, cost)
+        let (id, grantedNow) = state.withLock { s -> (UInt64, Bool) in
+            s.nextID += 1
+            let id = s.nextID
+            if s.waiting.isEmpty, Self._fits(cost, in: s, capacity: capacity) {
+                s.inUse += cost
+                s.running += 1
+                return (id, true)
+            }
+            let waiter = Waiter(id: id, cost: cost, priority: priority, queue: queue, work: work, onCancel: onCancel)
+            let index = s.waiting.firstIndex { $0.priority < priority } ?? s.waiting.endIndex
+            s.waiting.insert(waiter, at: index)
+            return (id, false)
+        }
+        let ticket = Ticket(id: id, budget: self)
+        if grantedNow { work(Reservation(budget: self, cost: cost)) }
+        return ticket
+    }
+
+    /// Whether `cost` fits now: within the capacity, or alone.
+    private static func _fits(_ cost: Int, in s: State, capacity: Int) -> Bool {
+        s.running == 0 || cost <= capacity - s.inUse
+    }
+
+    /// Gives back `cost` bytes and starts the waiters that now fit, in order.
+    fileprivate func release(_ cost: Int) {
+        let granted = state.withLock { s -> [Waiter] in
+            s.inUse -= cost
+            s.running -= 1
+            var granted: [Waiter] = []
+            while let first = s.waiting.first, Self._fits(first.cost, in: s, capacity: capacity) {
+                s.waiting.removeFirst()
+                s.inUse += first.cost
+                s.running += 1
+                granted.append(first)
+            }
+            return granted
+        }
+        for waiter in granted {
+            let reservation = Reservation(budget: self, cost: waiter.cost)
+            waiter.queue.async { waiter.work(reservation) }
+        }
+    }
+
+    /// Removes a waiter; `true` when it was still waiting (its cancel handler then ran).
+    fileprivate func cancel(_ id: UInt64) -> Bool {
+        let removed = state.withLock { s -> Waiter? in
+            guard let index = s.waiting.firstIndex(where: { $0.id == id }) else { return nil }
+            return s.waiting.remove(at: index)
+        }
+        guard let removed else { return false }
+        removed.onCancel?()
+        return true
+    }
+
+    /// Bytes of budget granted to one running decode.
+    ///
+    /// - Important: Thread-safe; `release()` takes effect once.
+    public final class Reservation: Sendable {
+        /// The bytes reserved.
+        public let cost: Int
+        private let budget: DecodeBudget
+        private let released = Mutex(false)
+
+        fileprivate init(budget: DecodeBudget, cost: Int) {
+            self.budget = budget
+            self.cost = cost
+        }
+
+        /// Gives the bytes back and starts the waiters that now fit. Only the first call counts.
+        public func release() {
+            let first = released.withLock { done -> Bool in
+                defer { done = true }
+                return !done
+            }
+            if first { budget.release(cost) }
+        }
+    }
+
+    /// A request for budget; cancel it to leave the wait queue.
+    ///
+    /// - Important: Thread-safe.
+    public final class Ticket: Sendable {
+        private let id: UInt64
+        private let budget: DecodeBudget
+
+        fileprivate init(id: UInt64, budget: DecodeBudget) {
+            self.id = id
+            self.budget = budget
+        }
+
+        /// Leaves the wait queue if still waiting: the work will never run and the cancel handler runs now, on
+        /// this thread. Returns `false` when the work was already started (or the ticket already cancelled).
+        @discardableResult
+        public func cancel() -> Bool { budget.cancel(id) }
+    }
+}
+
+extension DecodeBudget {
+    /// The bytes a decode of `data` with `options` allocates for its bitmaps, from the header alone: the full
+    /// frame (×2 for an animation's canvas and current frame, × frames with `preloadAllFrames`), or for a
+    /// thumbnail the thumbnail plus its intermediate (JPEG's DCT-scaled image, a GIF's index raster, an
+    /// interlaced PNG at full size). An unreadable header, or one over `options.limits`, counts 0: that decode
+    /// fails at once, before allocating.
+    public static func estimatedCost(of data: Data, options: DecodeOptions) -> Int {
+        guard let info = try? ImageDecoder.info(data) else { return 0 }
+        let (width, height) = (info.width, info.height)
+        let fullFrame = saturating(width, height, 4)
+        let limits = options.limits
+        if let maxPixelSize = options.maxPixelSize, maxPixelSize < max(width, height) {
+            let workCap = limits.maxPixelsPerFrame.multipliedReportingOverflow(by: 4)
+            guard max(width, height) <= limits.maxDimension,
+                  workCap.overflow || saturating(width, height, 1) <= workCap.partialValue else { return 0 }
+            let thumbnail = PixelBuffer.fittingSize(width: width, height: height, maxPixelSize: maxPixelSize)
+            let output = saturating(thumbnail.width, thumbnail.height, 4)
+            switch info.format {
+            case .jpeg:
+                var denominator = 8
+                while denominator > 1, (width / denominator < thumbnail.width || height / denominator < thumbnail.height) {
+                    denominator /= 2
+                }
+                return output &+ saturating(width / denominator + 1, height / denominator + 1, 4)
+            case .gif: return output &+ saturating(width, height, 1)
+            case .png, .apng: return info.isProgressive ? output &+ fullFrame : output
+            default: return output
+            }
+        }
+        let frames = options.firstFrameOnly ? 1 : info.frameCount
+        guard (try? limits.check(width: width, height: height, frameCount: frames)) != nil else { return 0 }
+        guard info.frameCount > 1, !options.firstFrameOnly else { return fullFrame }
+        return options.preloadAllFrames ? saturating(fullFrame, info.frameCount, 1) : saturating(fullFrame, 2, 1)
+    }
+
+    private static func saturating(_ a: Int, _ b: Int, _ c: Int) -> Int {
+        let (ab, o1) = a.multipliedReportingOverflow(by: b)
+        let (abc, o2) = ab.multipliedReportingOverflow(by: c)
+        return o1 || o2 ? .max : abc
+    }
+}
