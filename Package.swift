@@ -149,6 +149,7 @@ let package = Package(
         .testTarget(name: "WebImageTests", dependencies: ["WebImage", "WebImageSync", "TestSupport"]),
         .testTarget(name: "WebImageServerTests",
                     dependencies: ["WebImageServerCore", "WebImageServerHummingbird", "WebImage", "WebImageSync", "ImageCodec",
+                                   .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                    "Fetcher", "TestSupport"]),
         // Many threads, random cancels: run under ThreadSanitizer by `make test`.
         .testTarget(name: "StressTests", dependencies: ["WebImage", "WebImageSync", "TestSupport"]),

@@ -76,6 +76,12 @@ public struct ImageServer: Sendable {
     ///
     /// - Parameter onServerRunning: called once the socket is bound, with its port.
     public func run(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        try await makeServiceGroup(onServerRunning: onServerRunning).run()
+    }
+
+    /// The service group `run()` runs: the Hummingbird application, shut down gracefully on SIGTERM and SIGINT
+    /// or by `triggerGracefulShutdown()` (which lets the requests in flight finish).
+    public func makeServiceGroup(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> ServiceGroup {
         let router = Router()
         Self.addRoutes(to: router, service: service)
         let app = Application(
@@ -85,7 +91,8 @@ public struct ImageServer: Sendable {
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger
         )
-        try await app.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        return ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: app)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
     }
 }
 

@@ -6,17 +6,19 @@ import WebImage
 import WebImageServerCore
 import WebImageServerHummingbird
 import WebImageSync
+import ServiceLifecycle
 import XCTest
 
 /// One image server on loopback (the Hummingbird adapter over an `ImageService`) and one origin (the
 /// TestSupport NIO server), with a libcurl client: every test goes through real HTTP.
 final class ServerHarness: @unchecked Sendable {
-    // @unchecked: `task` is written once in `start` before any other thread sees the harness.
+    // @unchecked: `task` and `group` are written once in `start` before any other thread sees the harness.
     let origin: HTTPTestServer
     let service: ImageService
     let port: Int
     let cacheDirectory: URL
     private var task: Task<Void, any Error>?
+    private var group: ServiceGroup?
     static let client = FetchQueue(maxConcurrentTransfers: 128)
 
     /// The loopback networks tests allow (the default policy refuses them).
@@ -34,15 +36,17 @@ final class ServerHarness: @unchecked Sendable {
         service = try ImageService(configuration: configuration)
         let server = ImageServer(service: service, host: "127.0.0.1", port: 0)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
-        task = Task { try await server.run { port in continuation.yield(port) } }
+        let group = server.makeServiceGroup { port in continuation.yield(port) }
+        self.group = group
+        task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw CancellationError() }
         self.port = port
     }
 
     func stop() async {
-        task?.cancel()
-        _ = try? await task?.value
+        await group?.triggerGracefulShutdown()
+        do { try await task?.value } catch { XCTFail("server ended with \(error)") }
         origin.shutdown()
         try? FileManager.default.removeItem(at: cacheDirectory)
     }

@@ -109,7 +109,7 @@ def start_thumbor(work: Path, venv: Path, result_storage: bool):
                   f"RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '{work}/thumbor-results'",
                   "RESULT_STORAGE_STORES_UNSAFE = True"]
     conf.write_text("\n".join(lines) + "\n")
-    procs = [subprocess.Popen([str(venv / "bin" / "thumbor"), "--port", str(p), "--conf", str(conf), "-l", "error",
+    procs = [subprocess.Popen([str(venv / "bin" / "thumbor"), "--port", str(p), "-i", "127.0.0.1", "--conf", str(conf), "-l", "error",
                                "--processes", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
              for p in THUMBOR_PORTS]
     for p in THUMBOR_PORTS:

@@ -88,7 +88,8 @@ public final class ImageService: Sendable {
     let renderQueue = DispatchQueue(label: "webimage.server.render", attributes: .concurrent)
     static let logger = Logger(label: "webimage.server")
 
-    /// Opens the caches under `configuration.cacheDirectory` and makes the manager.
+    /// Opens the caches under `configuration.cacheDirectory` (made if missing, with its parents) and makes the
+    /// manager.
     ///
     /// - Throws: `ImageServiceError.internalFailure` when a cache folder cannot be opened, or when neither a
     ///   signing key nor `allowsUnsigned` is configured.
@@ -100,6 +101,7 @@ public final class ImageService: Sendable {
         signer = configuration.signingKey.map { URLSigner(key: $0) }
         let base = URL(fileURLWithPath: configuration.cacheDirectory)
         do {
+            try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
             var limits = ImageCacheLimits.default
             limits.diskCostLimit = configuration.originalDiskCostLimit
             let originals = try ImageCache(path: base.appendingPathComponent("originals").path, limits: limits)
