@@ -13,12 +13,18 @@ final class ImageServerLoadTests: XCTestCase {
         harness.origin.route("/photo.jpg", HTTPTestResponse.bytes(try TestImages.gradient(width: 800, height: 600),
                                                                   contentType: "image/jpeg").delayed(by: 0.5))
         let url = harness.imageURL([("url", harness.source("/photo.jpg")), ("w", "200"), ("h", "100"), ("format", "webp")])
+        // A distinct header per request, or the client's own fetcher would merge them before the server.
         let replies = await withTaskGroup(of: ServerHarness.Reply.self) { group in
-            for _ in 0..<100 { group.addTask { await ServerHarness.get(url) } }
+            for index in 0..<100 {
+                group.addTask { await ServerHarness.get(url, headers: ["X-Test-Request": String(index)]) }
+            }
             return await group.reduce(into: []) { $0.append($1) }
         }
         XCTAssertEqual(replies.map(\.status), Array(repeating: 200, count: 100))
         XCTAssertEqual(Set(replies.map(\.body)).count, 1)
+        let tiers = replies.map { $0.header("X-WebImage-Tier") ?? "none" }
+        XCTAssertEqual(tiers.filter { $0 == "origin" }.count, 1, "one leader")
+        XCTAssertEqual(tiers.filter { $0 == "coalesced" }.count, 99, "99 joined it")
         XCTAssertEqual(harness.origin.requestCount(for: "/photo.jpg"), 1)
         let statistics = harness.service.statistics
         XCTAssertEqual(statistics.originFetches, 1)
