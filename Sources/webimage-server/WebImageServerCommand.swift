@@ -41,12 +41,16 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "Cache-Control max-age of image responses, in seconds.")
     var maxAge = 86_400
 
+    @Option(help: "Log level: trace, debug, info (the access log), notice, warning, error, critical.")
+    var logLevel = "info"
+
     @Flag(help: "Do not cache processed results (every request runs the pipeline; for benchmarks).")
     var noResultCache = false
 
     func validate() throws {
         guard key != nil || allowUnsigned else { throw ValidationError("give --key HEX or --allow-unsigned") }
         if let key, URLSigner.keyBytes(hex: key) == nil { throw ValidationError("--key must be an even number of hex digits") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
         guard maxConcurrency > 0 else { throw ValidationError("--max-concurrency must be at least 1") }
         for network in allowNetworks where IPNetwork(network) == nil {
             throw ValidationError("--allow-network \(network) is not a CIDR block")
@@ -55,7 +59,12 @@ struct WebImageServerCommand: AsyncParsableCommand {
 
     func run() async throws {
         // Logs (the access log among them) to stderr; stdout carries only the "listening" line.
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
         var configuration = ImageServiceConfiguration(cacheDirectory: cache)
         configuration.signingKey = key.flatMap(URLSigner.keyBytes(hex:))
         configuration.allowsUnsigned = allowUnsigned

@@ -120,7 +120,7 @@ def start_thumbor(work: Path, venv: Path, result_storage: bool):
 def start_ours(work: Path, result_cache: bool):
     args = [str(ROOT / ".build/release/webimage-server"), "--port", str(OURS_PORT), "--host", "127.0.0.1",
             "--cache", str(work / "ours-cache"), "--allow-unsigned", "--allow-network", "127.0.0.0/8",
-            "--max-concurrency", "512"]
+            "--max-concurrency", "512", "--log-level", "error"]  # thumbor runs with -l error too
     if not result_cache:
         args.append("--no-result-cache")
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
