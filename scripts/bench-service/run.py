@@ -195,7 +195,14 @@ def vips_cpu(work):
             sh("vipsthumbnail", str(img), "--size", "400x300", "--smartcrop", "centre",
                "-o", str(out / (img.stem + ".jpg[Q=80]")))
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) / len(images)
+    per_image = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) / len(images)
+    # A process per image: libvips' start-up (library and module loading) is most of it; measured alone.
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    for _ in images:
+        sh("vips", "--version", stdout=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    startup = ((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)) / len(images)
+    return per_image, startup
 
 
 def main():
@@ -237,7 +244,8 @@ def main():
                 finally:
                     stop(procs)
         results["thumbor"]["peak_rss_total"] = thumbor_peak
-        results["vips_cpu_ms"] = 1000 * vips_cpu(work)
+        per_image, startup = vips_cpu(work)
+        results["vips_cpu_ms"], results["vips_startup_ms"] = 1000 * per_image, 1000 * startup
     finally:
         nginx.send_signal(signal.SIGQUIT)
         nginx.wait()
@@ -254,9 +262,10 @@ def main():
                     f"{o[kind]['p99_ms'] / t[kind]['p99_ms']:.2f}× | {goal} |")
     rows.append(f"| peak RSS | {t['peak_rss_total'] / 1e6:.0f} MB (2 processes) | | {o['peak_rss_64'] / 1e6:.0f} MB "
                 f"(64 connections) | | {o['peak_rss_64'] / t['peak_rss_total']:.2f}× | | ≤ 1× |")
-    rows.append(f"| CPU per cold crop | vipsthumbnail {results['vips_cpu_ms']:.1f} ms | | "
-                f"{o['crop']['cpu_ms_per_request']:.1f} ms | | {o['crop']['cpu_ms_per_request'] / results['vips_cpu_ms']:.2f}× "
-                f"| | ≤ 1.2× |")
+    vips_net = results["vips_cpu_ms"] - results["vips_startup_ms"]
+    rows.append(f"| CPU per cold crop | vipsthumbnail {results['vips_cpu_ms']:.1f} ms per process, {vips_net:.1f} ms "
+                f"without its start-up | | {o['crop']['cpu_ms_per_request']:.1f} ms (in the server, all included) | | "
+                f"{o['crop']['cpu_ms_per_request'] / vips_net:.2f}× (of the net) | | ≤ 1.2× |")
     table = "\n".join(rows) + "\n"
     (work / "service-results.md").write_text(table)
     print(table)
