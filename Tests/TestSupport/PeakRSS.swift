@@ -40,30 +40,15 @@ public enum PeakRSS {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/time")
         process.arguments = ["-f", "%M", "-o", report.path, path] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
         let start = Date()
-        try process.run()
-        let errorData = Mutex<Data>(Data())
-        let drained = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let data = err.fileHandleForReading.readDataToEndOfFile()
-            errorData.withLock { $0 = data }
-            drained.signal()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        drained.wait()
-        process.waitUntilExit()
+        let output = try ChildOutput.run(process)
         let seconds = Date().timeIntervalSince(start)
         let text = try String(contentsOf: report, encoding: .utf8)
         // time writes "Command exited with non-zero status N" before the number when the child failed.
         guard let line = text.split(whereSeparator: \.isNewline).last, let kib = Int(line.trimmingCharacters(in: .whitespaces)) else {
             throw Failure(description: "no peak RSS from /usr/bin/time: \(text)")
         }
-        return Run(status: process.terminationStatus, peakBytes: kib * 1024, seconds: seconds,
-                   stdout: String(decoding: outData, as: UTF8.self),
-                   stderr: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
+        return Run(status: output.status, peakBytes: kib * 1024, seconds: seconds, stdout: output.stdout, stderr: output.stderr)
     }
 
     /// The path of the running test bundle's executable (to run one of its tests again as a child).

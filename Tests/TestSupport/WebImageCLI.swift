@@ -28,22 +28,7 @@ public enum WebImageCLI {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        // Drain stderr on another thread so a full pipe can never block the child.
-        let errorData = Mutex<Data>(Data())
-        let drained = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            let data = err.fileHandleForReading.readDataToEndOfFile()
-            errorData.withLock { $0 = data }
-            drained.signal()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        drained.wait()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                   stderr: String(decoding: errorData.withLock { $0 }, as: UTF8.self))
+        let output = try ChildOutput.run(process)
+        return Run(status: output.status, stdout: output.stdout, stderr: output.stderr)
     }
 }

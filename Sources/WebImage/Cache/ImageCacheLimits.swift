@@ -45,7 +45,8 @@ public struct ImageCacheLimits: Sendable, Hashable {
     /// smaller).
     public static var `default`: ImageCacheLimits { ImageCacheLimits(processMemory: SystemMemory.totalBytes) }
 
-    /// No limits at all (the behaviour before 0.x): memory and disk grow until something else trims them.
+    /// No limits at all (what `ImageCache` did before these defaults): memory and disk grow until something else
+    /// trims them. Only for callers that bound their input themselves.
     public static let none = ImageCacheLimits(memoryCostLimit: .max, memoryEntryCostLimit: .max, diskCostLimit: .max,
                                               diskAgeLimit: .infinity, diskFreeSpaceLimit: 0)
 

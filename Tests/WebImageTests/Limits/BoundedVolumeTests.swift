@@ -54,6 +54,21 @@ final class BoundedVolumeTests: XCTestCase {
         return good.withLock { $0 }
     }
 
+    /// In the child: one gray JPEG of `side` × `side` served by a loopback server under `count` URLs, and a
+    /// temporary cache folder, both removed after `body`.
+    private static func serving(count: Int, side: Int, _ body: ([URL], URL) throws -> Void) throws {
+        let server = try HTTPTestServer.start()
+        defer { server.shutdown() }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("volume-\(UUID().uuidString)")
+        defer { do { try FileManager.default.removeItem(at: directory) } catch { print("cleanup: \(error)") } }
+        let jpeg = DecodeBombs.grayJPEG(width: side, height: side)
+        let urls = (0..<count).map { i -> URL in
+            server.route("/img/\(i).jpg", .bytes(jpeg, contentType: "image/jpeg"))
+            return server.url("/img/\(i).jpg")
+        }
+        try body(urls, directory)
+    }
+
     /// VmRSS of this process in bytes.
     private static func currentRSS() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
@@ -65,15 +80,7 @@ final class BoundedVolumeTests: XCTestCase {
 
     func testSixtyFourConcurrent8000x8000ImagesStayWithinTheDecodeBudgetPlusCaches() throws {
         if Self.isChild {
-            let server = try HTTPTestServer.start()
-            defer { server.shutdown() }
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("volume64-\(UUID().uuidString)")
-            defer { do { try FileManager.default.removeItem(at: directory) } catch { print("cleanup: \(error)") } }
-            let jpeg = DecodeBombs.grayJPEG(width: 8000, height: 8000)
-            let urls = (0..<64).map { i -> URL in
-                server.route("/big/\(i).jpg", .bytes(jpeg, contentType: "image/jpeg"))
-                return server.url("/big/\(i).jpg")
-            }
+            try Self.serving(count: 64, side: 8000) { urls, directory in
             let manager = ImageManager(cache: try ImageCache(path: directory.path), queue: FetchQueue(maxConcurrentTransfers: 64))
             let overBudget = Mutex(0)
             let budget = manager.decodeBudget
@@ -83,6 +90,7 @@ final class BoundedVolumeTests: XCTestCase {
             XCTAssertEqual(good, 64)
             XCTAssertEqual(overBudget.withLock { $0 }, 0)
             print("VOLUME budget=\(budget.capacity) cache=\(manager.cache!.memoryCache.costLimit) kept=\(manager.cache!.memoryCache.totalCost)")
+            }
             return
         }
         let (run, values) = try runChild(#function.replacingOccurrences(of: "()", with: ""))
@@ -95,15 +103,7 @@ final class BoundedVolumeTests: XCTestCase {
 
     func testTwoThousandDistinctImagesPlateauUnderTheMemoryLimitAndDiskStaysWithinItsLimits() throws {
         if Self.isChild {
-            let server = try HTTPTestServer.start()
-            defer { server.shutdown() }
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("volume2000-\(UUID().uuidString)")
-            defer { do { try FileManager.default.removeItem(at: directory) } catch { print("cleanup: \(error)") } }
-            let jpeg = DecodeBombs.grayJPEG(width: 1000, height: 1000)
-            let urls = (0..<2000).map { i -> URL in
-                server.route("/img/\(i).jpg", .bytes(jpeg, contentType: "image/jpeg"))
-                return server.url("/img/\(i).jpg")
-            }
+            try Self.serving(count: 2000, side: 1000) { urls, directory in
             let cache = try ImageCache(path: directory.path)
             let manager = ImageManager(cache: cache, queue: FetchQueue(maxConcurrentTransfers: 6))
             let samples = Mutex<[Int: Int]>([:])
@@ -120,6 +120,7 @@ final class BoundedVolumeTests: XCTestCase {
             XCTAssertEqual(usage.entryCount, 2000)
             print("VOLUME cache=\(cache.memoryCache.costLimit) kept=\(cache.memoryCache.totalCost) disk=\(usage.totalBytes) "
                 + "diskLimit=\(cache.diskCache.costLimit) rss1000=\(rss[1000] ?? 0) rss2000=\(rss[2000] ?? 0)")
+            }
             return
         }
         // glibc raises its mmap threshold (up to 32 MB) after the first 4 MB bitmap is freed, so later bitmaps come

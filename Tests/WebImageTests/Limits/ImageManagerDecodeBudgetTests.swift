@@ -65,4 +65,33 @@ final class ImageManagerDecodeBudgetTests: XCTestCase {
         XCTAssertEqual(budget.bytesInUse, 0)
         XCTAssertEqual(budget.waitingCount, 0)
     }
+
+    func testACompletionThatRequestsAgainGetsTheBudgetItGaveBack() throws {
+        // Given a budget that fits one decode, and a completion that issues a new request from inside
+        let budget = DecodeBudget(capacity: 64 * 64 * 4)
+        let manager = ImageManager(cache: try ImageCache(path: fixture.directory.path), queue: fixture.queue,
+                                   decodeBudget: budget)
+        let jpeg = DecodeBombs.grayJPEG(width: 64, height: 64)
+        let first = fixture.serve("/first", jpeg, contentType: "image/jpeg")
+        let second = fixture.serve("/second", jpeg, contentType: "image/jpeg")
+        let done = expectation(description: "the nested request finished")
+        let calls = Mutex(0)
+        manager.requestImage(url: first, options: [.ignoreDiskCache]) { image, _, _, stage, _ in
+            guard stage == .finished else { return }
+            XCTAssertNotNil(image)
+            // When: from the first completion (on an image queue), a second request
+            manager.requestImage(url: second, options: [.ignoreDiskCache]) { image, _, _, stage, _ in
+                guard stage != .progress else { return }
+                calls.withLock { $0 += 1 }
+                XCTAssertEqual(stage, .finished)
+                XCTAssertEqual(image?.width, 64)
+                done.fulfill()
+            }
+        }
+        // Then it decodes (the first gave its budget back before completing) and completes once
+        wait(for: [done], timeout: 20)
+        XCTAssertEqual(calls.withLock { $0 }, 1)
+        XCTAssertEqual(budget.bytesInUse, 0)
+        XCTAssertEqual(budget.waitingCount, 0)
+    }
 }
