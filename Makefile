@@ -8,16 +8,17 @@ DEPS_PACKAGES := libwebp-dev libpng-dev libjpeg-dev libgif-dev libcurl4-openssl-
 # The optional products' C libraries: libmemcached-dev for WebImageMemcached (the webimage CLI links it; the
 # WebImage library product does not).
 OPTIONAL_PACKAGES := libmemcached-dev
-# memcached: the servers the WebImageMemcached tests and benchmark start on loopback ports.
 # The optional codec modules (WebImageAVIF, WebImageJXL, WebImageHEIF) and the CLI, which registers them.
 CODEC_PACKAGES := libavif-dev libjxl-dev libheif-dev
+# memcached: the servers the WebImageMemcached tests and benchmark start on loopback ports; the reference
+# decoders of the codec modules' tests (avifdec, djxl, heif-convert); GNU time for peak-RSS measurements.
 TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx time memcached libavif-bin libjxl-tools libheif-examples
 # The peers `make bench` measures against, in the same run.
-BENCH_PACKAGES := nginx curl libvips-tools memcached
+BENCH_PACKAGES := nginx curl libvips-tools memcached wrk
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
 TSAN_SCRATCH := .build-tsan
 
-.PHONY: all build deps test-deps demo test test-unit test-stress bench clean fuzz test-asan soak
+.PHONY: all build deps test-deps demo test test-unit test-stress bench bench-service clean fuzz test-asan soak
 
 all: build
 
@@ -55,6 +56,17 @@ bench: deps
 	.build/release/webimage bench-chart bench-results.json --output bench-results.png
 	@# A full run (no BENCH_ARGS) also refreshes the README's Performance tables.
 	@if [ -z "$(BENCH_ARGS)" ]; then ./scripts/readme-performance; fi
+	@# The Service table (webimage-server against thumbor): 30 s per run, 10 s with --quick; skipped by --only.
+	@if [[ "$(BENCH_ARGS)" != *--only* ]]; then \
+	  $(MAKE) bench-service SERVICE_SECONDS=$(if $(findstring --quick,$(BENCH_ARGS)),10,30); fi
+
+## bench-service: webimage-server against thumbor 7.8 (a venv under .build/bench-service), nginx, wrk and
+## vipsthumbnail; writes .build/bench-service/service-results.md. SERVICE_SECONDS per wrk run (default 30).
+SERVICE_SECONDS ?= 30
+bench-service: deps
+	@./scripts/apt-ensure $(BENCH_PACKAGES) libcurl4-openssl-dev python3-venv
+	$(SWIFT) build -c release --product webimage-server
+	python3 scripts/bench-service/run.py --duration $(SERVICE_SECONDS)
 
 clean:
 	rm -rf .build $(TSAN_SCRATCH) Benchmarks/.build

@@ -8,6 +8,8 @@
 //   ImageCodec · KVCache · Fetcher
 //   WebImage (the pipeline, and the umbrella re-exporting the three modules)
 //   webimage (the command-line tool)
+//   WebImageServerCore → WebImageServerHummingbird → webimage-server (the image service; only these build
+//   Hummingbird, swift-service-lifecycle, swift-metrics, swift-prometheus and swift-crypto)
 import PackageDescription
 
 /// A system C library found through pkg-config, with the Debian package that provides it.
@@ -33,6 +35,10 @@ let package = Package(
         .library(name: "WebImageJXL", targets: ["WebImageJXL"]),
         // Debian's libheif1 links libx265 (GPL-2+): a separate product, so nothing else links it by accident.
         .library(name: "WebImageHEIF", targets: ["WebImageHEIF"]),
+        // The image service: a framework-independent core, its Hummingbird 2 adapter, and the server.
+        .library(name: "WebImageServerCore", targets: ["WebImageServerCore"]),
+        .library(name: "WebImageServerHummingbird", targets: ["WebImageServerHummingbird"]),
+        .executable(name: "webimage-server", targets: ["webimage-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -40,6 +46,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
         // `swift package generate-documentation --target WebImage` (a plugin only; nothing is linked).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
+        // The image service only (WebImageServerCore, WebImageServerHummingbird, webimage-server).
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // MARK: System libraries (Debian -dev packages)
@@ -111,6 +124,40 @@ let package = Package(
             ]
         ),
 
+        // MARK: The image service
+        .target(
+            name: "WebImageServerCore",
+            dependencies: [
+                "WebImage", "WebImageSync", "ImageCodec", "KVCache", "Fetcher",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "WebImageServerHummingbird",
+            dependencies: [
+                "WebImageServerCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "webimage-server",
+            dependencies: [
+                "WebImageServerHummingbird", "WebImageServerCore", "Fetcher",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
         // MARK: Tests
         .target(
             name: "TestSupport",
@@ -136,6 +183,10 @@ let package = Package(
         .testTarget(name: "WebImageAVIFTests", dependencies: ["WebImageAVIF", "ImageCodec", "TestSupport"]),
         .testTarget(name: "WebImageJXLTests", dependencies: ["WebImageJXL", "ImageCodec", "TestSupport"]),
         .testTarget(name: "WebImageHEIFTests", dependencies: ["WebImageHEIF", "ImageCodec", "TestSupport"]),
+        .testTarget(name: "WebImageServerTests",
+                    dependencies: ["WebImageServerCore", "WebImageServerHummingbird", "WebImage", "WebImageSync", "ImageCodec",
+                                   .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                                   "Fetcher", "TestSupport"]),
         // Many threads, random cancels: run under ThreadSanitizer by `make test`.
         .testTarget(name: "StressTests", dependencies: ["WebImage", "WebImageMemcached", "WebImageSync", "TestSupport", "PipelineModel"]),
     ],

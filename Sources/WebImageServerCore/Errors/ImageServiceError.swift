@@ -1,0 +1,113 @@
+import Fetcher
+import Foundation
+import ImageCodec
+import WebImage
+
+/// Every error the image service answers with, each mapped to one HTTP status (`httpStatus`) and keeping its
+/// cause for the log.
+///
+/// | case | status |
+/// |---|---|
+/// | `badOptions` | 400 |
+/// | `badSignature`, `sourceRefused` | 403 |
+/// | `originNotFound` | 404 |
+/// | `sourceTooLarge` | 413 |
+/// | `notAnImage` | 415 |
+/// | `pixelLimit` | 422 |
+/// | `originFailed` | 502 |
+/// | `saturated` | 503 with `Retry-After` |
+/// | `originTimeout` | 504 |
+/// | `internalFailure` | 500 |
+///
+/// - Important: A value type; thread-safe.
+public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A missing, malformed, unknown or out-of-range option (the message names it).
+    case badOptions(String)
+    /// A missing or wrong `sig` while signatures are required, or a wrong one at any time.
+    case badSignature
+    /// The source is refused: not on the host allow-list, not http/https, or its address is refused by the
+    /// source policy (the message says which).
+    case sourceRefused(String)
+    /// The origin answered 404 or 410.
+    case originNotFound(status: Int)
+    /// The source is over the response-size limit (bytes).
+    case sourceTooLarge(limit: Int64)
+    /// The source bytes are not an image this service decodes (unknown, unsupported or corrupt).
+    case notAnImage(String)
+    /// The source or the requested output is over a pixel, dimension or frame limit.
+    case pixelLimit(String)
+    /// The origin failed: another HTTP status, a refused or broken connection, a TLS failure.
+    case originFailed(String)
+    /// More requests in flight than the service's concurrency limit; retry after the given seconds.
+    case saturated(retryAfter: Int)
+    /// The origin did not answer within the transfer timeout.
+    case originTimeout
+    /// Anything else (an encoder failure); a bug or an exhausted resource.
+    case internalFailure(String)
+
+    /// The HTTP status this error is answered with.
+    public var httpStatus: Int {
+        switch self {
+        case .badOptions: return 400
+        case .badSignature, .sourceRefused: return 403
+        case .originNotFound: return 404
+        case .sourceTooLarge: return 413
+        case .notAnImage: return 415
+        case .pixelLimit: return 422
+        case .originFailed: return 502
+        case .saturated: return 503
+        case .originTimeout: return 504
+        case .internalFailure: return 500
+        }
+    }
+
+    /// A one-line explanation, sent as the (plain text) body of the error response.
+    public var description: String {
+        switch self {
+        case .badOptions(let message): return "bad options: \(message)"
+        case .badSignature: return "bad or missing signature"
+        case .sourceRefused(let message): return "source refused: \(message)"
+        case .originNotFound(let status): return "origin answered \(status)"
+        case .sourceTooLarge(let limit): return "source larger than \(limit) bytes"
+        case .notAnImage(let message): return "not an image: \(message)"
+        case .pixelLimit(let message): return "over a pixel limit: \(message)"
+        case .originFailed(let message): return "origin failed: \(message)"
+        case .saturated(let seconds): return "saturated; retry after \(seconds) s"
+        case .originTimeout: return "origin timed out"
+        case .internalFailure(let message): return "internal failure: \(message)"
+        }
+    }
+
+    /// The service error for a failure of the WebImage pipeline (fetch, decode, cache).
+    public init(_ error: WebImageError) {
+        switch error {
+        case .fetchFailed(let fetch): self.init(fetch)
+        case .decodeFailed(let codec): self.init(codec)
+        case .inFailedURLList(let url): self = .originFailed("\(url.absoluteString) failed recently")
+        case .cacheFailed(let cache): self = .internalFailure("cache: \(cache)")
+        case .transformFailed, .notModifiedWithoutCachedData: self = .internalFailure("\(error)")
+        }
+    }
+
+    /// The service error for a failed transfer.
+    public init(_ error: FetchError) {
+        switch error {
+        case .httpStatus(let status, _) where status == 404 || status == 410: self = .originNotFound(status: status)
+        case .httpStatus(let status, _): self = .originFailed("origin answered \(status)")
+        case .responseTooLarge(let limit): self = .sourceTooLarge(limit: limit)
+        case .timedOut: self = .originTimeout
+        case .addressRefused, .fileURLRefused, .notRegularFile: self = .sourceRefused("\(error)")
+        case .invalidURL(let url): self = .badOptions("url: invalid or unsupported URL \(url)")
+        default: self = .originFailed("\(error)")
+        }
+    }
+
+    /// The service error for a failed decode or encode.
+    public init(_ error: ImageCodecError) {
+        switch error {
+        case .limitExceeded, .invalidDimensions, .allocationFailed: self = .pixelLimit("\(error)")
+        case .encodingFailed, .unsupportedEncoding, .frameIndexOutOfRange: self = .internalFailure("\(error)")
+        default: self = .notAnImage("\(error)")
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Metrics
+
+/// The service's metrics through swift-metrics (whatever backend the process bootstrapped; the Hummingbird
+/// adapter uses swift-prometheus):
+///
+/// | metric | kind | labels |
+/// |---|---|---|
+/// | `webimage_requests_total` | counter | `status` |
+/// | `webimage_request_duration_seconds` | histogram (timer) | – |
+/// | `webimage_cache_hits_total` | counter | `tier`: `result_memory`, `result_disk`, `original_disk`, `coalesced` |
+/// | `webimage_origin_fetches_total` | counter | – |
+/// | `webimage_origin_bytes_total` | counter | – |
+/// | `webimage_decode_budget_waits_total` | counter | – |
+/// | `webimage_saturated_total` | counter | – |
+///
+/// - Important: Thread-safe.
+struct ServiceMetrics: Sendable {
+    private let duration = Metrics.Timer(label: "webimage_request_duration_seconds", preferredDisplayUnit: .seconds)
+    private let originFetches = Counter(label: "webimage_origin_fetches_total")
+    private let originBytes = Counter(label: "webimage_origin_bytes_total")
+    private let budgetWaits = Counter(label: "webimage_decode_budget_waits_total")
+    private let saturated = Counter(label: "webimage_saturated_total")
+
+    func request(status: Int, nanoseconds: Int64) {
+        Counter(label: "webimage_requests_total", dimensions: [("status", String(status))]).increment()
+        duration.recordNanoseconds(nanoseconds)
+        if status == 503 { saturated.increment() }
+    }
+
+    func hit(_ tier: ResultTier) {
+        Counter(label: "webimage_cache_hits_total", dimensions: [("tier", tier.rawValue)]).increment()
+    }
+
+    func originFetch(bytes: Int) {
+        originFetches.increment()
+        originBytes.increment(by: bytes)
+    }
+
+    func decodeBudgetWait() { budgetWaits.increment() }
+}

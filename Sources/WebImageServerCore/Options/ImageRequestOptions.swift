@@ -1,0 +1,120 @@
+import Foundation
+
+/// How the output fills the requested box when both `w` and `h` are given.
+public enum ImageFit: String, Sendable, Hashable, CaseIterable {
+    /// Scale to cover the box, then crop the centre to exactly `w` × `h` (the default; thumbor's crop).
+    case cover
+    /// Scale to fit inside the box, keeping the aspect ratio (thumbor's fit-in).
+    case contain
+    /// Stretch to exactly `w` × `h`, ignoring the aspect ratio.
+    case fill
+}
+
+/// The output format a request asks for.
+public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
+    /// Negotiated from `Accept`: WebP when accepted, else PNG for images with alpha, GIF for an animation
+    /// kept with `anim=1`, else JPEG (the default).
+    case auto
+    /// JPEG.
+    case jpeg
+    /// PNG.
+    case png
+    /// WebP (animated with `anim=1` and an animated source).
+    case webp
+    /// GIF (animated with `anim=1` and an animated source).
+    case gif
+}
+
+/// The options of one `/image` request, parsed and validated:
+/// `url`, `w`, `h`, `fit=cover|contain|fill`, `format=auto|jpeg|png|webp|gif`, `q`, `anim=0|1`, `blur`
+/// (and `sig`, checked by `URLSigner`).
+///
+/// - Important: A value type; thread-safe.
+public struct ImageRequestOptions: Sendable, Hashable {
+    /// The source image (http or https; other schemes are refused by the service).
+    public var source: URL
+    /// Output width in pixels, 1…`maximumDimension`; `nil` follows the aspect ratio (or the source size).
+    public var width: Int?
+    /// Output height in pixels, 1…`maximumDimension`; `nil` follows the aspect ratio (or the source size).
+    public var height: Int?
+    /// How the output fills a `w` × `h` box. Default `.cover`.
+    public var fit: ImageFit = .cover
+    /// The output format. Default `.auto`.
+    public var format: RequestedFormat = .auto
+    /// Lossy quality 1…100 (JPEG, lossy WebP). Default `defaultQuality` (80, as thumbor).
+    public var quality: Int = ImageRequestOptions.defaultQuality
+    /// Keep an animation (`anim=1`) when the output format animates (GIF, WebP). Default `false`: the first frame.
+    public var keepsAnimation = false
+    /// Gaussian-like blur radius in output pixels, 0 (none, the default) … 100.
+    public var blur: Double = 0
+
+    /// The default quality: 80.
+    public static let defaultQuality = 80
+    /// The largest `w` or `h` a request may name: 8192.
+    public static let maximumDimension = 8192
+    /// The largest `blur` a request may name: 100.
+    public static let maximumBlur = 100.0
+
+    /// Makes options for `source` with every other option at its default.
+    public init(source: URL) {
+        self.source = source
+    }
+
+    /// Parses the pairs of a query string (`sig` is skipped; an unknown or repeated name is an error).
+    ///
+    /// - Throws: `ImageServiceError.badOptions` naming the option.
+    public init(pairs: [(name: String, value: String)]) throws(ImageServiceError) {
+        var seen = Set<String>()
+        var source: URL?
+        var parsed = ImageRequestOptions(source: URL(fileURLWithPath: "/"))
+        for (name, value) in pairs {
+            guard seen.insert(name).inserted else { throw .badOptions("\(name) given more than once") }
+            switch name {
+            case "sig": continue
+            case "url":
+                guard let url = URL(string: value), let scheme = url.scheme, !scheme.isEmpty else {
+                    throw .badOptions("url: not an absolute URL")
+                }
+                source = url
+            case "w": parsed.width = try Self.integer(value, name: name, in: 1...Self.maximumDimension)
+            case "h": parsed.height = try Self.integer(value, name: name, in: 1...Self.maximumDimension)
+            case "fit":
+                guard let fit = ImageFit(rawValue: value) else { throw .badOptions("fit: expected cover, contain or fill") }
+                parsed.fit = fit
+            case "format":
+                guard let format = RequestedFormat(rawValue: value) else {
+                    throw .badOptions("format: expected auto, jpeg, png, webp or gif")
+                }
+                parsed.format = format
+            case "q": parsed.quality = try Self.integer(value, name: name, in: 1...100)
+            case "anim":
+                guard value == "0" || value == "1" else { throw .badOptions("anim: expected 0 or 1") }
+                parsed.keepsAnimation = value == "1"
+            case "blur":
+                guard let radius = Double(value), radius.isFinite, (0...Self.maximumBlur).contains(radius) else {
+                    throw .badOptions("blur: expected a number from 0 to \(Int(Self.maximumBlur))")
+                }
+                parsed.blur = radius
+            default:
+                throw .badOptions("unknown option \(name.prefix(32))")
+            }
+        }
+        guard let source else { throw .badOptions("url is required") }
+        parsed.source = source
+        self = parsed
+    }
+
+    private static func integer(_ text: String, name: String, in range: ClosedRange<Int>) throws(ImageServiceError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw .badOptions("\(name): expected an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// Every option that shapes the pixels, defaults included, in one fixed spelling (not the source and not
+    /// the format): part of the result-cache key.
+    public var canonicalProcessing: String {
+        "w=\(width.map(String.init) ?? "-")&h=\(height.map(String.init) ?? "-")&fit=\(fit.rawValue)"
+            + "&q=\(quality)&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)"
+    }
+}

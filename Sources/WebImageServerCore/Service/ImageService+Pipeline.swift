@@ -1,0 +1,153 @@
+import Crypto
+import Foundation
+import ImageCodec
+import WebImage
+import WebImageSync
+
+extension ImageService {
+    /// The pipeline of one result, run once per key however many requests wait for it: concurrency slot →
+    /// source bytes (coalesced per source) → render on the render queue within the decode budget → store.
+    func makeResult(options: ImageRequestOptions, acceptsWebP: Bool, key: String) async throws -> (result: ImageResult, tier: ResultTier) {
+        let admitted = running.withLock { count -> Bool in
+            guard count < configuration.maxConcurrency else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else {
+            counts.withLock { $0.saturated += 1 }
+            throw ImageServiceError.saturated(retryAfter: configuration.retryAfterSeconds)
+        }
+        defer { running.withLock { $0 -= 1 } }
+
+        let source = try await sourceBytes(for: options.source)
+        let result = try await render(source.data, options: options, acceptsWebP: acceptsWebP)
+        if configuration.cachesResults {
+            do { try results.store(result, forKey: key) } catch {
+                Self.logger.warning("result cache write failed", metadata: ["error": "\(error)"])
+            }
+        }
+        return (result, source.source == .diskCache ? .originalDisk : .origin)
+    }
+
+    /// The source's bytes: the originals' disk cache, else one transfer (joined by concurrent requests for
+    /// other results of the same source).
+    private func sourceBytes(for url: URL) async throws -> (data: Data, source: ImageSource) {
+        let key = manager.cacheKey(for: url)
+        let (value, _) = try await sourceCoalescer.value(forKey: key) { [self] in
+            do {
+                let loaded = try await manager.imageData(for: url)
+                if loaded.source == .remote {
+                    counts.withLock { $0.originFetches += 1 }
+                    metrics.originFetch(bytes: loaded.data.count)
+                }
+                return loaded
+            } catch let error as WebImageError {
+                if case .fetchFailed = error { counts.withLock { $0.originFetches += 1 } }
+                throw ImageServiceError(error)
+            }
+        }
+        return value
+    }
+
+    /// Decodes, shapes and encodes on the render queue, the decode waiting for the manager's decode budget.
+    private func render(_ data: Data, options: ImageRequestOptions, acceptsWebP: Bool) async throws -> ImageResult {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageResult, any Error>) in
+            renderQueue.async { [self] in
+                let plan: RenderPlan
+                do { plan = try RenderPlan(data: data, options: options, acceptsWebP: acceptsWebP, configuration: configuration) } catch {
+                    continuation.resume(throwing: error)
+                    return
+                }
+                let cost = DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions)
+                let started = Mutex(false)
+                _ = manager.decodeBudget.run(cost: cost, on: renderQueue) { [self] reservation in
+                    started.withLock { $0 = true }
+                    defer { reservation.release() }
+                    continuation.resume(with: Result(catching: { try self.run(plan, data: data) }))
+                }
+                if !started.withLock({ $0 }) { metrics.decodeBudgetWait() }
+            }
+        }
+    }
+
+    private func run(_ plan: RenderPlan, data: Data) throws -> ImageResult {
+        let image: Image
+        do { image = try ImageDecoder.decode(data, options: plan.decodeOptions) } catch let error as ImageCodecError {
+            throw ImageServiceError(error)
+        }
+        counts.withLock { $0.decodes += 1 }
+        let frames = plan.animates ? try codec { try image.allFrames() } : [image.firstFrame]
+        var encoder = ImageEncoder(format: plan.format, loopCount: image.loopCount,
+                                   options: EncodeOptions(quality: Double(plan.quality) / 100))
+        for frame in frames {
+            encoder.addFrame(try shape(frame.buffer, orientation: image.orientation, plan: plan), duration: frame.duration)
+        }
+        let body = try codec { try encoder.encode() }
+        counts.withLock { $0.encodes += 1 }
+        let digest = SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined()
+        return ImageResult(body: body, contentType: plan.format.mimeType, etag: "\"\(digest)\"")
+    }
+
+    /// Orientation, then resize to the scaled size, centred crop to the output size, blur.
+    private func shape(_ buffer: PixelBuffer, orientation: ImageOrientation, plan: RenderPlan) throws -> PixelBuffer {
+        let g = plan.geometry
+        return try codec {
+            var b = try buffer.applyingOrientation(orientation)
+            if b.width != g.scaledWidth || b.height != g.scaledHeight {
+                b = try b.resized(width: g.scaledWidth, height: g.scaledHeight)
+            }
+            if g.scaledWidth != g.outputWidth || g.scaledHeight != g.outputHeight {
+                b = try b.cropped(x: (g.scaledWidth - g.outputWidth) / 2, y: (g.scaledHeight - g.outputHeight) / 2,
+                                  width: g.outputWidth, height: g.outputHeight)
+            }
+            if plan.blur > 0 { b = try b.blurred(radius: plan.blur) }
+            return b
+        }
+    }
+
+    /// Runs `body`, turning codec and processing errors into service errors.
+    private func codec<T>(_ body: () throws -> T) throws -> T {
+        do { return try body() } catch let error as ImageCodecError {
+            throw ImageServiceError(error)
+        } catch let error as ImageProcessingError {
+            throw ImageServiceError.internalFailure("\(error)")
+        }
+    }
+}
+
+/// What to do with one source for one request, decided from the header alone (no pixels decoded yet).
+struct RenderPlan: Sendable {
+    var format: ImageFormat
+    var geometry: OutputGeometry
+    var decodeOptions: DecodeOptions
+    var animates: Bool
+    var quality: Int
+    var blur: Double
+
+    init(data: Data, options: ImageRequestOptions, acceptsWebP: Bool, configuration: ImageServiceConfiguration) throws(ImageServiceError) {
+        let info: ImageInfo
+        do { info = try ImageDecoder.info(data) } catch let error as ImageCodecError { throw ImageServiceError(error) } catch {
+            throw .notAnImage("\(error)")
+        }
+        let animated = info.frameCount > 1
+        format = FormatNegotiation.outputFormat(requested: options.format, acceptsWebP: acceptsWebP,
+                                                sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated)
+        animates = options.keepsAnimation && animated && (format == .gif || format == .webp)
+        let (w, h) = info.orientation.swapsDimensions ? (info.height, info.width) : (info.width, info.height)
+        // Source limits (pixels, frames) are the decoder's: it checks them from the header before allocating,
+        // and for a downsampled decode on what it allocates.
+        geometry = OutputGeometry(sourceWidth: w, sourceHeight: h, targetWidth: options.width, targetHeight: options.height,
+                                  fit: options.fit)
+        let outputPixels = geometry.outputWidth * geometry.outputHeight
+        guard outputPixels <= configuration.maximumOutputPixels,
+              geometry.scaledWidth * geometry.scaledHeight <= PixelBuffer.maxProcessedPixelCount else {
+            throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the maximum of "
+                              + "\(configuration.maximumOutputPixels) pixels")
+        }
+        decodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: animates,
+                                      firstFrameOnly: !animates, keepsOriginalData: false,
+                                      maxPixelSize: animates ? nil : geometry.decodePixelSize)
+        quality = options.quality
+        blur = options.blur
+    }
+}

@@ -1,0 +1,235 @@
+import Crypto
+import Fetcher
+import Foundation
+import ImageCodec
+import KVCache
+import Logging
+import WebImage
+import WebImageSync
+
+/// What the service needs from one HTTP request to `/image`.
+///
+/// - Important: A value type; thread-safe.
+public struct ImageServiceRequest: Sendable {
+    /// The raw query string (after `?`, without it), still percent-encoded.
+    public var query: String
+    /// The `Accept` header, if any (for `format=auto`).
+    public var accept: String?
+    /// The `If-None-Match` header, if any.
+    public var ifNoneMatch: String?
+
+    /// Makes a request.
+    public init(query: String, accept: String? = nil, ifNoneMatch: String? = nil) {
+        self.query = query
+        self.accept = accept
+        self.ifNoneMatch = ifNoneMatch
+    }
+}
+
+/// The service's answer, ready for any HTTP framework to write.
+///
+/// - Important: A value type; thread-safe.
+public struct ImageServiceResponse: Sendable {
+    /// The HTTP status.
+    public var status: Int
+    /// Headers (`Content-Type`, `ETag`, `Cache-Control`, `Vary`, `Retry-After`, …); `Content-Length` is the
+    /// body's size and left to the framework.
+    public var headers: [(name: String, value: String)]
+    /// The body: the image, a plain-text error, or empty (304).
+    public var body: Data
+    /// Where the image came from (`nil` for errors and 304s), for the access log.
+    public var tier: ResultTier?
+    /// The error answered, if any.
+    public var error: ImageServiceError?
+
+    /// The value of header `name` (case-insensitive), if present.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// Counts of the work an `ImageService` did, for tests and diagnostics.
+public struct ImageServiceStatistics: Sendable, Hashable {
+    /// Transfers to origins (successful or not).
+    public var originFetches = 0
+    /// Source decodes.
+    public var decodes = 0
+    /// Result encodes.
+    public var encodes = 0
+    /// Requests answered 503 because the service was saturated.
+    public var saturated = 0
+}
+
+/// The image service, independent of any HTTP framework: `/image` query → validated options → signature
+/// check → result cache → (coalesced, concurrency-limited) pipeline: source bytes through an `ImageManager`
+/// (public addresses only, no `file` URLs, bounded response) → downsampled decode within the manager's
+/// `DecodeBudget` → orientation, resize, crop, blur → encode → result cache → response with `ETag`,
+/// `Cache-Control` and `Vary`.
+///
+/// ```swift
+/// let service = try ImageService(configuration: configuration)
+/// let response = await service.handle(ImageServiceRequest(query: "url=…&w=400&h=300&sig=…", accept: accept))
+/// ```
+///
+/// - Important: Thread-safe; `handle` may be called from many tasks at once. CPU work (decode, resize,
+///   encode) runs on a Dispatch queue, not on the caller's executor.
+public final class ImageService: Sendable {
+    /// The settings the service was made with.
+    public let configuration: ImageServiceConfiguration
+    /// The manager that loads source bytes (its cache holds the originals; its `decodeBudget` bounds decodes).
+    public let manager: ImageManager
+    let signer: URLSigner?
+    let results: ResultCache
+    let resultCoalescer = Coalescer<(result: ImageResult, tier: ResultTier)>()
+    let sourceCoalescer = Coalescer<(data: Data, source: ImageSource)>()
+    let running = Mutex(0)
+    let counts = Mutex(ImageServiceStatistics())
+    let metrics = ServiceMetrics()
+    let renderQueue = DispatchQueue(label: "webimage.server.render", attributes: .concurrent)
+    static let logger = Logger(label: "webimage.server")
+
+    /// Opens the caches under `configuration.cacheDirectory` (made if missing, with its parents) and makes the
+    /// manager.
+    ///
+    /// - Throws: `ImageServiceError.internalFailure` when a cache folder cannot be opened, or when neither a
+    ///   signing key nor `allowsUnsigned` is configured.
+    public init(configuration: ImageServiceConfiguration) throws(ImageServiceError) {
+        guard configuration.signingKey != nil || configuration.allowsUnsigned else {
+            throw .internalFailure("a signing key is required unless unsigned requests are allowed")
+        }
+        self.configuration = configuration
+        signer = configuration.signingKey.map { URLSigner(key: $0) }
+        let base = URL(fileURLWithPath: configuration.cacheDirectory)
+        do {
+            try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
+            var limits = ImageCacheLimits.default
+            limits.diskCostLimit = configuration.originalDiskCostLimit
+            let originals = try ImageCache(path: base.appendingPathComponent("originals").path, limits: limits)
+            results = try ResultCache(path: base.appendingPathComponent("results").path,
+                                      memoryCostLimit: configuration.resultMemoryCostLimit,
+                                      diskCostLimit: configuration.resultDiskCostLimit)
+            manager = ImageManager(cache: originals,
+                                   queue: FetchQueue(maxConcurrentTransfers: configuration.maxConcurrentTransfers))
+        } catch {
+            throw .internalFailure("cannot open the caches under \(configuration.cacheDirectory): \(error)")
+        }
+        manager.sourcePolicy = .publicOnly(allowing: configuration.allowedNetworks)
+        manager.allowsFileURLs = false
+        manager.maximumResponseSize = configuration.maximumSourceSize
+        manager.timeout = configuration.sourceTimeout
+        manager.connectTimeout = min(manager.connectTimeout, configuration.sourceTimeout)
+    }
+
+    /// Counts of the work done so far.
+    public var statistics: ImageServiceStatistics { counts.withLock { $0 } }
+
+    /// Pipelines running now (at most `maxConcurrency`).
+    public var runningCount: Int { running.withLock { $0 } }
+
+    /// Answers one `/image` request. Never throws: every failure is an error response (see
+    /// `ImageServiceError`), and each is counted in the metrics.
+    public func handle(_ request: ImageServiceRequest) async -> ImageServiceResponse {
+        let start = ContinuousClock.now
+        var response: ImageServiceResponse
+        do {
+            response = try await respond(to: request)
+        } catch let error as ImageServiceError {
+            response = errorResponse(error)
+        } catch {
+            response = errorResponse(.internalFailure("\(error)"))
+        }
+        let elapsed = ContinuousClock.now - start
+        metrics.request(status: response.status,
+                        nanoseconds: elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        return response
+    }
+
+    private func respond(to request: ImageServiceRequest) async throws -> ImageServiceResponse {
+        let pairs = try QueryString.parse(Substring(request.query))
+        try checkSignature(pairs)
+        let options = try ImageRequestOptions(pairs: pairs)
+        try checkSource(options.source)
+        let acceptsWebP = FormatNegotiation.acceptsWebP(request.accept)
+        let formatToken = options.format == .auto ? (acceptsWebP ? "auto-webp" : "auto") : options.format.rawValue
+        let key = "\(manager.cacheKey(for: options.source))|\(options.canonicalProcessing)|format=\(formatToken)"
+
+        let result: ImageResult
+        let tier: ResultTier
+        if configuration.cachesResults, let hit = results.memory.object(forKey: key) {
+            (result, tier) = (hit, .resultMemory)
+        } else if configuration.cachesResults, let hit = try diskResult(forKey: key) {
+            (result, tier) = (hit, .resultDisk)
+        } else {
+            let (made, isLeader) = try await resultCoalescer.value(forKey: key) { [self] in
+                try await makeResult(options: options, acceptsWebP: acceptsWebP, key: key)
+            }
+            (result, tier) = (made.result, isLeader ? made.tier : .coalesced)
+        }
+        metrics.hit(tier)
+        return imageResponse(result, tier: tier, varies: options.format == .auto, ifNoneMatch: request.ifNoneMatch)
+    }
+
+    private func diskResult(forKey key: String) throws -> ImageResult? {
+        do { return try results.diskResult(forKey: key) } catch {
+            Self.logger.warning("result cache read failed", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    // MARK: Checks
+
+    private func checkSignature(_ pairs: [(name: String, value: String)]) throws(ImageServiceError) {
+        let given = pairs.first { $0.name == "sig" }?.value
+        guard let given else {
+            if configuration.allowsUnsigned { return }
+            throw .badSignature
+        }
+        guard let signer, signer.isValid(given, for: pairs) else { throw .badSignature }
+    }
+
+    private func checkSource(_ url: URL) throws(ImageServiceError) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw .sourceRefused("only http and https sources are loaded (got \(url.scheme ?? "no scheme"))")
+        }
+        guard let host = url.host?.lowercased(), !host.isEmpty else { throw .badOptions("url: no host") }
+        guard !configuration.allowedHosts.isEmpty else { return }
+        let allowed = configuration.allowedHosts.contains { entry in
+            let entry = entry.lowercased()
+            if entry.hasPrefix("*.") { return host.hasSuffix(entry.dropFirst()) }
+            return host == entry
+        }
+        guard allowed else { throw .sourceRefused("host \(host) is not on the allow-list") }
+    }
+
+    // MARK: Responses
+
+    private func imageResponse(_ result: ImageResult, tier: ResultTier, varies: Bool, ifNoneMatch: String?) -> ImageServiceResponse {
+        var headers: [(name: String, value: String)] = [
+            ("ETag", result.etag),
+            ("Cache-Control", "public, max-age=\(configuration.cacheMaxAge)"),
+        ]
+        if varies { headers.append(("Vary", "Accept")) }
+        if let ifNoneMatch, Self.matches(ifNoneMatch, etag: result.etag) {
+            return ImageServiceResponse(status: 304, headers: headers, body: Data(), tier: tier)
+        }
+        headers.insert(("Content-Type", result.contentType), at: 0)
+        return ImageServiceResponse(status: 200, headers: headers, body: result.body, tier: tier)
+    }
+
+    /// Whether an `If-None-Match` value matches `etag` (weak comparison, as RFC 9110 asks for this header).
+    static func matches(_ ifNoneMatch: String, etag: String) -> Bool {
+        let strip = { (tag: Substring) -> Substring in tag.hasPrefix("W/") ? tag.dropFirst(2) : tag }
+        return ifNoneMatch.split(separator: ",").contains { candidate in
+            let tag = candidate.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || strip(Substring(tag)) == strip(Substring(etag))
+        }
+    }
+
+    private func errorResponse(_ error: ImageServiceError) -> ImageServiceResponse {
+        var headers: [(name: String, value: String)] = [("Content-Type", "text/plain; charset=utf-8"),
+                                                        ("Cache-Control", "no-store")]
+        if case .saturated(let seconds) = error { headers.append(("Retry-After", String(seconds))) }
+        return ImageServiceResponse(status: error.httpStatus, headers: headers, body: Data("\(error)\n".utf8),
+                                    error: error)
+    }
+}

@@ -1,0 +1,61 @@
+import Fetcher
+import Foundation
+import ImageCodec
+
+/// The settings of an `ImageService`. Safe by default: public source addresses only, no `file` URLs, bounded
+/// responses and decodes, a maximum output size, a concurrency limit, signed URLs required.
+///
+/// ```swift
+/// var configuration = ImageServiceConfiguration(cacheDirectory: "/var/cache/webimage-server")
+/// configuration.signingKey = Array("secret".utf8)
+/// configuration.allowedHosts = ["images.example.com"]
+/// let service = try ImageService(configuration: configuration)
+/// ```
+///
+/// - Important: A value type; thread-safe.
+public struct ImageServiceConfiguration: Sendable {
+    /// The folder of the caches: `originals/` (source bytes, an `ImageCache`) and `results/` (encoded outputs).
+    public var cacheDirectory: String
+    /// The HMAC-SHA256 key of `sig`; `nil` for none (then `allowsUnsigned` must be true). Default `nil`.
+    public var signingKey: [UInt8]?
+    /// Whether requests without `sig` are served. Default `false`. A `sig` that is present is always checked.
+    public var allowsUnsigned = false
+    /// Host names sources may come from (exact, case-insensitive; `*.example.com` allows its subdomains);
+    /// empty (the default) allows any host, subject to the source policy.
+    public var allowedHosts: [String] = []
+    /// Networks (CIDR) sources may connect to besides public addresses (`SourcePolicy.publicOnly(allowing:)`).
+    /// Default none: loopback, private, link-local and the rest are refused.
+    public var allowedNetworks: [IPNetwork] = []
+    /// Pipelines (distinct results being made) at the same time; past it a request gets 503 with
+    /// `Retry-After`, never a queue. Default 64.
+    public var maxConcurrency = 64
+    /// Seconds in `Retry-After` of a 503. Default 1.
+    public var retryAfterSeconds = 1
+    /// `Cache-Control: public, max-age=` of an image response, in seconds. Default 86,400 (one day, as thumbor).
+    public var cacheMaxAge = 86_400
+    /// The largest source accepted, in bytes (after content decoding). Default
+    /// `FetchRequest.defaultMaximumResponseSize` (64 MiB, or a tenth of physical memory if less).
+    public var maximumSourceSize: Int64 = FetchRequest.defaultMaximumResponseSize
+    /// The whole transfer's timeout, in seconds. Default 10.
+    public var sourceTimeout: Double = 10
+    /// Limits on the decoded source (pixels per frame and per animation, frames). Default `DecodeLimits.default`.
+    public var decodeLimits = DecodeLimits.default
+    /// The most pixels an output may have (width × height, per frame). Default 16,777,216 (4096 × 4096).
+    public var maximumOutputPixels = 4096 * 4096
+    /// Bytes of encoded results kept in memory. Default 256 MiB.
+    public var resultMemoryCostLimit = 256 << 20
+    /// Bytes of encoded results kept on disk. Default 1 GiB.
+    public var resultDiskCostLimit: Int64 = 1 << 30
+    /// Bytes of source images kept on disk. Default 1 GiB (`ImageCacheLimits.default`).
+    public var originalDiskCostLimit: Int64 = 1 << 30
+    /// Whether processed results are cached (memory and disk). Default `true`; `false` makes every request
+    /// run the pipeline (the benchmark's cold runs).
+    public var cachesResults = true
+    /// Transfers to origins at the same time. Default 16.
+    public var maxConcurrentTransfers = 16
+
+    /// Makes a configuration caching under `cacheDirectory`, every other setting at its default.
+    public init(cacheDirectory: String) {
+        self.cacheDirectory = cacheDirectory
+    }
+}

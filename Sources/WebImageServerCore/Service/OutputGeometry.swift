@@ -1,0 +1,57 @@
+/// The sizes of one request's output, from the source's displayed size (after EXIF orientation) and the
+/// options: the size the source is scaled to, the crop taken from it, and the longest side a downsampled
+/// decode should give (`nil`: decode at full size).
+///
+/// - Important: A value type; thread-safe.
+public struct OutputGeometry: Sendable, Hashable {
+    /// The size the (oriented) source is scaled to.
+    public var scaledWidth: Int
+    /// The size the (oriented) source is scaled to.
+    public var scaledHeight: Int
+    /// The final output size (a centred crop of the scaled image for `.cover`, else the scaled size).
+    public var outputWidth: Int
+    /// The final output size.
+    public var outputHeight: Int
+    /// The longest side to ask the decoder for (`DecodeOptions.maxPixelSize`), or `nil` when the output is
+    /// not smaller than the source (full decode, then resize).
+    public var decodePixelSize: Int?
+
+    /// The geometry for a source of `width` × `height` (displayed, after orientation).
+    ///
+    /// - `w` and `h`: `.cover` scales by the larger ratio and crops the centre to exactly `w` × `h`;
+    ///   `.contain` scales by the smaller ratio; `.fill` stretches to `w` × `h`.
+    /// - One of them: scales to it, keeping the aspect ratio. Neither: the source size.
+    /// Upscaling happens when asked for; the output pixel limit is checked by the caller.
+    public init(sourceWidth width: Int, sourceHeight height: Int, targetWidth: Int?, targetHeight: Int?, fit: ImageFit) {
+        let w = Double(width), h = Double(height)
+        let scaleX: Double, scaleY: Double
+        switch (targetWidth, targetHeight) {
+        case let (tw?, th?):
+            let rx = Double(tw) / w, ry = Double(th) / h
+            switch fit {
+            case .cover: (scaleX, scaleY) = (max(rx, ry), max(rx, ry))
+            case .contain: (scaleX, scaleY) = (min(rx, ry), min(rx, ry))
+            case .fill: (scaleX, scaleY) = (rx, ry)
+            }
+        case let (tw?, nil): (scaleX, scaleY) = (Double(tw) / w, Double(tw) / w)
+        case let (nil, th?): (scaleX, scaleY) = (Double(th) / h, Double(th) / h)
+        case (nil, nil): (scaleX, scaleY) = (1, 1)
+        }
+        var sw = max(1, Int((w * scaleX).rounded()))
+        var sh = max(1, Int((h * scaleY).rounded()))
+        if fit == .cover, let tw = targetWidth, let th = targetHeight {
+            sw = max(sw, tw)
+            sh = max(sh, th)
+            (outputWidth, outputHeight) = (tw, th)
+        } else if fit == .fill, let tw = targetWidth, let th = targetHeight {
+            (sw, sh) = (tw, th)
+            (outputWidth, outputHeight) = (tw, th)
+        } else {
+            (outputWidth, outputHeight) = (sw, sh)
+        }
+        (scaledWidth, scaledHeight) = (sw, sh)
+        // The decoder keeps the aspect ratio, so ask for the longest side that covers both scaled sides.
+        let decodeScale = max(Double(sw) / w, Double(sh) / h)
+        decodePixelSize = decodeScale < 1 ? Int((max(w, h) * decodeScale).rounded(.up)) : nil
+    }
+}

@@ -1,0 +1,84 @@
+import ArgumentParser
+import Fetcher
+import Foundation
+import Logging
+import WebImageServerCore
+import WebImageServerHummingbird
+
+/// `webimage-server`: the image service over HTTP (Hummingbird 2). See the README section "webimage-server".
+@main
+struct WebImageServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webimage-server",
+        abstract: "Serve resized, re-encoded, cached images from remote sources (GET /image?url=…&w=&h=…).")
+
+    @Option(help: "Port to listen on (0: any free port, printed at start).")
+    var port = 8080
+
+    @Option(help: "Address to bind.")
+    var host = "0.0.0.0"
+
+    @Option(help: "Cache folder (originals/ and results/ inside).")
+    var cache: String
+
+    @Option(help: "HMAC-SHA256 key for sig=, in hex.")
+    var key: String?
+
+    @Flag(help: "Serve requests without sig= (a sig that is given is still checked).")
+    var allowUnsigned = false
+
+    @Option(name: .customLong("allow-host"), parsing: .upToNextOption,
+            help: "Only load sources from these hosts (exact; *.example.com for subdomains). Default: any public host.")
+    var allowHosts: [String] = []
+
+    @Option(name: .customLong("allow-network"), parsing: .upToNextOption,
+            help: "Networks (CIDR) sources may be on besides public addresses, e.g. 10.0.0.0/8. Default: none.")
+    var allowNetworks: [String] = []
+
+    @Option(help: "Results being made at the same time; past it, 503 with Retry-After.")
+    var maxConcurrency = 64
+
+    @Option(help: "Cache-Control max-age of image responses, in seconds.")
+    var maxAge = 86_400
+
+    @Option(help: "Log level: trace, debug, info (the access log), notice, warning, error, critical.")
+    var logLevel = "info"
+
+    @Flag(help: "Do not cache processed results (every request runs the pipeline; for benchmarks).")
+    var noResultCache = false
+
+    func validate() throws {
+        guard key != nil || allowUnsigned else { throw ValidationError("give --key HEX or --allow-unsigned") }
+        if let key, URLSigner.keyBytes(hex: key) == nil { throw ValidationError("--key must be an even number of hex digits") }
+        guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
+        guard maxConcurrency > 0 else { throw ValidationError("--max-concurrency must be at least 1") }
+        for network in allowNetworks where IPNetwork(network) == nil {
+            throw ValidationError("--allow-network \(network) is not a CIDR block")
+        }
+    }
+
+    func run() async throws {
+        // Logs (the access log among them) to stderr; stdout carries only the "listening" line.
+        let level = Logger.Level(rawValue: logLevel) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        var configuration = ImageServiceConfiguration(cacheDirectory: cache)
+        configuration.signingKey = key.flatMap(URLSigner.keyBytes(hex:))
+        configuration.allowsUnsigned = allowUnsigned
+        configuration.allowedHosts = allowHosts
+        configuration.allowedNetworks = allowNetworks.compactMap(IPNetwork.init)
+        configuration.maxConcurrency = maxConcurrency
+        configuration.cacheMaxAge = maxAge
+        configuration.cachesResults = !noResultCache
+        let service = try ImageService(configuration: configuration)
+        let server = ImageServer(service: service, host: host, port: port)
+        try await server.run { port in
+            print("webimage-server listening on \(host):\(port)")
+            fflush(nil) // every stream: `stdout` itself is a global Swift 6 cannot reference safely
+        }
+    }
+
+}
