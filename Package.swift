@@ -152,7 +152,7 @@ let package = Package(
         .executableTarget(
             name: "webimage-server",
             dependencies: [
-                "WebImageServerHummingbird", "WebImageServerCore", "Fetcher",
+                "WebImageServerHummingbird", "WebImageServerCore", "WebImageMemcached", "Fetcher",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -185,6 +185,7 @@ let package = Package(
         .testTarget(name: "WebImageHEIFTests", dependencies: ["WebImageHEIF", "ImageCodec", "TestSupport"]),
         .testTarget(name: "WebImageServerTests",
                     dependencies: ["WebImageServerCore", "WebImageServerHummingbird", "WebImage", "WebImageSync", "ImageCodec",
+                                   "WebImageMemcached",
                                    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                    "Fetcher", "TestSupport"]),
         // Many threads, random cancels: run under ThreadSanitizer by `make test`.

@@ -3,6 +3,7 @@ import Fetcher
 import Foundation
 import Logging
 import WebImageServerCore
+import WebImageMemcached
 import WebImageServerHummingbird
 
 /// `webimage-server`: the image service over HTTP (Hummingbird 2). See the README section "webimage-server".
@@ -44,6 +45,9 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "Log level: trace, debug, info (the access log), notice, warning, error, critical.")
     var logLevel = "info"
 
+    @Option(help: "A memcached pool shared by a fleet for the original bytes: HOST:PORT[,HOST:PORT…]. Default: none.")
+    var memcached: String?
+
     @Flag(help: "Do not cache processed results (every request runs the pipeline; for benchmarks).")
     var noResultCache = false
 
@@ -73,6 +77,13 @@ struct WebImageServerCommand: AsyncParsableCommand {
         configuration.maxConcurrency = maxConcurrency
         configuration.cacheMaxAge = maxAge
         configuration.cachesResults = !noResultCache
+        if let memcached {
+            do {
+                configuration.sharedTier = try MemcachedTier(servers: memcached.split(separator: ",").map(String.init))
+            } catch {
+                throw ValidationError("--memcached: \(error)")
+            }
+        }
         let service = try ImageService(configuration: configuration)
         let server = ImageServer(service: service, host: host, port: port)
         try await server.run { port in

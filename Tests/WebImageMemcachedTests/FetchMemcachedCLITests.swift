@@ -17,7 +17,7 @@ final class FetchMemcachedCLITests: MemcachedPoolTestCase {
 
     func testSecondProcessWithAnotherDiskCacheMakesNoOriginRequest() throws {
         let urls = try (0..<8).map { index -> URL in
-            origin.route("/p\(index).png", .bytes(try testPNG(seed: UInt8(index)), contentType: "image/png"))
+            origin.route("/p\(index).png", .bytes(try patternPNG(seed: UInt8(index)), contentType: "image/png"))
             return origin.url("/p\(index).png")
         }
         let pool = servers.map(\.address).joined(separator: ",")

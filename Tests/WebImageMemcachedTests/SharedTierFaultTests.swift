@@ -20,7 +20,7 @@ final class SharedTierFaultTests: MemcachedPoolTestCase {
         // Given 60 images the first manager put in the pool.
         let tier = try MemcachedTier(servers: servers.map(\.address), options: faultOptions())
         let urls = try (0..<60).map { index -> URL in
-            origin.route("/k\(index).png", .bytes(try testPNG(seed: UInt8(index)), contentType: "image/png"))
+            origin.route("/k\(index).png", .bytes(try patternPNG(seed: UInt8(index)), contentType: "image/png"))
             return origin.url("/k\(index).png")
         }
         let first = try manager("first", tier: tier)

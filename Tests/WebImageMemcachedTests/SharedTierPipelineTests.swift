@@ -9,7 +9,7 @@ import XCTest
 final class SharedTierPipelineTests: MemcachedPoolTestCase {
     func testSecondManagerIsServedFromTheSharedTierWithTheMetadata() throws {
         // Given an image with validators, loaded by the first manager (one origin GET).
-        let png = try testPNG(seed: 7)
+        let png = try patternPNG(seed: 7)
         origin.route("/a.png", HTTPTestResponse.bytes(png, contentType: "image/png").withETag("\"v1\"")
             .withHeader("Cache-Control", "max-age=600"))
         let tier = try MemcachedTier(servers: servers.map(\.address), options: relaxedOptions())
@@ -41,7 +41,7 @@ final class SharedTierPipelineTests: MemcachedPoolTestCase {
     }
 
     func testAnUndecodableSharedEntryIsDroppedAndTheOriginServes() throws {
-        let png = try testPNG(seed: 3)
+        let png = try patternPNG(seed: 3)
         origin.route("/c.png", .bytes(png, contentType: "image/png"))
         let url = origin.url("/c.png")
         let tier = try MemcachedTier(servers: servers.map(\.address), options: relaxedOptions())
@@ -69,7 +69,7 @@ final class SharedTierPipelineTests: MemcachedPoolTestCase {
         let tier = try MemcachedTier(servers: servers.map(\.address), options: options)
         for server in servers { server.kill() }
         let urls = try (0..<12).map { index -> URL in
-            origin.route("/d\(index).png", .bytes(try testPNG(seed: UInt8(index)), contentType: "image/png"))
+            origin.route("/d\(index).png", .bytes(try patternPNG(seed: UInt8(index)), contentType: "image/png"))
             return origin.url("/d\(index).png")
         }
         let manager = try manager("down", tier: tier)

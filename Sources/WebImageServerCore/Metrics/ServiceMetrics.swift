@@ -7,7 +7,7 @@ import Metrics
 /// |---|---|---|
 /// | `webimage_requests_total` | counter | `status` |
 /// | `webimage_request_duration_seconds` | histogram (timer) | – |
-/// | `webimage_cache_hits_total` | counter | `tier`: `result_memory`, `result_disk`, `original_disk`, `coalesced` |
+/// | `webimage_cache_hits_total` | counter | `tier`: `result_memory`, `result_disk`, `original_disk`, `original_shared`, `coalesced` |
 /// | `webimage_origin_fetches_total` | counter | – |
 /// | `webimage_origin_bytes_total` | counter | – |
 /// | `webimage_decode_budget_waits_total` | counter | – |

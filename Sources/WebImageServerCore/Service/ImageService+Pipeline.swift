@@ -26,7 +26,11 @@ extension ImageService {
                 Self.logger.warning("result cache write failed", metadata: ["error": "\(error)"])
             }
         }
-        return (result, source.source == .diskCache ? .originalDisk : .origin)
+        switch source.source {
+        case .diskCache: return (result, .originalDisk)
+        case .sharedCache: return (result, .originalShared)
+        default: return (result, .origin)
+        }
     }
 
     /// The source's bytes: the originals' disk cache, else one transfer (joined by concurrent requests for

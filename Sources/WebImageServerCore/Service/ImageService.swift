@@ -104,7 +104,8 @@ public final class ImageService: Sendable {
             try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
             var limits = ImageCacheLimits.default
             limits.diskCostLimit = configuration.originalDiskCostLimit
-            let originals = try ImageCache(path: base.appendingPathComponent("originals").path, limits: limits)
+            let originals = try ImageCache(path: base.appendingPathComponent("originals").path, limits: limits,
+                                           sharedTier: configuration.sharedTier)
             results = try ResultCache(path: base.appendingPathComponent("results").path,
                                       memoryCostLimit: configuration.resultMemoryCostLimit,
                                       diskCostLimit: configuration.resultDiskCostLimit)

@@ -1,6 +1,7 @@
 import Fetcher
 import Foundation
 import ImageCodec
+import WebImage
 
 /// The settings of an `ImageService`. Safe by default: public source addresses only, no `file` URLs, bounded
 /// responses and decodes, a maximum output size, a concurrency limit, signed URLs required.
@@ -53,6 +54,9 @@ public struct ImageServiceConfiguration: Sendable {
     public var cachesResults = true
     /// Transfers to origins at the same time. Default 16.
     public var maxConcurrentTransfers = 16
+    /// A tier shared by a fleet of servers for the original bytes (e.g. `MemcachedTier` from the
+    /// `WebImageMemcached` product), asked after the originals' disk cache and before the origin. Default `nil`.
+    public var sharedTier: (any RemoteCacheTier)?
 
     /// Makes a configuration caching under `cacheDirectory`, every other setting at its default.
     public init(cacheDirectory: String) {

@@ -22,6 +22,8 @@ public enum ResultTier: String, Sendable, Hashable {
     case resultDisk = "result_disk"
     /// Made now; the source bytes came from the originals' disk cache.
     case originalDisk = "original_disk"
+    /// Made now; the source bytes came from the shared tier (memcached), not the origin.
+    case originalShared = "original_shared"
     /// Made now from bytes fetched from the origin.
     case origin
     /// Joined a pipeline already making the same result.

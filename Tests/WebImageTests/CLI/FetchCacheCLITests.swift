@@ -11,24 +11,13 @@ final class FetchCacheCLITests: XCTestCase {
     override func setUpWithError() throws {
         server = try HTTPTestServer.start()
         folder = try CLIProcess.temporaryFolder("fetch")
-        server.route("/good.png", .bytes(try Self.png(seed: 1), contentType: "image/png"))
-        server.route("/other.png", .bytes(try Self.png(seed: 2), contentType: "image/png"))
+        server.route("/good.png", .bytes(try patternPNG(seed: 1), contentType: "image/png"))
+        server.route("/other.png", .bytes(try patternPNG(seed: 2), contentType: "image/png"))
     }
 
     override func tearDown() {
         server.shutdown()
         try? FileManager.default.removeItem(at: folder) // best effort: a temporary folder
-    }
-
-    /// A 40×30 PNG with a pattern depending on `seed`.
-    private static func png(seed: UInt8) throws -> Data {
-        var buffer = try PixelBuffer(width: 40, height: 30, pixelFormat: .rgba8)
-        for y in 0..<30 {
-            for x in 0..<40 { buffer.setPixel(x: x, y: y, to: RGBA(r: UInt8(x * 6), g: UInt8(y * 8), b: seed &* 90)) }
-        }
-        var encoder = ImageEncoder(format: .png)
-        encoder.addFrame(buffer)
-        return try encoder.encode()
     }
 
     private var cachePath: String { folder.appendingPathComponent("cache").path }
