@@ -85,6 +85,7 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// A readable description, for logs and test failures.
     public var description: String {
         switch self {
         case .cancelled: return "cancelled"

@@ -8,8 +8,11 @@ public struct AVIFDecoder: ImageDecoding {
     /// Makes the decoder.
     public init() {}
 
+    /// The codec's name in errors and logs.
     public var name: String { "libavif" }
+    /// The formats this codec handles (`ImageCodecRegistry` matches on the sniffed format).
     public var formats: [ImageFormat] { [.avif] }
+    /// What this codec can do: stills, animations, incremental data.
     public var capabilities: ImageCodecCapabilities { [.still, .animation] }
 
     /// Decodes `data`: the first frame now, the others of a sequence on demand (or now with

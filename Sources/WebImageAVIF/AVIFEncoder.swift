@@ -13,10 +13,14 @@ public struct AVIFEncoder: ImageEncoding {
     /// Makes the encoder.
     public init() {}
 
+    /// The codec's name in errors and logs.
     public var name: String { "libavif" }
+    /// The formats this codec handles (`ImageCodecRegistry` matches on the sniffed format).
     public var formats: [ImageFormat] { [.avif] }
+    /// What this codec can do: stills, animations, incremental data.
     public var capabilities: ImageCodecCapabilities { [.still, .animation] }
 
+    /// Encodes `frames` (one for a still) with `loopCount` (0 = forever) and `options`. Thread-safe.
     public func encode(_ frames: [ImageFrame], format: ImageFormat, loopCount: Int, options: EncodeOptions) throws -> Data {
         guard let encoder = avifEncoderCreate() else { throw ImageCodecError.encodingFailed(format: .avif, message: "avifEncoderCreate") }
         defer { avifEncoderDestroy(encoder) }

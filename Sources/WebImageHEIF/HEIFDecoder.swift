@@ -12,9 +12,13 @@ public struct HEIFDecoder: ImageDecoding {
     /// Makes the decoder.
     public init() {}
 
+    /// The codec's name in errors and logs.
     public var name: String { "libheif" }
+    /// The formats this codec handles (`ImageCodecRegistry` matches on the sniffed format).
     public var formats: [ImageFormat] { [.heif] }
+    /// What this codec can do: stills, animations, incremental data.
     public var capabilities: ImageCodecCapabilities { .still }
+    /// MIME types the manager adds to its `Accept` header while this codec is registered.
     public var mimeTypes: [String] { ["image/heic", "image/heif"] }
 
     /// Decodes the primary image.

@@ -8,8 +8,11 @@ public struct JXLDecoder: ImageDecoding {
     /// Makes the decoder.
     public init() {}
 
+    /// The codec's name in errors and logs.
     public var name: String { "libjxl" }
+    /// The formats this codec handles (`ImageCodecRegistry` matches on the sniffed format).
     public var formats: [ImageFormat] { [.jpegXL] }
+    /// What this codec can do: stills, animations, incremental data.
     public var capabilities: ImageCodecCapabilities { [.still, .animation, .incremental] }
 
     /// Decodes `data`: every frame of an animation (libjxl decodes them in order), or only the first with
@@ -41,6 +44,7 @@ public struct JXLDecoder: ImageDecoding {
                          hasAlpha: header.hasAlpha, isProgressive: false, durations: count > 1 ? result.durations : [0])
     }
 
+    /// A session that decodes partial data as it arrives (progressive previews), or `nil` when not possible.
     public func makeIncrementalDecoder(options: DecodeOptions) -> (any IncrementalImageDecoding)? {
         JXLIncrementalSession(options: options)
     }

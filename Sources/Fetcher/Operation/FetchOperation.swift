@@ -92,6 +92,7 @@ public final class FetchOperation: Sendable, CustomStringConvertible {
         action(self)
     }
 
+    /// A readable description, for logs and test failures.
     public var description: String { "FetchOperation(\(request.url.absoluteString), \(state))" }
 
     // MARK: - Delivery (network thread)

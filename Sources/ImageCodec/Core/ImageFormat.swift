@@ -74,5 +74,6 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable, CustomStringC
         }
     }
 
+    /// A readable description, for logs and test failures.
     public var description: String { rawValue }
 }

@@ -204,6 +204,7 @@ public struct RGBA: Sendable, Hashable, CustomStringConvertible {
         self.r = r; self.g = g; self.b = b; self.a = a
     }
 
+    /// A readable description, for logs and test failures.
     public var description: String { "RGBA(\(r), \(g), \(b), \(a))" }
 }
 

@@ -6,6 +6,7 @@
 ///
 /// - Important: A value type; thread-safe.
 public struct ImageCodecCapabilities: OptionSet, Sendable, Hashable {
+    /// The option bits.
     public let rawValue: Int
     /// Makes capabilities from raw bits.
     public init(rawValue: Int) { self.rawValue = rawValue }

@@ -6,7 +6,9 @@
 ///
 /// - Important: A value type; thread-safe.
 public struct ImageOptions: OptionSet, Sendable, Hashable {
+    /// The option bits.
     public let rawValue: UInt32
+    /// Options from their bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Deliver partial images while downloading (stage `.progress`, at most every 0.2 s): any partial image
