@@ -158,7 +158,7 @@ struct SQLiteStatement {
         }) == nil {
             value.makeContiguousUTF8()
             // With its byte count: a key may hold NUL.
-            value.withUTF8 { bytes in
+            _ = value.withUTF8 { bytes in
                 bytes.withMemoryRebound(to: CChar.self) { chars in
                     if let base = chars.baseAddress {
                         sqlite3_bind_text64(pointer, index, base, UInt64(chars.count), transient, UInt8(SQLITE_UTF8))
