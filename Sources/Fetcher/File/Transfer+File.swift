@@ -7,7 +7,8 @@ extension Transfer {
     ///
     /// The request's `timeout` bounds the whole read (a "regular" file that never ends or keeps answering
     /// `EAGAIN`, as some `/proc` and FUSE files do); its `maximumResponseSize` bounds the bytes held even if
-    /// the file grows while it is read.
+    /// the file grows while it is read. A file that ends before the size `fstat` reported (truncated while it
+    /// is read) fails with `incompleteBody`.
     func readFileChunk(madeProgress: inout Bool) -> Result<FetchResult, FetchError>? {
         guard let file else { return .failure(.invalidURL(request.url.absoluteString)) }
         if ContinuousClock.now - startTime > .milliseconds(Int64((request.timeout * 1_000).rounded())) {
@@ -24,6 +25,11 @@ extension Transfer {
             case .wouldBlock:
                 return (false, nil)
             case .end:
+                // Fewer bytes than `fstat` reported: the file was truncated while it was read. Not a success:
+                // the pipeline would decode or cache a partial image (HTTP reports the same as incompleteBody).
+                guard receivedCount >= file.size else {
+                    return (true, .failure(.incompleteBody(received: receivedCount, expected: file.size)))
+                }
                 return (true, .success(FetchResult(response: currentResponse(), body: Data())))
             case .failure(let error):
                 return (true, .failure(error))

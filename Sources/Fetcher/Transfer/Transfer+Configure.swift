@@ -53,13 +53,26 @@ private enum AddressCheckRegistration {
 
 extension Transfer {
     /// Whether the response head just completed is a success declaring a `Content-Length` over the limit.
+    ///
+    /// The limit counts decoded bytes; a `Content-Length` counts encoded ones. An encoded body (gzip, deflate,
+    /// br) of incompressible bytes is slightly larger than what it decodes to, so it is refused here only past
+    /// `encodedLimit(for:)` — the decoded bytes are still held to the exact limit as they arrive.
     func declaresTooLargeBody() -> Bool {
         guard let limit = request.maximumResponseSize,
-              let declared = headerParser.value("Content-Length").flatMap(Int64.init), declared > limit else {
-            return false
-        }
+              let declared = headerParser.value("Content-Length").flatMap(Int64.init) else { return false }
+        let encoding = headerParser.value("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let isEncoded = !encoding.isEmpty && encoding != "identity"
+        guard declared > (isEncoded ? Self.encodedLimit(for: limit) : limit) else { return false }
         let status = easy.info(CURLINFO_RESPONSE_CODE)
         return (200..<300).contains(status)
+    }
+
+    /// The largest encoded body that can decode to at most `limit` bytes: zlib's worst-case expansion of
+    /// incompressible data (`compressBound`: n + n/4096 + n/16384 + 13) plus the gzip wrapper, rounded up to
+    /// `limit + limit/1024 + 1 KiB`.
+    static func encodedLimit(for limit: Int64) -> Int64 {
+        let (sum, overflow) = limit.addingReportingOverflow(limit / 1_024 + 1_024)
+        return overflow ? .max : sum
     }
 
     /// Sets every option of the easy handle from the request; false when libcurl rejects the URL.
@@ -111,7 +124,10 @@ extension Transfer {
             easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
         if let limit = request.maximumResponseSize {
-            easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: limit) // refuses a declared length over the limit early
+            // Refuses a declared length over the limit early. libcurl compares the encoded length, which for an
+            // encoded body may exceed the decoded limit a little: the exact checks are ours (header and write
+            // callbacks).
+            easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: Self.encodedLimit(for: limit))
         }
         _ = wi_easy_setopt_write_callback(easy.raw, CURLOPT_WRITEFUNCTION, writeCallback)
         easy.set(CURLOPT_WRITEDATA, pointer: me)

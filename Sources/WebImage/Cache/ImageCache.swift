@@ -165,7 +165,10 @@ public final class ImageCache: Sendable {
     /// - Throws: `WebImageError.cacheFailed` for a disk failure. Bytes on disk that no longer decode are removed
     ///   and reported as a miss (logged), so a corrupt entry heals itself.
     public func getImage(forKey key: String, type: ImageCacheType = .all) throws(WebImageError) -> Image? {
-        if type.contains(.memory), let image = memoryCache.object(forKey: key) { return image }
+        // The variant this cache's settings make (`allowAnimatedImage`, `decodeForDisplay`): what a plain request
+        // through the manager stores, and what a promotion below stores.
+        let variant = DecodeVariant(options: [], cache: self)
+        if type.contains(.memory), let image = memoryCache.object(forKey: key + variant.keySuffix) { return image }
         guard type.contains(.disk) else { return nil }
         waitForPendingWrites()
         let item: KVStorageItem?
@@ -173,7 +176,6 @@ public final class ImageCache: Sendable {
         guard let item else { return nil }
         let metadata = ImageCacheMetadata.decode(item.extendedData)
         let image: Image
-        let variant = DecodeVariant(options: [], cache: self)
         do {
             image = try decode(item.value, scale: metadata?.scale ?? 1, variant: variant)
         } catch {
@@ -214,17 +216,23 @@ public final class ImageCache: Sendable {
         }
     }
 
-    /// Whether `key` is cached at the given levels.
+    /// Whether `key` is cached at the given levels (in memory: any decoded variant of it — all frames or the first,
+    /// decoded for display or straight alpha).
     public func containsImage(forKey key: String, type: ImageCacheType = .all) throws(WebImageError) -> Bool {
-        if type.contains(.memory), memoryCache.containsObject(forKey: key) { return true }
+        if type.contains(.memory),
+           DecodeVariant.allKeySuffixes.contains(where: { memoryCache.containsObject(forKey: key + $0) }) {
+            return true
+        }
         guard type.contains(.disk) else { return false }
         waitForPendingWrites()
         do { return try diskCache.containsObject(forKey: key) } catch { throw .cacheFailed(error) }
     }
 
-    /// Removes `key` from the given levels.
+    /// Removes `key` from the given levels (in memory: every decoded variant of it).
     public func removeImage(forKey key: String, type: ImageCacheType = .all) throws(WebImageError) {
-        if type.contains(.memory) { memoryCache.removeObject(forKey: key) }
+        if type.contains(.memory) {
+            for suffix in DecodeVariant.allKeySuffixes { memoryCache.removeObject(forKey: key + suffix) }
+        }
         if type.contains(.disk) {
             waitForPendingWrites()
             do { try diskCache.removeObject(forKey: key) } catch { throw .cacheFailed(error) }

@@ -16,6 +16,10 @@ struct DecodeVariant: Hashable, Sendable {
         isStraightAlpha = options.contains(.ignoreImageDecoding) || !(cache?.decodeForDisplay ?? true)
     }
 
+    /// Every variant's suffix, the full variant's (empty) first: what `ImageCache` looks at to find or remove
+    /// every decoded image of one key.
+    static let allKeySuffixes = ["", "#frames=first", "#alpha=straight", "#frames=first#alpha=straight"]
+
     /// The memory key's suffix: empty for the full variant.
     var keySuffix: String {
         (isFirstFrameOnly ? "#frames=first" : "") + (isStraightAlpha ? "#alpha=straight" : "")

@@ -16,6 +16,19 @@ struct ImageTaskKey: Hashable, Sendable {
     static let sharedOptionsMask = ~(ImageOptions.ignorePlaceholder.rawValue | ImageOptions.avoidSetImage.rawValue
         | ImageOptions.lowPriority.rawValue | ImageOptions.highPriority.rawValue
         | ImageOptions.ignoreAnimatedImage.rawValue | ImageOptions.ignoreImageDecoding.rawValue)
+
+    // Compared and hashed by the key's bytes, as the memory and disk caches compare keys (`ExactKey`): Swift's
+    // `String ==` treats canonically equivalent keys ("\u{E9}" and "e\u{301}") as equal, which would hand one
+    // URL's image to another's request.
+    static func == (lhs: ImageTaskKey, rhs: ImageTaskKey) -> Bool {
+        lhs.options == rhs.options && lhs.memoryKey.utf8.elementsEqual(rhs.memoryKey.utf8)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(options)
+        hasher.combine(memoryKey.utf8.count)
+        for byte in memoryKey.utf8 { hasher.combine(byte) }
+    }
 }
 
 /// Everything a load needs from the manager, captured when the request is made.
