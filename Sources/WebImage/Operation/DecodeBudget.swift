@@ -43,7 +43,7 @@ public final class DecodeBudget: Sendable {
     private struct Waiter {
         let id: UInt64
         let cost: Int
-        let priority: Int
+        var priority: Int
         let queue: DispatchQueue
         let work: @Sendable (Reservation) -> Void
         let onCancel: (@Sendable () -> Void)?
@@ -117,19 +117,45 @@ public final class DecodeBudget: Sendable {
         let granted = state.withLock { s -> [Waiter] in
             s.inUse -= cost
             s.running -= 1
-            var granted: [Waiter] = []
-            while let first = s.waiting.first, Self._fits(first.cost, in: s, capacity: capacity) {
-                s.waiting.removeFirst()
-                s.inUse += first.cost
-                s.running += 1
-                granted.append(first)
-            }
-            return granted
+            return _grantFitting(&s)
         }
+        start(granted)
+    }
+
+    /// Takes the waiters at the head of the queue that fit now (lock held).
+    private func _grantFitting(_ s: inout State) -> [Waiter] {
+        var granted: [Waiter] = []
+        while let first = s.waiting.first, Self._fits(first.cost, in: s, capacity: capacity) {
+            s.waiting.removeFirst()
+            s.inUse += first.cost
+            s.running += 1
+            granted.append(first)
+        }
+        return granted
+    }
+
+    /// Runs granted waiters on their queues (never on the caller's thread: no user code under a caller's lock).
+    private func start(_ granted: [Waiter]) {
         for waiter in granted {
             let reservation = Reservation(budget: self, cost: waiter.cost)
             waiter.queue.async { waiter.work(reservation) }
         }
+    }
+
+    /// Moves a waiter to its place for `priority` (after the waiters of the same or higher priority), then
+    /// starts what fits at the new head. Does nothing once the waiter has started or left.
+    fileprivate func reprioritize(_ id: UInt64, to priority: Int) {
+        let granted = state.withLock { s -> [Waiter] in
+            guard let index = s.waiting.firstIndex(where: { $0.id == id }), s.waiting[index].priority != priority else {
+                return []
+            }
+            var waiter = s.waiting.remove(at: index)
+            waiter.priority = priority
+            let place = s.waiting.firstIndex { $0.priority < priority } ?? s.waiting.endIndex
+            s.waiting.insert(waiter, at: place)
+            return _grantFitting(&s)
+        }
+        start(granted)
     }
 
     /// Removes a waiter; `true` when it was still waiting (its cancel handler then ran).
@@ -183,6 +209,11 @@ public final class DecodeBudget: Sendable {
         /// this thread. Returns `false` when the work was already started (or the ticket already cancelled).
         @discardableResult
         public func cancel() -> Bool { budget.cancel(id) }
+
+        /// Changes the priority of the wait (e.g. a `.highPriority` caller joined a shared load): the request
+        /// moves behind the waiters of the same or a higher priority. Does nothing once its work has started.
+        /// The work, if it can start now, runs on its queue, never on this thread.
+        public func updatePriority(_ priority: Int) { budget.reprioritize(id, to: priority) }
     }
 }
 

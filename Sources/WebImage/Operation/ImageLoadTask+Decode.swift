@@ -18,7 +18,9 @@ extension ImageLoadTask {
     func decodeAndFinish(_ data: Data, source: ImageSource, metadata: ImageCacheMetadata, storesToDisk: Bool) {
         guard !isDone else { return }
         let cost = DecodeBudget.estimatedCost(of: data, options: decodeOptions)
-        let ticket = context.decodeBudget.run(cost: cost, priority: context.fetchRequest.priority.rawValue,
+        // The highest priority of the callers waiting now; later joins and cancels move it (attach/detach).
+        let priority = state.withLock { $0.priority }
+        let ticket = context.decodeBudget.run(cost: cost, priority: priority.rawValue,
                                               on: imageQueue) { [self] reservation in
             decodeAndFinish(data, source: source, metadata: metadata, storesToDisk: storesToDisk, reservation: reservation)
         }

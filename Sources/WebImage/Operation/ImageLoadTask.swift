@@ -89,7 +89,8 @@ final class ImageLoadTask: Sendable {
 
     /// Adds a caller asking for `priority`. Returns `false` when the work has already finished or been
     /// cancelled (start a new one). A caller asking for more than the others raises the transfer's priority
-    /// (a `.highPriority` request joining a `.lowPriority` prefetch must not wait behind normal requests).
+    /// (a `.highPriority` request joining a `.lowPriority` prefetch must not wait behind normal requests), and so
+    /// does a decode waiting for the `DecodeBudget`.
     ///
     /// The fetch's priority is set under this task's lock, so racing callers leave it at the priority of the
     /// callers left (the setter only records the value and submits to the network thread: no callout).
@@ -101,6 +102,7 @@ final class ImageLoadTask: Sendable {
             s.subscribers[id] = operation
             s.priorities[id] = priority
             s.fetch?.priority = s.priority // when the fetch is made later, it takes the highest then
+            s.decodeTicket?.updatePriority(s.priority.rawValue) // and a decode waiting for budget moves up too
             return true
         }
     }
@@ -113,6 +115,7 @@ final class ImageLoadTask: Sendable {
             s.priorities[ObjectIdentifier(operation)] = nil
             guard s.subscribers.isEmpty, !s.isDone else {
                 s.fetch?.priority = s.priority
+                s.decodeTicket?.updatePriority(s.priority.rawValue)
                 return (false, nil, nil)
             }
             s.isDone = true

@@ -60,6 +60,34 @@ final class DecodeBudgetTests: XCTestCase {
         XCTAssertEqual(budget.bytesInUse, 0)
     }
 
+    func testUpdatingAWaitersPriorityMovesItAndUpdatingAStartedOneDoesNothing() {
+        let budget = DecodeBudget(capacity: 100)
+        let log = Log()
+        let holder = Holder()
+        budget.run(cost: 100, on: queue) { holder.set($0) }
+        let done = expectation(description: "all three ran")
+        done.expectedFulfillmentCount = 3
+        var tickets: [String: DecodeBudget.Ticket] = [:]
+        for (name, priority) in [("normal-1", 2), ("normal-2", 2), ("prefetch", 1)] {
+            tickets[name] = budget.run(cost: 100, priority: priority, on: queue) { reservation in
+                log.add(name)
+                reservation.release()
+                done.fulfill()
+            }
+        }
+        // A high-priority caller joined the prefetch: it moves ahead of both normal waiters.
+        tickets["prefetch"]?.updatePriority(3)
+        // Its own priority again: nothing moves (it keeps its place among its equals).
+        tickets["normal-1"]?.updatePriority(2)
+        XCTAssertEqual(log.all, [], "moving a waiter starts nothing while the budget is full")
+        holder.release()
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(log.all, ["prefetch", "normal-1", "normal-2"])
+        tickets["prefetch"]?.updatePriority(0) // started and finished: nothing to move
+        XCTAssertEqual(budget.waitingCount, 0)
+        XCTAssertEqual(budget.bytesInUse, 0)
+    }
+
     func testSmallerDecodesShareTheBudgetAndAStrictHeadBlocksThoseBehindIt() {
         let budget = DecodeBudget(capacity: 100)
         let a = Holder(), b = Holder()
