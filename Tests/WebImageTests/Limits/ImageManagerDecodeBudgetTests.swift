@@ -20,11 +20,6 @@ final class ImageManagerDecodeBudgetTests: XCTestCase {
         func count(_ path: String) -> Int { all.filter { $0.0 == path }.count }
     }
 
-    private func waitUntil(_ what: String, _ condition: @escaping @Sendable () -> Bool) {
-        let predicate = expectation(for: NSPredicate { _, _ in condition() }, evaluatedWith: nil)
-        predicate.expectationDescription = what
-        wait(for: [predicate], timeout: 20)
-    }
 
     func testWaitingDecodesStartByPriorityAndACancelledWaiterCompletesOnce() throws {
         // Given a budget of one byte (every decode runs alone), held by another user of the same budget

@@ -11,11 +11,6 @@ final class PipelineBudgetRaceReviewTests: XCTestCase {
     override func setUpWithError() throws { fixture = try PipelineFixture() }
     override func tearDown() { fixture.tearDown() }
 
-    private func waitUntil(_ what: String, _ condition: @escaping @Sendable () -> Bool) {
-        let predicate = expectation(for: NSPredicate { _, _ in condition() }, evaluatedWith: nil)
-        predicate.expectationDescription = what
-        wait(for: [predicate], timeout: 20)
-    }
 
     func testManagerReleasedWhileDecodesWaitForBudgetStillCompletesEachOnce() throws {
         let budget = DecodeBudget(capacity: 1)

@@ -11,11 +11,6 @@ final class PipelineBudgetReviewTests: XCTestCase {
     override func setUpWithError() throws { fixture = try PipelineFixture() }
     override func tearDown() { fixture.tearDown() }
 
-    private func waitUntil(_ what: String, _ condition: @escaping @Sendable () -> Bool) {
-        let predicate = expectation(for: NSPredicate { _, _ in condition() }, evaluatedWith: nil)
-        predicate.expectationDescription = what
-        wait(for: [predicate], timeout: 20)
-    }
 
     /// A `.lowPriority` load joined by a `.highPriority` caller while its decode waits for budget must be
     /// granted the budget at the highest waiting caller's priority, i.e. before a `.normal` decode queued
