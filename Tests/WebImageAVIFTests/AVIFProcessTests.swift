@@ -14,10 +14,10 @@ final class AVIFProcessTests: XCTestCase {
     /// With the limit set before parsing, the child refuses it with little memory.
     func testHeaderBombIsRefusedBeforeAllocating() throws {
         let bomb = try file("ispe_16384x16384.avif")
-        let outcome = try ChildRSS.convert(bomb, ["--max-pixels", "100000000"])
+        let outcome = try WebImageCLI.runMeasuredConvert(bomb, ["--max-pixels", "100000000"])
         XCTAssertEqual(outcome.status, 1, outcome.stderr)
         XCTAssertTrue(outcome.stderr.contains("decode limit"), outcome.stderr)
-        XCTAssertLessThan(outcome.maxRSSKilobytes, 150_000, "peak RSS \(outcome.maxRSSKilobytes) KB")
+        XCTAssertLessThan(outcome.peakRSS, 150_000_000, "peak RSS \(outcome.peakRSS / 1_000) KB")
     }
 
     func testInfoAndConvertHandleAVIF() throws {

@@ -5,7 +5,7 @@ import WebImage
 import XCTest
 
 /// Volume through one manager with default settings, in a child process (this test binary, run again on one
-/// test with `WEBIMAGE_VOLUME_CHILD=1`) whose peak RSS comes from `wait4` (`PeakRSS`):
+/// test with `WEBIMAGE_VOLUME_CHILD=1`) whose peak RSS comes from `wait4` (`MeasuredProcess`):
 /// - 64 concurrent requests for different 8000 × 8000 images (full decodes: 64 Mpx is within the default
 ///   75 Mpx): peak RSS within the decode budget plus the memory cache's limit (plus the process's baseline);
 /// - 2,000 distinct 1000 × 1000 images: RSS plateaus under the default memory cache limit, and the disk cache
@@ -19,8 +19,8 @@ final class BoundedVolumeTests: XCTestCase {
     private static var isChild: Bool { ProcessInfo.processInfo.environment["WEBIMAGE_VOLUME_CHILD"] == "1" }
 
     /// Runs `test` of this class in a child process and returns its peak RSS and the numbers it printed.
-    private func runChild(_ test: String, environment: [String: String] = [:]) throws -> (run: PeakRSS.Run, values: [String: Int]) {
-        let run = try PeakRSS.run(PeakRSS.testBinary, ["WebImageTests.BoundedVolumeTests/\(test)"],
+    private func runChild(_ test: String, environment: [String: String] = [:]) throws -> (run: MeasuredProcess.Run, values: [String: Int]) {
+        let run = try MeasuredProcess.run(MeasuredProcess.testBinary, ["WebImageTests.BoundedVolumeTests/\(test)"],
                                   environment: environment.merging(["WEBIMAGE_VOLUME_CHILD": "1"]) { $1 })
         var values: [String: Int] = [:]
         for line in (run.stdout + run.stderr).split(separator: "\n") where line.hasPrefix("VOLUME ") {
@@ -98,7 +98,7 @@ final class BoundedVolumeTests: XCTestCase {
         let bound = budget + cache + Self.baseline
         print(String(format: "HOSTILE 64 concurrent 8000x8000 JPEG | all decoded | %.1f s | %.0f MB peak RSS (bound %.0f MB)",
                      run.seconds, run.peakMB, Double(bound) / 1e6))
-        XCTAssertLessThanOrEqual(run.peakBytes, bound, "peak RSS over decode budget + memory cache + baseline")
+        XCTAssertLessThanOrEqual(run.peakRSS, bound, "peak RSS over decode budget + memory cache + baseline")
     }
 
     func testTwoThousandDistinctImagesPlateauUnderTheMemoryLimitAndDiskStaysWithinItsLimits() throws {
@@ -132,7 +132,7 @@ final class BoundedVolumeTests: XCTestCase {
         let (half, end) = (try XCTUnwrap(values["rss1000"]), try XCTUnwrap(values["rss2000"]))
         print(String(format: "HOSTILE 2000 distinct 1000x1000 JPEG | all decoded | %.1f s | %.0f MB peak RSS (memory limit %.0f MB; RSS %.0f MB at 1000, %.0f MB at 2000; disk %d bytes)",
                      run.seconds, run.peakMB, Double(cache) / 1e6, Double(half) / 1e6, Double(end) / 1e6, values["disk"] ?? -1))
-        XCTAssertLessThanOrEqual(run.peakBytes, bound, "peak RSS over the memory cache limit + baseline")
+        XCTAssertLessThanOrEqual(run.peakRSS, bound, "peak RSS over the memory cache limit + baseline")
         XCTAssertLessThanOrEqual(end, half + 64 << 20, "RSS keeps growing after the cache filled: no plateau")
         XCTAssertLessThanOrEqual(try XCTUnwrap(values["disk"]), try XCTUnwrap(values["diskLimit"]))
     }

@@ -32,12 +32,12 @@ final class HostileDecodeCLITests: XCTestCase {
     /// Fetches `data` with `webimage fetch` and checks the outcome; returns the run.
     @discardableResult
     private func fetch(_ name: String, _ data: Data, arguments: [String] = [], expect expected: String?,
-                       file: StaticString = #filePath, line: UInt = #line) throws -> PeakRSS.Run {
+                       file: StaticString = #filePath, line: UInt = #line) throws -> MeasuredProcess.Run {
         let path = "/\(name.replacingOccurrences(of: " ", with: "-"))"
         server.route(path, .bytes(data, contentType: "application/octet-stream"))
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: WebImageCLI.binary.path), "build webimage first",
                       file: file, line: line)
-        let run = try PeakRSS.run(WebImageCLI.binary.path,
+        let run = try MeasuredProcess.run(WebImageCLI.binary.path,
                                   ["fetch", server.url(path).absoluteString, "--cache", directory.path] + arguments)
         let output = run.stdout + run.stderr
         if let expected {
@@ -47,7 +47,7 @@ final class HostileDecodeCLITests: XCTestCase {
             XCTAssertEqual(run.status, 0, "\(name): should succeed\n\(output)", file: file, line: line)
         }
         XCTAssertLessThanOrEqual(run.seconds, 16, "\(name): within the 15 s timeout + 1 s", file: file, line: line)
-        XCTAssertLessThanOrEqual(run.peakBytes, Self.rssLimit, "\(name): peak RSS", file: file, line: line)
+        XCTAssertLessThanOrEqual(run.peakRSS, Self.rssLimit, "\(name): peak RSS", file: file, line: line)
         print(String(format: "HOSTILE %@ | %@ | %.2f s | %.0f MB", name, expected ?? "ok", run.seconds, run.peakMB))
         return run
     }
