@@ -21,6 +21,11 @@ extension KVStorage {
     func cleanUpAfterCrash(fullScan: Bool) throws(KVCacheError) -> Int {
         // `guarded` outside the file lock: the recovery protocol never runs while `write.lock` is held.
         try guarded { () throws(KVCacheError) -> Int in try withFileLock { () throws(KVCacheError) -> Int in
+            let names = try journaledNames()
+            // An empty name: a rebuild or a full scan that did not finish (see KVStorage+IntentJournal.swift).
+            let fullScan = fullScan || names.contains("")
+            // Recorded first: a crash during this scan makes the next cleanup scan everything too.
+            if fullScan { try journal([""]) }
             var report = CleanupReport(fullScan: fullScan, filesExamined: 0, runs: cleanupReport.runs + 1)
             defer { cleanupReport = report }
             let temporaries = try io.contentsOfDirectory(tmpPath)
@@ -30,7 +35,7 @@ extension KVStorage {
             if fullScan {
                 orphans = try cleanUpEveryFile(examined: &report.filesExamined)
             } else {
-                orphans = try cleanUpJournaledFiles(examined: &report.filesExamined)
+                orphans = try cleanUpJournaledFiles(names, examined: &report.filesExamined)
             }
             dropWholeJournal()
             return orphans
@@ -69,12 +74,12 @@ extension KVStorage {
     }
 
     /// The journal part of `cleanUpAfterCrash`: each journaled name's rows and file.
-    private func cleanUpJournaledFiles(examined: inout Int) throws(KVCacheError) -> Int {
+    private func cleanUpJournaledFiles(_ names: [String], examined: inout Int) throws(KVCacheError) -> Int {
         var seen = Set<ExactKey<String>>()
         var orphans = 0
         var broken: [Int64] = []
         var trashAfter: [String] = []
-        for name in try journaledNames() where seen.insert(ExactKey(name)).inserted && Self.isSafeFilename(name) {
+        for name in names where seen.insert(ExactKey(name)).inserted && Self.isSafeFilename(name) {
             examined += 1
             let onDisk = try io.fileSize(dataPath + "/" + name)
             let rows = try guarded { () throws(KVCacheError) -> [(Int64, Int64)] in

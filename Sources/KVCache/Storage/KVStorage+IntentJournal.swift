@@ -21,6 +21,9 @@ import Glibc
 // is not empty or the last shutdown was unclean: a name whose file exists and that no row uses goes to trash,
 // a row whose file is missing or of the wrong size goes; then it empties the journal. A torn last record (a
 // writer killed in the `pwrite`) is ignored: the step it announced had not begun.
+// A record with an empty name asks for a full scan: appended before a rebuild moves the manifest aside
+// (every file of data/ becomes an orphan) and before a full scan begins, and dropped with the rest once the
+// scan finished, so a crash in between makes the next cleanup scan everything again.
 // Not fsynced: a process crash cannot lose it (the page cache survives), and after a power loss or OS crash
 // (another boot id, see KVStorage+CleanShutdown.swift) the cleanup scans the whole store instead.
 
@@ -136,6 +139,22 @@ extension KVStorage {
             index = stop + 1
         }
         return names
+    }
+
+    /// Appends a full-scan request (an empty name) to the journal of the folder holding `manifestPath`.
+    /// Called by an instance holding `<path>/lock` exclusively (no instance is writing), before a rebuild.
+    static func requestFullScan(manifestPath: String) throws(KVCacheError) {
+        let journalPath = (manifestPath as NSString).deletingLastPathComponent + "/write.lock"
+        let fd = open(journalPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io(errno: errno, operation: "open intent journal", path: journalPath) }
+        defer { Glibc.close(fd) }
+        let record = Array("0 \n".utf8)
+        while true {
+            let count = write(fd, record, record.count)
+            if count == record.count { return }
+            if count < 0 && errno == EINTR { continue }
+            throw .io(errno: count < 0 ? errno : EIO, operation: "write intent journal", path: journalPath)
+        }
     }
 
     /// Whether the journal holds anything (one `fstat`).

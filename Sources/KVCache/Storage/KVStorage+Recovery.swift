@@ -82,6 +82,8 @@ extension KVStorage {
         at path: String, syncsFiles: Bool, faults: KVStorageFaults?, cause: KVCacheError,
         generation: CommitGeneration, recovery: inout KVCacheError?
     ) throws(KVCacheError) -> SQLiteDatabase {
+        // Every value file becomes an orphan: the next cleanup scans data/, even if this process dies first.
+        try requestFullScan(manifestPath: path)
         let movedTo = moveManifestAside(path)
         let problem = KVCacheError.manifestRecreated(cause: cause.description, movedTo: movedTo)
         kvLog.error("KVStorage: \(problem)")

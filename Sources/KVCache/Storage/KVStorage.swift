@@ -242,7 +242,8 @@ public final class KVStorage {
             throw error
         }
         do {
-            manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
+            // An empty file (truncated to nothing) is a new database to SQLite: as good as missing.
+            manifestExisted = (try io.fileSize(path + "/manifest.sqlite")).map { $0 > 0 } ?? false
             database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
                                              checkIntegrity: exclusive && !wasClean, exclusive: exclusive,
                                              generation: generation, recovery: &recovery)
