@@ -137,7 +137,10 @@ struct InstanceSlots {
     }()
 
     /// The whole file (a header and a byte per slot).
-    func contents() throws(KVCacheError) -> [UInt8] {
+    func contents() throws(KVCacheError) -> [UInt8] { try Self.readWhole(descriptor, path: path) }
+
+    /// Every byte of the file open as `descriptor` (`path` names it in errors).
+    static func readWhole(_ descriptor: Int32, path: String) throws(KVCacheError) -> [UInt8] {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw .io(errno: errno, operation: "fstat", path: path) }
         var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
@@ -145,7 +148,7 @@ struct InstanceSlots {
         while offset < bytes.count {
             let count = bytes[offset...].withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
             if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw .io(errno: errno, operation: "read instance slots", path: path) }
+            guard count >= 0 else { throw .io(errno: errno, operation: "read", path: path) }
             if count == 0 { break }
             offset += count
         }
@@ -271,13 +274,5 @@ extension KVStorage {
         defer { slots.release(markFree: false) }
         let scan = try slots.scan()
         return (scan.live, scan.dead.count)
-    }
-
-    /// For tests: makes the folder at `path` look as if an instance had died in it without `close()` (a slot
-    /// marked open that nobody holds).
-    static func _markUncleanShutdown(atPath path: String) throws(KVCacheError) {
-        var slots = try InstanceSlots(path: path + "/instances")
-        _ = try slots.claim(sync: false)
-        slots.release(markFree: false)
     }
 }

@@ -112,17 +112,8 @@ extension KVStorage {
 
     /// The names in the journal (every record, whoever wrote it), in order; a torn last record is left out.
     func journaledNames() throws(KVCacheError) -> [String] {
-        var status = stat()
-        guard fstat(fileLockDescriptor, &status) == 0 else { throw .io(errno: errno, operation: "fstat", path: journalPath) }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
-        var filled = 0
-        while filled < bytes.count {
-            let count = bytes[filled...].withUnsafeMutableBytes { pread(fileLockDescriptor, $0.baseAddress, $0.count, off_t(filled)) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw .io(errno: errno, operation: "read intent journal", path: journalPath) }
-            if count == 0 { break }
-            filled += count
-        }
+        let bytes = try InstanceSlots.readWhole(fileLockDescriptor, path: journalPath)
+        let filled = bytes.count
         var names: [String] = []
         var index = 0
         while index < filled {
