@@ -93,6 +93,33 @@ final class CrashCleanupCostTests: XCTestCase {
         storage.close()
     }
 
+    /// A dead instance's slot (marked open, not locked) under this boot's id means a process crash: the journal
+    /// suffices. Under another boot's id (a power loss or an OS crash since, when the journal and the renames may
+    /// not have reached the disk) the whole store is scanned; an orphan planted there goes.
+    func testADeathBeforeARebootIsScannedWhole() throws {
+        for otherBoot in [false, true] {
+            let directory = try TemporaryDirectory("kvcache-cost-boot")
+            defer { try? directory.remove() }
+            try populate(directory.path, count: 30)
+            let slots = try FileHandle(forUpdating: URL(fileURLWithPath: directory.path + "/instances"))
+            if otherBoot {
+                try slots.seek(toOffset: UInt64(InstanceSlots.magic.count))
+                try slots.write(contentsOf: Data("00000000-0000-0000-0000-000000000000".utf8))
+            }
+            try slots.seek(toOffset: UInt64(InstanceSlots.headerSize + 7))
+            try slots.write(contentsOf: Data("o".utf8))
+            try slots.close()
+            try Data([1]).write(to: URL(fileURLWithPath: directory.path + "/data/orphan"))
+            let storage = try KVStorage(path: directory.path, type: .mixed)
+            XCTAssertEqual(storage.openReport, .init(previousShutdownWasClean: false, ranQuickCheck: true, ranCrashCleanup: true))
+            XCTAssertEqual(storage.cleanupReport.fullScan, otherBoot)
+            XCTAssertEqual(try directory.files(in: "data").contains("orphan"), !otherBoot,
+                           "a planted orphan (no journal names it) goes only with the full scan")
+            storage.close()
+            XCTAssertEqual(try KVStorage._instanceSlots(atPath: directory.path)?.dead, 0)
+        }
+    }
+
     /// Measures the open after a SIGKILL of a store of `KVCACHE_MEASURE_OPEN_FILES` value files (not inline):
     /// the journal-driven cleanup, then the full scan (the cleanup every unclean open ran before the intent
     /// journal; forced here as for a store of an older version). Runs only with the variable set: it prints
