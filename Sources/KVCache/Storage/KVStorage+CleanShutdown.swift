@@ -3,15 +3,34 @@ import Foundation
 import Glibc
 #endif
 
-// Clean shutdown: `<path>/lock` holds, as decimal text, the number of instances that have the folder open
-// (updated under `write.lock`: +1 by each open, −1 by each `close()`). A process killed while it has the
-// folder open never decrements it, so the next first opener (the one with the exclusive open lock, i.e.
-// nobody else has the folder open) finds it above 0: the last shutdown was unclean. Only then does it run
-// the crash cleanup (temporaries, rows whose file is missing, files no row references — the file rows through
-// a partial index) and, on a manifest of at most 128 MB (`quickCheckPageLimit`), `PRAGMA quick_check`; after
-// a clean shutdown it only empties `tmp/` (what older versions may leave). A recreated or missing manifest
-// is cleaned up after whatever the count says. A store of an older version has no count yet and is treated
-// as unclean once. Opening a clean 1M-entry store therefore costs a few SQLite PRAGMAs, not a scan.
+// Clean shutdown: per-instance liveness that the kernel keeps, in `<path>/instances`.
+//
+//   bytes 0..<64     header: "KVI1 " + this boot's id (/proc/sys/kernel/random/boot_id), written by the
+//                    exclusive opener once its cleanup is done
+//   byte 64 + i      slot i: "o" (an instance opened it and has not closed) or "." (free / closed cleanly)
+//
+// Each open instance owns one slot: it holds an open-file-description lock (`fcntl(F_OFD_SETLK)`, Linux
+// ≥ 3.15) on the slot's byte through its own descriptor, writes "o" before it can write anything to the
+// store and "." at `close()`, then closes the descriptor. The kernel drops an OFD lock when its description
+// is closed, the process killed by SIGKILL included, so for the exclusive opener (the one holding `<path>/lock`
+// exclusively) a slot is
+//   - "o" and locked: an instance still open elsewhere (one waiting in the recovery protocol, which drops its
+//     `flock` on `lock` but never its slot: see KVStorage+Recovery.swift);
+//   - "o" and not locked: an instance that died without `close()` — an unclean shutdown;
+//   - ".": free.
+// No counter is kept, so none can be reset or lost by an opener that races a waiting instance (the defect of
+// the instance count this replaces, `KVCacheInstanceCountReviewTests`). The exclusive opener runs the crash
+// cleanup (KVStorage+Cleanup.swift) and, on a manifest of at most 128 MB (`quickCheckPageLimit`), `PRAGMA
+// quick_check` iff some slot is dead, the header is missing or foreign (a new folder, or one last opened by a
+// version that kept a count in `lock`: unclean once), `lock` still holds a count above 0 (an instance of an
+// older version is open or died), or the manifest was missing or recreated. Only after the cleanup succeeded
+// does it mark the dead slots "." (a crash during the cleanup leaves them dead: the next exclusive opener
+// cleans up again). An instance that waited through a recovery and got the folder to itself does the same.
+// Openers that are not exclusive take a "." slot only (they never erase a dead one). After a clean
+// shutdown the open reads one small file (a byte per instance ever open at once) and tests no lock: O(1).
+// A store whose dead slots carry another boot's id was stopped by a power loss or an OS crash: the cleanup
+// then scans every row and file, since the intent journal may not have reached the disk (see Cleanup).
+// Kernels without OFD locks (EINVAL) get no slot: every exclusive open then cleans up (correct, slower).
 
 extension KVStorage {
     /// The largest manifest (in 4 KB pages: 128 MB) the open-time `PRAGMA quick_check` after an unclean
@@ -29,27 +48,23 @@ extension KVStorage {
         var ranCrashCleanup = false
     }
 
-    /// The open-instance count in the lock file, or `nil` when it holds none (a new folder, or one last
-    /// opened by an older version).
-    static func readInstanceCount(_ lockDescriptor: Int32) -> Int? {
+    /// Whether `<path>/lock` holds an open-instance count above 0, written by an older version of this code
+    /// (one of its instances is open, or died).
+    static func legacyCountIsPositive(_ lockDescriptor: Int32) -> Bool {
         var buffer = [UInt8](repeating: 0, count: 32)
         let count = pread(lockDescriptor, &buffer, buffer.count, 0)
-        guard count > 0 else { return nil }
+        guard count > 0 else { return false }
         let text = String(decoding: buffer[..<count], as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return Int(text).flatMap { $0 >= 0 ? $0 : nil }
+        return (Int(text) ?? 1) != 0
     }
 
-    /// Adds `delta` to the open-instance count (under `write.lock`, so concurrent openers and closers of
-    /// any process do not lose updates); `reset` starts from 0 instead of the stored count (the exclusive
-    /// opener: every instance counted before is gone).
-    func changeInstanceCount(by delta: Int, reset: Bool = false) throws(KVCacheError) {
-        try withFileLock { () throws(KVCacheError) in
-            let current = reset ? 0 : Self.readInstanceCount(lockDescriptor) ?? 0
-            let bytes = Array("\(max(0, current + delta))\n".utf8)
-            guard pwrite(lockDescriptor, bytes, bytes.count, 0) == bytes.count,
-                  ftruncate(lockDescriptor, off_t(bytes.count)) == 0
-            else { throw .io(errno: errno, operation: "write instance count", path: path + "/lock") }
-        }
+    /// Empties `<path>/lock` (the exclusive opener after its cleanup): an older version opening the folder
+    /// later finds no count and checks it.
+    func clearLegacyCount() throws(KVCacheError) {
+        var status = stat()
+        guard fstat(lockDescriptor, &status) == 0 else { throw .io(errno: errno, operation: "fstat", path: path + "/lock") }
+        guard status.st_size > 0 else { return }
+        guard ftruncate(lockDescriptor, 0) == 0 else { throw .io(errno: errno, operation: "truncate", path: path + "/lock") }
     }
 
     /// Whether the open-time `quick_check` reads this manifest (see `quickCheckPageLimit`).
@@ -75,3 +90,189 @@ extension KVStorage {
     }
 }
 
+/// The instance slots of one folder, `<path>/instances` (see "Clean shutdown" in KVStorage+CleanShutdown.swift),
+/// as one instance sees them: its own descriptor (its OFD lock) and its slot.
+struct InstanceSlots {
+    static let headerSize = 64
+    static let magic = Array("KVI1 ".utf8)
+    static let open = UInt8(ascii: "o")
+    static let free = UInt8(ascii: ".")
+    // F_OFD_GETLK / F_OFD_SETLK (Linux, <bits/fcntl-linux.h>; not exported to Swift without _GNU_SOURCE).
+    static let getLock: Int32 = 36
+    static let setLock: Int32 = 37
+
+    /// What the exclusive opener found.
+    struct Scan: Equatable {
+        /// The header is this format's (else: a new folder or one of an older version).
+        var headerValid = false
+        /// The header names another boot (the machine restarted since the last exclusive open).
+        var otherBoot = false
+        /// Slots marked open whose lock nobody holds: instances that died without `close()`.
+        var dead: [Int] = []
+        /// Slots marked open and locked: instances open elsewhere.
+        var live = 0
+    }
+
+    let path: String
+    let descriptor: Int32
+    /// This instance's slot, or `nil` (none taken yet, released, or no OFD locks on this kernel).
+    private(set) var slot: Int?
+
+    /// Opens (creating if needed) the slots file.
+    init(path: String) throws(KVCacheError) {
+        self.path = path
+        descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .io(errno: errno, operation: "open instance slots", path: path) }
+    }
+
+    /// This boot's id, or `nil` when the kernel does not tell (then every dead slot counts as another boot's).
+    static let bootID: [UInt8]? = {
+        let fd = Glibc.open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { Glibc.close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 64)
+        let count = read(fd, &buffer, buffer.count)
+        guard count >= 32 else { return nil }
+        return Array(buffer[..<count].filter { $0 != UInt8(ascii: "\n") }.prefix(headerSize - magic.count - 1))
+    }()
+
+    /// The whole file (a header and a byte per slot).
+    func contents() throws(KVCacheError) -> [UInt8] { try Self.readWhole(descriptor, path: path) }
+
+    /// Every byte of the file open as `descriptor` (`path` names it in errors).
+    static func readWhole(_ descriptor: Int32, path: String) throws(KVCacheError) -> [UInt8] {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .io(errno: errno, operation: "fstat", path: path) }
+        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw .io(errno: errno, operation: "read", path: path) }
+            if count == 0 { break }
+            offset += count
+        }
+        return Array(bytes[..<offset])
+    }
+
+    /// Runs `fcntl(command)` with a write lock (or `type`) on slot `index`'s byte; returns the lock back
+    /// (for `getLock`) or `nil` with `errno` set.
+    private func lockCall(_ command: Int32, _ index: Int, type: Int32 = F_WRLCK) -> Glibc.flock? {
+        var lock = Glibc.flock(l_type: Int16(type), l_whence: Int16(SEEK_SET),
+                               l_start: off_t(Self.headerSize + index), l_len: 1, l_pid: 0)
+        while true {
+            if fcntl(descriptor, command, &lock) == 0 { return lock }
+            if errno != EINTR { return nil }
+        }
+    }
+
+    /// Whether some other description holds slot `index`'s lock.
+    func isLocked(_ index: Int) throws(KVCacheError) -> Bool {
+        guard let lock = lockCall(Self.getLock, index) else {
+            throw .io(errno: errno, operation: "fcntl(F_OFD_GETLK)", path: path)
+        }
+        return lock.l_type != Int16(F_UNLCK)
+    }
+
+    /// Classifies every slot but this instance's own (the exclusive opener, or a recovering instance that got
+    /// the folder to itself).
+    func scan() throws(KVCacheError) -> Scan {
+        let bytes = try contents()
+        var scan = Scan()
+        guard bytes.count >= Self.headerSize else { return scan }
+        scan.headerValid = Array(bytes[..<Self.magic.count]) == Self.magic
+        if scan.headerValid {
+            let id = bytes[Self.magic.count..<Self.headerSize].prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\n") }
+            scan.otherBoot = Self.bootID.map { Array(id) != $0 } ?? true
+        }
+        for index in 0..<(bytes.count - Self.headerSize) where bytes[Self.headerSize + index] == Self.open && index != slot {
+            if try isLocked(index) { scan.live += 1 } else { scan.dead.append(index) }
+        }
+        return scan
+    }
+
+    private func write(_ bytes: [UInt8], at offset: Int) throws(KVCacheError) {
+        while true {
+            let count = pwrite(descriptor, bytes, bytes.count, off_t(offset))
+            if count == bytes.count { return }
+            if count < 0 && errno == EINTR { continue }
+            throw .io(errno: count < 0 ? errno : EIO, operation: "write instance slots", path: path)
+        }
+    }
+
+    /// Takes a free slot: locks its byte, then marks it open ("o"). A slot marked open is skipped even when
+    /// its lock is free (a dead instance's: only the exclusive opener's cleanup frees it). With `sync`, the
+    /// mark is fsynced (power-loss durability of the unclean-shutdown evidence). Returns `false`, taking
+    /// nothing, on a kernel without OFD locks.
+    mutating func claim(sync: Bool) throws(KVCacheError) -> Bool {
+        precondition(slot == nil)
+        let bytes = try contents()
+        var index = 0
+        while true {
+            let offset = Self.headerSize + index
+            if offset < bytes.count && bytes[offset] == Self.open {
+                index += 1
+                continue
+            }
+            guard lockCall(Self.setLock, index) != nil else {
+                let code = errno
+                if code == EAGAIN || code == EACCES {
+                    index += 1
+                    continue
+                }
+                if code == EINVAL {
+                    kvLog.warning("KVStorage at \(path): no OFD locks (EINVAL): every first open will clean up")
+                    return false
+                }
+                throw .io(errno: code, operation: "fcntl(F_OFD_SETLK)", path: path)
+            }
+            // Marked open meanwhile by an instance that has died since: not ours to reuse.
+            var current: UInt8 = 0
+            if pread(descriptor, &current, 1, off_t(offset)) == 1 && current == Self.open {
+                _ = lockCall(Self.setLock, index, type: F_UNLCK)
+                index += 1
+                continue
+            }
+            slot = index
+            try write([Self.open], at: offset)
+            if sync && fsync(descriptor) != 0 { throw .io(errno: errno, operation: "fsync", path: path) }
+            return true
+        }
+    }
+
+    /// Marks `dead` slots free (after the cleanup they called for) and writes the header (this boot's id).
+    func markCleanedUp(dead: [Int], headerValid: Bool, otherBoot: Bool) throws(KVCacheError) {
+        for index in dead { try write([Self.free], at: Self.headerSize + index) }
+        guard !headerValid || otherBoot else { return }
+        var header = Self.magic + (Self.bootID ?? Array("unknown".utf8))
+        header += [UInt8](repeating: UInt8(ascii: " "), count: max(0, Self.headerSize - 1 - header.count))
+        try write(Array(header.prefix(Self.headerSize - 1)) + [UInt8(ascii: "\n")], at: 0)
+    }
+
+    /// The clean close: marks the slot free, then closes the descriptor (which drops the lock). With
+    /// `markFree` false (an open that failed after it may have changed the store), the slot stays marked
+    /// open: the next exclusive opener cleans up.
+    mutating func release(markFree: Bool) {
+        if markFree, let slot {
+            do {
+                try write([Self.free], at: Self.headerSize + slot)
+            } catch {
+                kvLog.error("KVStorage: cannot record the clean shutdown (the next open cleans up): \(error)")
+            }
+        }
+        slot = nil
+        Glibc.close(descriptor)
+    }
+}
+
+extension KVStorage {
+    /// For tests: the open instances (slots marked open and locked) and the dead ones (marked open, not
+    /// locked) of the folder at `path`, as a new exclusive opener would see them; `nil` without a slots file.
+    static func _instanceSlots(atPath path: String) throws(KVCacheError) -> (open: Int, dead: Int)? {
+        guard access(path + "/instances", F_OK) == 0 else { return nil }
+        var slots = try InstanceSlots(path: path + "/instances")
+        defer { slots.release(markFree: false) }
+        let scan = try slots.scan()
+        return (scan.live, scan.dead.count)
+    }
+}

@@ -1,11 +1,49 @@
 import Foundation
 
+/// What the last crash cleanup of one instance did (tests count the files it looked at).
+struct CleanupReport: Equatable {
+    /// It scanned every file row and `data/` (else only the intent journal's names).
+    var fullScan = false
+    /// Entries of `tmp/`, journal names, file rows and `data/` entries it looked at.
+    var filesExamined = 0
+    /// Cleanups this instance ran (at open and in the recovery protocol).
+    var runs = 0
+}
+
 extension KVStorage {
     /// Removes what a crash can leave behind: temporaries in `tmp/`, rows whose file is missing or has the
     /// wrong size, and files in `data/` no row references. Runs only under the exclusive open lock (no other
-    /// instance is writing). Returns the number of orphan files removed.
-    func cleanUpAfterCrash() throws(KVCacheError) -> Int {
-        for name in try io.contentsOfDirectory(tmpPath) { try io.unlink(tmpPath + "/" + name) }
+    /// instance is writing). With `fullScan`, every file row and every file of `data/` is looked at (a
+    /// recreated or missing manifest, a store of an older version, a power loss); else only the names in
+    /// the intent journal (what the writers that died were moving, see KVStorage+IntentJournal.swift), so
+    /// the cost follows what the crash left, not the store's size. Empties the journal when done. Returns
+    /// the number of orphan files removed.
+    func cleanUpAfterCrash(fullScan: Bool) throws(KVCacheError) -> Int {
+        // `guarded` outside the file lock: the recovery protocol never runs while `write.lock` is held.
+        try guarded { () throws(KVCacheError) -> Int in try withFileLock { () throws(KVCacheError) -> Int in
+            let names = try journaledNames()
+            // An empty name: a rebuild or a full scan that did not finish (see KVStorage+IntentJournal.swift).
+            let fullScan = fullScan || names.contains("")
+            // Recorded first: a crash during this scan makes the next cleanup scan everything too.
+            if fullScan { try journal([""]) }
+            var report = CleanupReport(fullScan: fullScan, filesExamined: 0, runs: cleanupReport.runs + 1)
+            defer { cleanupReport = report }
+            let temporaries = try io.contentsOfDirectory(tmpPath)
+            report.filesExamined += temporaries.count
+            for name in temporaries { try io.unlink(tmpPath + "/" + name) }
+            let orphans: Int
+            if fullScan {
+                orphans = try cleanUpEveryFile(examined: &report.filesExamined)
+            } else {
+                orphans = try cleanUpJournaledFiles(names, examined: &report.filesExamined)
+            }
+            dropWholeJournal()
+            return orphans
+        } }
+    }
+
+    /// The full scan of `cleanUpAfterCrash`.
+    private func cleanUpEveryFile(examined: inout Int) throws(KVCacheError) -> Int {
         // File names compare by their bytes, as the file system does (`ExactKey`).
         var referenced = Set<ExactKey<String>>()
         var broken: [Int64] = []
@@ -16,6 +54,7 @@ extension KVStorage {
             defer { statement.reset() }
             while try statement.step() {
                 guard let filename = statement.text(1) else { continue }
+                examined += 1
                 if Self.isSafeFilename(filename), try io.fileSize(dataPath + "/" + filename) == statement.int64(2) {
                     referenced.insert(ExactKey(filename))
                 } else {
@@ -23,25 +62,64 @@ extension KVStorage {
                 }
             }
         }
-        if !broken.isEmpty {
-            kvLog.warning("KVStorage at \(path): removing \(broken.count) rows whose file is missing or damaged")
-            try guarded { () throws(KVCacheError) in
-                try inWriteTransaction { () throws(KVCacheError) in
-                    let delete = try database.prepare("DELETE FROM manifest WHERE rowid = ?1")
-                    for rowid in broken {
-                        defer { delete.reset() }
-                        delete.bind(rowid, at: 1)
-                        try delete.run()
-                    }
-                }
-            }
-        }
+        try removeBrokenRows(broken)
         var orphans = 0
-        for name in try io.contentsOfDirectory(dataPath) where !referenced.contains(ExactKey(name)) {
+        let names = try io.contentsOfDirectory(dataPath)
+        examined += names.count
+        for name in names where !referenced.contains(ExactKey(name)) {
             moveToTrash(name)
             orphans += 1
         }
         return orphans
+    }
+
+    /// The journal part of `cleanUpAfterCrash`: each journaled name's rows and file.
+    private func cleanUpJournaledFiles(_ names: [String], examined: inout Int) throws(KVCacheError) -> Int {
+        var seen = Set<ExactKey<String>>()
+        var orphans = 0
+        var broken: [Int64] = []
+        var trashAfter: [String] = []
+        for name in names where seen.insert(ExactKey(name)).inserted && Self.isSafeFilename(name) {
+            examined += 1
+            let onDisk = try io.fileSize(dataPath + "/" + name)
+            let rows = try guarded { () throws(KVCacheError) -> [(Int64, Int64)] in
+                let select = try database.prepare(
+                    "SELECT rowid, size FROM manifest INDEXED BY manifest_filename WHERE filename = ?1")
+                defer { select.reset() }
+                select.bind(name, at: 1)
+                var rows: [(Int64, Int64)] = []
+                while try select.step() { rows.append((select.int64(0), select.int64(1))) }
+                return rows
+            }
+            if rows.isEmpty {
+                if onDisk != nil {
+                    moveToTrash(name)
+                    orphans += 1
+                }
+            } else if rows.contains(where: { $0.1 != onDisk }) {
+                broken += rows.map(\.0)
+                if onDisk != nil { trashAfter.append(name) }
+            }
+        }
+        try removeBrokenRows(broken)
+        for name in trashAfter { moveToTrash(name) }
+        return orphans + trashAfter.count
+    }
+
+    /// Deletes the rows whose file is missing or of the wrong size.
+    private func removeBrokenRows(_ broken: [Int64]) throws(KVCacheError) {
+        guard !broken.isEmpty else { return }
+        kvLog.warning("KVStorage at \(path): removing \(broken.count) rows whose file is missing or damaged")
+        try guarded { () throws(KVCacheError) in
+            try inWriteTransaction { () throws(KVCacheError) in
+                let delete = try database.prepare("DELETE FROM manifest WHERE rowid = ?1")
+                for rowid in broken {
+                    defer { delete.reset() }
+                    delete.bind(rowid, at: 1)
+                    try delete.run()
+                }
+            }
+        }
     }
 
     /// Moves `data/<filename>` to `trash/`; if that fails, unlinks it; if that fails too, logs it (the next
@@ -60,6 +138,7 @@ extension KVStorage {
             do {
                 try io.unlink(source)
             } catch {
+                keepJournal() // the next cleanup retries it (KVStorage+IntentJournal.swift)
                 kvLog.error("KVStorage at \(path): cannot remove \(source): \(error)")
             }
         }

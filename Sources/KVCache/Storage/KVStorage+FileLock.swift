@@ -13,6 +13,8 @@ extension KVStorage {
     /// new file under the old name between that COMMIT and the move to trash, and the move would take the
     /// file the row now uses. Inline writes and access-time flushes never touch `data/` and skip it.
     /// Re-entrant within one instance; a process that dies holding it releases it (the kernel drops `flock`s).
+    /// Its content is the intent journal (KVStorage+IntentJournal.swift): this scope's records are dropped
+    /// when the outermost call ends.
     func withFileLock<T>(_ body: () throws(KVCacheError) -> T) throws(KVCacheError) -> T {
         if fileLockDepth > 0 { return try body() }
         while flock(fileLockDescriptor, LOCK_EX) != 0 {
@@ -20,9 +22,11 @@ extension KVStorage {
         }
         fileLockDepth += 1
         defer {
+            endJournalScope()
             fileLockDepth -= 1
             flock(fileLockDescriptor, LOCK_UN)
         }
+        try beginJournalScope() // the intent journal, see KVStorage+IntentJournal.swift
         return try body()
     }
 

@@ -55,6 +55,8 @@ extension KVStorage {
         _ = try database.textRows("PRAGMA mmap_size=268435456")
         try database.execute(schema)
         try upgradeSchema(database)
+        try database.execute("PRAGMA temp_store=MEMORY")
+        try database.execute(movedFilesSchema)
         if checkIntegrity {
             let result = try openTimeQuickCheck(database)
             guard result == ["ok"] else {

@@ -15,7 +15,9 @@ import Glibc
 // manifest, every file of data/ trashed as an orphan) is done only by an instance holding `<path>/lock`
 // exclusively, that is while no other instance (in any process, or another one in this process) has the
 // folder open: nobody can hold a descriptor to the manifest that is moved aside, so nobody can commit
-// into it and lose an acknowledged write. The exclusive holder rebuilds when
+// into it and lose an acknowledged write. (An instance waiting in this protocol has closed its manifest and dropped
+// its `flock`, but keeps its slot in `<path>/instances` locked: the exclusive holder knows it is alive and
+// does not take it for a crash, see KVStorage+CleanShutdown.swift.) The exclusive holder rebuilds when
 //   - at open: configuring the manifest fails with CORRUPT/NOTADB, or `quick_check` fails;
 //   - in use: after an operation failed with CORRUPT/NOTADB, it reopens the manifest and either that
 //     fails with CORRUPT/NOTADB or `PRAGMA integrity_check` confirms the damage. An error the check does
@@ -80,6 +82,8 @@ extension KVStorage {
         at path: String, syncsFiles: Bool, faults: KVStorageFaults?, cause: KVCacheError,
         generation: CommitGeneration, recovery: inout KVCacheError?
     ) throws(KVCacheError) -> SQLiteDatabase {
+        // Every value file becomes an orphan: the next cleanup scans data/, even if this process dies first.
+        try requestFullScan(manifestPath: path)
         let movedTo = moveManifestAside(path)
         let problem = KVCacheError.manifestRecreated(cause: cause.description, movedTo: movedTo)
         kvLog.error("KVStorage: \(problem)")
@@ -173,7 +177,10 @@ extension KVStorage {
                 generation.advanceRecoveryEpoch()
             }
             if let recovery { recoveryError = recovery }
-            _ = try cleanUpAfterCrash()
+            // Instances waiting like this one keep their slots locked: only dead ones are cleaned up after.
+            let scan = try instanceSlots?.scan() ?? InstanceSlots.Scan(headerValid: true)
+            _ = try cleanUpAfterCrash(fullScan: recovery != nil || !scan.headerValid)
+            try instanceSlots?.markCleanedUp(dead: scan.dead, headerValid: scan.headerValid, otherBoot: scan.otherBoot)
         } else {
             try downgradeOpenLock() // takes it shared (waiting for an exclusive holder)
             var unused: KVCacheError?

@@ -9,6 +9,7 @@ extension KVStorage {
         try database.executePrepared(.beginImmediate)
         do {
             let result = try body()
+            try journalMovedFiles() // the names rows stopped using, before they are durable (KVStorage+IntentJournal)
             try database.executePrepared(.commit)
             didCommit()
             return result
@@ -98,6 +99,7 @@ extension KVStorage {
                     let previous = try currentFilename(forKey: key)
                     if let name = storedFilename, let temporary {
                         let target = name == previous ? name + ".1" : name
+                        try journal([target]) // before the file exists in data/ (KVStorage+IntentJournal)
                         try io.rename(temporary, to: dataPath + "/" + target)
                         placed = target
                     }
@@ -183,6 +185,7 @@ extension KVStorage {
         do {
             try io.unlink(path)
         } catch {
+            keepJournal()
             kvLog.error("KVStorage: cannot remove \(path): \(error)")
         }
     }

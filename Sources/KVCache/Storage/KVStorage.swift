@@ -10,10 +10,11 @@ import Glibc
 //   <path>/data/<filename>                  value files (filename: md5 of the key unless the caller names it)
 //   <path>/tmp/<pid>-<n>                    value files being written; renamed into data/ when complete
 //   <path>/trash/<pid>-<n>-<filename>       removed value files, emptied in the background
-//   <path>/lock                             advisory lock: shared while open, exclusive for open-time cleanup;
-//                                           its text: the number of instances open (see KVStorage+CleanShutdown)
+//   <path>/lock                             advisory lock: shared while open, exclusive for open-time cleanup
+//   <path>/instances                        a slot per open instance, OFD-locked (see KVStorage+CleanShutdown)
 //   <path>/generation                       commit generation: 8-byte magic + 64-bit counter, mapped shared
-//   <path>/write.lock                       advisory lock held around every move of a value file
+//   <path>/write.lock                       advisory lock held around every move of a value file; its content:
+//                                           the intent journal (see KVStorage+IntentJournal)
 //
 //   table manifest(key text primary key, filename text, size integer, inline_data blob,
 //                  modification_time integer, last_access_time integer, extended_data blob)
@@ -140,10 +141,17 @@ public final class KVStorage {
     /// sweep only when there is something to sweep).
     var hasNewTrash = false
     var isClosed = false
-    /// Whether this instance is counted in the lock file's open-instance count (see KVStorage+CleanShutdown).
+    /// This instance's slot in `<path>/instances` (see KVStorage+CleanShutdown), `nil` until the open takes it.
+    var instanceSlots: InstanceSlots?
+    /// Whether `close()` marks the slot free: set once the open completed (an open that failed after it
+    /// may have changed the store leaves it marked open, so the next exclusive opener cleans up).
     var isCountedOpen = false
     /// What the open did (clean-shutdown bookkeeping; tests).
     var openReport = OpenReport()
+    /// What the last crash cleanup did (tests).
+    var cleanupReport = CleanupReport()
+    /// The intent journal's bookkeeping while `write.lock` is held (see KVStorage+IntentJournal).
+    var journalState = IntentJournalState()
     /// Appends to and folds of `access_log` by this instance (tests).
     var accessLogAppends = 0
     var accessLogFolds = 0
@@ -213,31 +221,57 @@ public final class KVStorage {
         // Read before the manifest opens: a request posted after it must be seen.
         recoveryState.seenRequests = generation.recoveryRequests
         recoveryState.seenMapping = generation.mappings
-        // The first opener checks and cleans up only after an unclean shutdown (see KVStorage+CleanShutdown).
-        let wasClean = exclusive && Self.readInstanceCount(lock) == 0
-        do {
-            manifestExisted = (try io.fileSize(path + "/manifest.sqlite")) != nil
-            database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
-                                             checkIntegrity: exclusive && !wasClean, exclusive: exclusive,
-                                             generation: generation, recovery: &recovery)
+        // The first opener checks and cleans up only after an unclean shutdown (see KVStorage+CleanShutdown):
+        // the other instances' slots are read before this one takes its own.
+        var slots: InstanceSlots
+        let scan: InstanceSlots.Scan, wasClean: Bool, legacyCount: Bool
+        do throws(KVCacheError) {
+            slots = try InstanceSlots(path: path + "/instances")
+            do throws(KVCacheError) {
+                scan = exclusive ? try slots.scan() : InstanceSlots.Scan()
+                legacyCount = exclusive && Self.legacyCountIsPositive(lock)
+                let claimed = try slots.claim(sync: syncsFiles)
+                wasClean = exclusive && claimed && scan.headerValid && scan.dead.isEmpty && !legacyCount
+            } catch {
+                slots.release(markFree: true)
+                throw error
+            }
         } catch {
             Glibc.close(lock)
             Glibc.close(fileLock)
             throw error
         }
+        do {
+            // An empty file (truncated to nothing) is a new database to SQLite: as good as missing.
+            manifestExisted = (try io.fileSize(path + "/manifest.sqlite")).map { $0 > 0 } ?? false
+            database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
+                                             checkIntegrity: exclusive && !wasClean, exclusive: exclusive,
+                                             generation: generation, recovery: &recovery)
+        } catch {
+            slots.release(markFree: true)
+            Glibc.close(lock)
+            Glibc.close(fileLock)
+            throw error
+        }
         lockDescriptor = lock
+        instanceSlots = slots
         recoveryError = recovery
         // A recreated or missing manifest leaves every value file unreferenced: clean up whatever the count says.
-        let cleansUp = exclusive && (!wasClean || recovery != nil || !manifestExisted)
+        // An intent journal left by a move that failed is worked off too (a few names).
+        let journalPending = exclusive ? try !journalIsEmpty() : false
+        let cleansUp = exclusive && (!wasClean || recovery != nil || !manifestExisted || journalPending)
         var checked = false
         if exclusive && !wasClean { checked = try Self.isSmallEnoughToCheckAtOpen(database) }
         openReport = OpenReport(previousShutdownWasClean: wasClean, ranQuickCheck: checked, ranCrashCleanup: cleansUp)
         if exclusive && !cleansUp {
             try removeTemporaries()
         } else if exclusive {
+            // Every row and file only when the journal cannot tell (see KVStorage+Cleanup.swift).
+            let fullScan = recovery != nil || !manifestExisted || !scan.headerValid || legacyCount
+                || (!wasClean && scan.otherBoot)
             let orphans: Int
             do {
-                orphans = try cleanUpAfterCrash()
+                orphans = try cleanUpAfterCrash(fullScan: fullScan)
             } catch where SQLiteCode.isCorruption(error) && !recoveryState.needsReopen {
                 // `guarded` ran the recovery protocol (it cleaned up again, under the exclusive lock).
                 orphans = 0
@@ -247,7 +281,11 @@ public final class KVStorage {
                 kvLog.error("KVStorage at \(path): \(KVCacheError.manifestMissing(orphanFiles: orphans))")
             }
         }
-        try changeInstanceCount(by: 1, reset: exclusive)
+        if exclusive {
+            // The dead instances are cleaned up after: their slots are free again.
+            try instanceSlots?.markCleanedUp(dead: scan.dead, headerValid: scan.headerValid, otherBoot: scan.otherBoot)
+            try clearLegacyCount()
+        }
         isCountedOpen = true
         try downgradeOpenLock()
     }
@@ -262,13 +300,8 @@ public final class KVStorage {
         endReadSnapshot()
         flushAccessTimes()
         database.close()
-        if isCountedOpen {
-            do {
-                try changeInstanceCount(by: -1)
-            } catch {
-                kvLog.error("KVStorage at \(path): cannot record the clean shutdown (the next open checks the store): \(error)")
-            }
-        }
+        instanceSlots?.release(markFree: isCountedOpen)
+        instanceSlots = nil
         if lockDescriptor >= 0 { Glibc.close(lockDescriptor) }
         lockDescriptor = -1
         Glibc.close(fileLockDescriptor)

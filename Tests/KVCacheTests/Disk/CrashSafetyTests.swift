@@ -3,7 +3,8 @@ import TestSupport
 import Foundation
 import XCTest
 
-/// A child process doing mixed writes is killed with SIGKILL at random moments; after each kill the store
+/// A child process doing mixed writes is killed with SIGKILL at random moments (some rounds just after it
+/// began a trim, a recovery or a rebuild, and at least one kill must land in each); after each kill the store
 /// reopens with `quick_check` ok, every acknowledged write intact, no row without its file and no orphan.
 final class CrashSafetyTests: XCTestCase {
     static let keyCount = 40
@@ -73,11 +74,22 @@ final class CrashSafetyTests: XCTestCase {
         var kills = 0
         var acknowledged = 0
         var trims = 0, recoveries = 0, rebuilds = 0
+        // Kills that landed while a trim, a recovery (the protocol after reported damage) or a rebuild (real
+        // damage) was in flight: some rounds aim at them (killed just after the child announced one).
+        var killsDuringTrim = 0, killsDuringRecovery = 0, killsDuringRebuild = 0
         for round in 0..<56 {
+            // Trim rounds 5, 13, 21, …, recovery rounds 2, 10, 18, … and rebuild rounds 6, 22, 38, 54 are
+            // killed just after one began.
+            let target: String? = round % 8 == 5 ? "BEGIN trim\n" : round % 8 == 2 ? "BEGIN recover\n"
+                : round % 16 == 6 ? "BEGIN rebuild\n" : nil
             let child = try ChildProcess(test: "KVCacheTests.CrashSafetyTests/testChildWriter",
-                                         environment: ["KVCACHE_CHILD_PATH": directory.path, "KVCACHE_CHILD_ROUND": "\(round)"])
+                                         environment: ["KVCACHE_CHILD_PATH": directory.path, "KVCACHE_CHILD_ROUND": "\(round)"],
+                                         readyMarker: target ?? "READY\n")
             // The delays below choose the random moment of the kill; they do not wait for work.
-            if round % 4 == 3 {
+            if let target {
+                XCTAssertTrue(child.waitUntilReady(timeout: 60), "child \(round) never printed \(target)")
+                usleep(UInt32(rng.next(upTo: 1_500)))
+            } else if round % 4 == 3 {
                 // Some kills land anywhere, including during the child's open-time cleanup.
                 usleep(UInt32(rng.next(upTo: 150_000)))
             } else if round % 16 == 14 {
@@ -154,13 +166,23 @@ final class CrashSafetyTests: XCTestCase {
                 }
             }
             if case .rebuild? = inFlight, storage.recoveryError != nil { expected.removeAll() }
+            switch inFlight {
+            case .trim?: killsDuringTrim += 1
+            case .recover?: killsDuringRecovery += 1
+            case .rebuild?: killsDuringRebuild += 1
+            default: break
+            }
             storage.close()
         }
-        print("crash test: \(kills) kills, \(acknowledged) acknowledged operations (\(trims) trims, \(recoveries) recoveries, \(rebuilds) rebuilds)")
+        print("crash test: \(kills) kills, \(acknowledged) acknowledged operations (\(trims) trims, \(recoveries) recoveries, \(rebuilds) rebuilds); "
+              + "killed during \(killsDuringTrim) trims, \(killsDuringRecovery) recoveries, \(killsDuringRebuild) rebuilds")
         XCTAssertGreaterThanOrEqual(kills, 50)
         XCTAssertGreaterThan(acknowledged, 200, "children should get real work done between kills")
         XCTAssertGreaterThan(trims, 0)
         XCTAssertGreaterThan(recoveries, 0)
         XCTAssertGreaterThan(rebuilds, 0)
+        XCTAssertGreaterThan(killsDuringTrim, 0)
+        XCTAssertGreaterThan(killsDuringRecovery, 0)
+        XCTAssertGreaterThan(killsDuringRebuild, 0)
     }
 }

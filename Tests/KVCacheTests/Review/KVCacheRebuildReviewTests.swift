@@ -38,8 +38,9 @@ final class KVCacheRebuildReviewTests: XCTestCase {
         XCTAssertEqual(try storage._checkInvariants(), [])
         let size = try storage.itemsSize()
         storage.close()
-        XCTAssertEqual(try String(contentsOfFile: directory.path + "/lock", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines), "0")
+        let slots = try KVStorage._instanceSlots(atPath: directory.path)
+        XCTAssertEqual(slots?.open, 0)
+        XCTAssertEqual(slots?.dead, 0)
 
         let reopened = try KVStorage(path: directory.path, type: .mixed)
         XCTAssertTrue(reopened.openReport.previousShutdownWasClean)

@@ -17,9 +17,10 @@ final class KVStorageRecoveryTests: XCTestCase {
         storage.close()
     }
 
-    /// Leaves the folder as a process killed while it had the folder open does: its open-instance count
-    /// (in `lock`) never went back to 0, so the next first opener checks and cleans up. A store closed
-    /// cleanly is not scanned at open (see KVStorage+CleanShutdown.swift).
+    /// Leaves the folder as an instance of an older version killed while it had the folder open does: its
+    /// open-instance count (in `lock`) never went back to 0, so the next first opener checks and cleans up,
+    /// scanning every row and file (the older version kept no intent journal). A store closed cleanly is not
+    /// scanned at open (see KVStorage+CleanShutdown.swift).
     private func markUncleanShutdown() throws {
         try Data("1\n".utf8).write(to: URL(fileURLWithPath: directory.path + "/lock"))
     }

@@ -48,6 +48,9 @@ final class ChildProcess: @unchecked Sendable { // the Process is only touched f
     /// Waits until the child printed its ready marker (or exited). Returns false on timeout.
     func waitUntilReady(timeout: Double) -> Bool { ready.wait(timeout: .now() + timeout) == .success }
 
+    /// What the child printed so far.
+    var outputSoFar: String { output.withLock { String(decoding: $0, as: UTF8.self) } }
+
     /// Sends a line to the child's standard input (e.g. a start signal).
     func send(_ line: String) throws {
         try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))

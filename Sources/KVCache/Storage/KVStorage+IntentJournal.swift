@@ -1,0 +1,160 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Intent journal: the content of `<path>/write.lock`, the names of value files a writer is moving into or
+// out of `data/`, so the cleanup after a process crash looks at those names (and `tmp/`) only, not at every
+// row and file of the store.
+//
+// Every move into or out of data/ happens under `write.lock` (`withFileLock`), so one writer of the folder (in
+// any process) at a time appends to the journal. Its records: "<byte count> <name>\n", appended
+//   - before a temporary is renamed into data/ (the name it gets, in `placeAndCommit`);
+//   - before the COMMIT of every write transaction, for each file name a row stopped using (a DELETE, or an
+//     UPDATE/REPLACE of its filename): TEMP triggers of the connection collect them in `temp.moved_files`
+//     (so no write path can forget one), and `inWriteTransaction` appends them (see `journalMovedFiles`).
+// The outermost `withFileLock` notes the journal's size when it takes the lock and truncates the journal back
+// to it before it lets go: a writer that ran to the end leaves nothing. A writer killed holding the lock leaves
+// its records; later writers append after them and truncate back to where they began. A move that failed
+// (a file that could not be trashed or removed) keeps the records too (`keepJournal`).
+// The exclusive opener (no instance writing) runs the cleanup over the journal's names whenever the journal
+// is not empty or the last shutdown was unclean: a name whose file exists and that no row uses goes to trash,
+// a row whose file is missing or of the wrong size goes; then it empties the journal. A torn last record (a
+// writer killed in the `pwrite`) is ignored: the step it announced had not begun.
+// A record with an empty name asks for a full scan: appended before a rebuild moves the manifest aside
+// (every file of data/ becomes an orphan) and before a full scan begins, and dropped with the rest once the
+// scan finished, so a crash in between makes the next cleanup scan everything again.
+// Not fsynced: a process crash cannot lose it (the page cache survives), and after a power loss or OS crash
+// (another boot id, see KVStorage+CleanShutdown.swift) the cleanup scans the whole store instead.
+
+/// The journal bookkeeping of one `KVStorage` while it holds `write.lock`.
+struct IntentJournalState {
+    /// The journal's size when this instance took `write.lock` (records below it are dead writers').
+    var base: off_t = 0
+    /// The journal's size now.
+    var end: off_t = 0
+    /// A move failed: leave this scope's records for the next cleanup.
+    var keep = false
+}
+
+extension KVStorage {
+    /// The TEMP table and triggers that collect the file names rows stop using (see "Intent journal").
+    static let movedFilesSchema = """
+        CREATE TEMP TABLE IF NOT EXISTS moved_files (name TEXT NOT NULL);
+        CREATE TEMP TRIGGER IF NOT EXISTS moved_files_delete AFTER DELETE ON manifest WHEN old.filename IS NOT NULL
+            BEGIN INSERT INTO moved_files VALUES (old.filename); END;
+        CREATE TEMP TRIGGER IF NOT EXISTS moved_files_update AFTER UPDATE OF filename ON manifest
+            WHEN old.filename IS NOT NULL AND old.filename IS NOT new.filename
+            BEGIN INSERT INTO moved_files VALUES (old.filename); END;
+        """
+
+    private var journalPath: String { path + "/write.lock" }
+
+    /// Called by the outermost `withFileLock` once it holds the lock.
+    func beginJournalScope() throws(KVCacheError) {
+        let size = lseek(fileLockDescriptor, 0, SEEK_END)
+        guard size >= 0 else { throw .io(errno: errno, operation: "lseek", path: journalPath) }
+        journalState = IntentJournalState(base: size, end: size, keep: false)
+    }
+
+    /// Called by the outermost `withFileLock` before it lets go: drops this scope's records.
+    func endJournalScope() {
+        defer { journalState = IntentJournalState() }
+        guard journalState.end != journalState.base && !journalState.keep else { return }
+        if ftruncate(fileLockDescriptor, journalState.base) != 0 {
+            kvLog.error("KVStorage at \(path): cannot truncate the intent journal (errno \(errno)); the next cleanup reads it")
+        }
+    }
+
+    /// Leaves the current scope's records in the journal (a move failed: the next cleanup retries it).
+    func keepJournal() { journalState.keep = true }
+
+    /// Appends `names` to the journal. Under `write.lock` (taken here, and its records then kept, when the
+    /// caller does not hold it: a write outside the lock cannot know when its moves are done).
+    func journal(_ names: [String]) throws(KVCacheError) {
+        guard !names.isEmpty else { return }
+        if fileLockDepth == 0 {
+            try withFileLock { () throws(KVCacheError) in
+                keepJournal()
+                try journal(names)
+            }
+            return
+        }
+        var bytes: [UInt8] = []
+        for name in names {
+            bytes += Array("\(name.utf8.count) ".utf8)
+            bytes += Array(name.utf8)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes[offset...].withUnsafeBytes {
+                pwrite(fileLockDescriptor, $0.baseAddress, $0.count, journalState.end + off_t(offset))
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { throw .io(errno: count < 0 ? errno : EIO, operation: "write intent journal", path: journalPath) }
+            offset += count
+        }
+        journalState.end += off_t(bytes.count)
+    }
+
+    /// Appends the names rows stopped using in the current write transaction (collected by the TEMP
+    /// triggers) to the journal. Called by `inWriteTransaction` just before its COMMIT.
+    func journalMovedFiles() throws(KVCacheError) {
+        let take = try database.prepare("DELETE FROM temp.moved_files RETURNING name")
+        var names: [String] = []
+        do {
+            defer { take.reset() }
+            while try take.step() { if let name = take.text(0) { names.append(name) } }
+        }
+        try journal(names)
+    }
+
+    /// The names in the journal (every record, whoever wrote it), in order; a torn last record is left out.
+    func journaledNames() throws(KVCacheError) -> [String] {
+        let bytes = try InstanceSlots.readWhole(fileLockDescriptor, path: journalPath)
+        let filled = bytes.count
+        var names: [String] = []
+        var index = 0
+        while index < filled {
+            var length = 0
+            var cursor = index
+            while cursor < filled, (48...57).contains(bytes[cursor]), length < 1 << 20 {
+                length = length * 10 + Int(bytes[cursor] - 48)
+                cursor += 1
+            }
+            guard cursor > index, cursor < filled, bytes[cursor] == UInt8(ascii: " ") else { break }
+            let start = cursor + 1, stop = start + length
+            guard stop < filled, bytes[stop] == UInt8(ascii: "\n") else { break }
+            names.append(String(decoding: bytes[start..<stop], as: UTF8.self))
+            index = stop + 1
+        }
+        return names
+    }
+
+    /// Appends a full-scan request (an empty name) to the journal of the folder holding `manifestPath`.
+    /// Called by an instance holding `<path>/lock` exclusively (no instance is writing), before a rebuild.
+    static func requestFullScan(manifestPath: String) throws(KVCacheError) {
+        let journalPath = (manifestPath as NSString).deletingLastPathComponent + "/write.lock"
+        let fd = open(journalPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw .io(errno: errno, operation: "open intent journal", path: journalPath) }
+        defer { Glibc.close(fd) }
+        let record = Array("0 \n".utf8)
+        while true {
+            let count = write(fd, record, record.count)
+            if count == record.count { return }
+            if count < 0 && errno == EINTR { continue }
+            throw .io(errno: count < 0 ? errno : EIO, operation: "write intent journal", path: journalPath)
+        }
+    }
+
+    /// Whether the journal holds anything (one `fstat`).
+    func journalIsEmpty() throws(KVCacheError) -> Bool {
+        var status = stat()
+        guard fstat(fileLockDescriptor, &status) == 0 else { throw .io(errno: errno, operation: "fstat", path: journalPath) }
+        return status.st_size == 0
+    }
+
+    /// Empties the journal when the current `withFileLock` scope ends (the cleanup handled every record).
+    func dropWholeJournal() { journalState.base = 0 }
+}
