@@ -233,7 +233,7 @@ def bench_rows(results):
                     False, "≤ 1× thumbor's total", 1))
     rows.append(row("CPU per cold crop", "ms", o["crop"]["cpu_ms_per_request"],
                     results["vips_cpu_ms"] - results["vips_startup_ms"], False, "≤ 1.2× vipsthumbnail's work", 1.2,
-                    peer_name="vipsthumbnail, net of its start-up"))
+                    peer_name="vipsthumbnail, net of start-up"))
     return rows
 
 

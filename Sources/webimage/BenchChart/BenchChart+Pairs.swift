@@ -7,13 +7,13 @@ extension BenchChart {
     /// service benchmark (`webimage bench-chart --suite service`): req/s and p99 per run, ours vs thumbor.
     static func renderPairs(_ rows: [Row], title: String) throws -> Data {
         let scale = 2
-        let labelColumns = 40
+        let labelColumns = 36
         let labelWidth = labelColumns * BitmapFont.advance * scale
         let barArea = 420
         let barHeight = 8 * scale
         let pairHeight = 2 * barHeight + 4 + 10 * scale
         let top = 60
-        let width = 16 + labelWidth + barArea + 200
+        let width = 16 + labelWidth + barArea + 500
         let height = top + rows.count * pairHeight + 16
         var canvas = Canvas(width: width, height: height, color: (250, 250, 250))
         canvas.text(title.uppercased(), x: 16, y: 12, scale: scale, color: (30, 30, 30))
@@ -30,8 +30,10 @@ extension BenchChart {
             guard let peerValue = row.peer else { continue }
             let y = top + index * pairHeight
             let unit = row.unit ?? ""
-            canvas.text(String("\(row.name) (\(unit))".prefix(labelColumns)).uppercased(), x: 16, y: y + barHeight - 4,
+            canvas.text(String(row.name.prefix(labelColumns)).uppercased(), x: 16, y: y + barHeight - 4,
                         scale: scale, color: (40, 40, 40))
+            // A row compared with another peer than the legend's names it beside the grey bar.
+            let otherPeer = row.peerName.flatMap { $0 == peerName ? nil : " (\($0))" } ?? ""
             let largest = max(row.ours, peerValue, .leastNonzeroMagnitude)
             let bars: [(Double, (UInt8, UInt8, UInt8))] = [
                 (row.ours, row.goalMet == false ? (210, 70, 60) : ours), (peerValue, peer),
@@ -40,8 +42,8 @@ extension BenchChart {
                 let barY = y + offset * (barHeight + 4)
                 let length = max(2, Int(value / largest * Double(barArea)))
                 canvas.fill(x: originX, y: barY, width: length, height: barHeight, color: color)
-                canvas.text(Self.figure(value) + " " + unit.uppercased(), x: originX + length + 8, y: barY + 1,
-                            scale: scale, color: (40, 40, 40))
+                let text = Self.figure(value) + " " + unit + (offset == 1 ? otherPeer : "")
+                canvas.text(text.uppercased(), x: originX + length + 8, y: barY + 1, scale: scale, color: (40, 40, 40))
             }
         }
         var encoder = ImageEncoder(format: .png)
