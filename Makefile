@@ -53,19 +53,22 @@ bench: deps
 	@# The thumbnail suite measures `webimage convert --thumbnail` in a child process; the chart is drawn by it too.
 	$(SWIFT) build -c release --product webimage
 	cd Benchmarks && $(SWIFT) run -c release WebImageBench $(BENCH_ARGS)
+	@# The Service suite (webimage-server against thumbor): 30 s per run, 10 s with --quick; skipped by --only.
+	@# It adds its rows to bench-results.json, so it runs before the chart and the README tables.
+	@if [[ "$(BENCH_ARGS)" != *--only* ]]; then \
+	  $(MAKE) bench-service SERVICE_SECONDS=$(if $(findstring --quick,$(BENCH_ARGS)),10,30); fi
 	.build/release/webimage bench-chart bench-results.json --output bench-results.png
 	@# A full run (no BENCH_ARGS) also refreshes the README's Performance tables.
 	@if [ -z "$(BENCH_ARGS)" ]; then ./scripts/readme-performance; fi
-	@# The Service table (webimage-server against thumbor): 30 s per run, 10 s with --quick; skipped by --only.
-	@if [[ "$(BENCH_ARGS)" != *--only* ]]; then \
-	  $(MAKE) bench-service SERVICE_SECONDS=$(if $(findstring --quick,$(BENCH_ARGS)),10,30); fi
 
 ## bench-service: webimage-server against thumbor 7.8 (a venv under .build/bench-service), nginx, wrk and
-## vipsthumbnail; writes .build/bench-service/service-results.md. SERVICE_SECONDS per wrk run (default 30).
+## vipsthumbnail; writes .build/bench-service/service-results.md, puts the "service" rows into bench-results.json
+## and draws docs/service-bench.png (with `webimage bench-chart`). SERVICE_SECONDS per wrk run (default 30).
 SERVICE_SECONDS ?= 30
 bench-service: deps
 	@./scripts/apt-ensure $(BENCH_PACKAGES) libcurl4-openssl-dev python3-venv
 	$(SWIFT) build -c release --product webimage-server
+	$(SWIFT) build -c release --product webimage
 	python3 scripts/bench-service/run.py --duration $(SERVICE_SECONDS)
 
 clean:

@@ -8,7 +8,9 @@ cached on disk on both, after one priming pass), warm (result cache on both, pri
 connections, CPU per cold crop against vipsthumbnail.
 
 Usage: run.py [--duration S] [--build DIR] (from the repository root; `make bench-service` runs it).
-Writes DIR/service-results.md and DIR/service-results.json.
+Writes DIR/service-results.md and DIR/service-results.json, puts the same figures as the "service" suite into
+bench-results.json (replacing that suite's rows, keeping the others `make bench` wrote) and draws
+docs/service-bench.png from them with `webimage bench-chart --suite service` when that binary is built.
 """
 import argparse
 import json
@@ -205,6 +207,52 @@ def vips_cpu(work):
     return per_image, startup
 
 
+RUN_NAMES = {"crop": "cold crop 400x300", "fit": "cold fit-in 400x300", "webp": "cold WebP 400x300",
+             "warm": "warm (result cache)"}
+
+
+def bench_rows(results):
+    """The service figures as bench-results.json rows (the Benchmarks package's BenchResult fields)."""
+    t, o = results["thumbor"], results["ours"]
+    peer = "thumbor 7.8, 2 processes"
+
+    def row(name, unit, ours, theirs, higher, goal=None, bound=None, peer_name=peer):
+        ratio = theirs / ours if higher else ours / theirs
+        return {"suite": "service", "name": name, "unit": unit, "ours": ours, "peer": theirs, "peerName": peer_name,
+                "higherIsBetter": higher, "goal": goal, "goalMet": None if bound is None else ratio <= bound}
+
+    rows = []
+    for kind in ["crop", "fit", "webp", "warm"]:
+        factor = 5 if kind == "warm" else 3
+        rows.append(row(f"{RUN_NAMES[kind]} req/s", "req/s", o[kind]["rps"], t[kind]["rps"], True,
+                        f"≥ {factor}× thumbor's req/s", 1 / factor))
+        cold = kind != "warm"
+        rows.append(row(f"{RUN_NAMES[kind]} p99", "ms", o[kind]["p99_ms"], t[kind]["p99_ms"], False,
+                        "≤ 0.5× thumbor's p99" if cold else None, 0.5 if cold else None))
+    rows.append(row("peak RSS (ours at 64 connections)", "MB", o["peak_rss_64"] / 1e6, t["peak_rss_total"] / 1e6,
+                    False, "≤ 1× thumbor's total", 1))
+    rows.append(row("CPU per cold crop", "ms", o["crop"]["cpu_ms_per_request"],
+                    results["vips_cpu_ms"] - results["vips_startup_ms"], False, "≤ 1.2× vipsthumbnail's work", 1.2,
+                    peer_name="vipsthumbnail, net of start-up"))
+    return rows
+
+
+def merge_into_bench_results(rows, path: Path):
+    """Replaces the "service" rows of bench-results.json (made if missing), keeping every other suite's."""
+    kept = [r for r in json.loads(path.read_text()) if r.get("suite") != "service"] if path.exists() else []
+    path.write_text(json.dumps(kept + rows, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def draw_chart(results_path: Path, chart: Path):
+    tool = ROOT / ".build/release/webimage"
+    if not tool.exists():
+        print(f"no {tool}: chart not drawn (swift build -c release --product webimage)")
+        return
+    chart.parent.mkdir(parents=True, exist_ok=True)
+    sh(str(tool), "bench-chart", str(results_path), "--suite", "service", "--output", str(chart),
+       "--title", "webimage-server vs thumbor: req/s and p99 per run")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--duration", type=int, default=30)
@@ -250,6 +298,8 @@ def main():
         nginx.send_signal(signal.SIGQUIT)
         nginx.wait()
     (work / "service-results.json").write_text(json.dumps(results, indent=2))
+    merge_into_bench_results(bench_rows(results), ROOT / "bench-results.json")
+    draw_chart(ROOT / "bench-results.json", ROOT / "docs" / "service-bench.png")
     t, o = results["thumbor"], results["ours"]
     rows = ["| run | thumbor req/s | thumbor p99 | webimage-server req/s | webimage-server p99 | req/s ratio | p99 ratio | goal |",
             "|---|---|---|---|---|---|---|---|"]

@@ -8,6 +8,8 @@
 // before every allocation. Decoder objects are not thread-safe: use one from one thread at a time.
 #include <stddef.h>
 #include <stdint.h>
+// The resampler's loops (their own header; included here so a build whose module cache predates it sees it).
+#include "wi_resample.h"
 
 /// Status codes returned by every `wi_` codec function.
 typedef enum wi_status {

@@ -1,3 +1,4 @@
+internal import CWebImageCodecShims
 import Foundation
 
 /// Resizes an image that arrives one row at a time, holding only the few rows the filter needs: the
@@ -170,10 +171,7 @@ public final class RowResampler {
             guard k >= 0, k < vertical.length[y] else { continue }
             let w = vertical.weights[y * vertical.stride + k]
             if w == 0 { continue }
-            let acc = accumulators + (y % slots) * n
-            for e in 0..<n {
-                acc[e] &+= Int32(truncatingIfNeeded: source[e]) &* w
-            }
+            wi_resample_accumulate(accumulators + (y % slots) * n, source, n, w)
         }
         filteredRows += 1
         while nextToFinish < nextToOpen && vertical.start[nextToFinish] + vertical.length[nextToFinish] - 1 <= j {
@@ -216,43 +214,19 @@ public final class RowResampler {
         destination.converted(to: resultFormat)
     }
 
-    /// Filters accumulator row `y` horizontally into destination row `y`.
+    /// Filters accumulator row `y` horizontally into destination row `y` (`wi_resample_emit_row`: 64-bit sums,
+    /// alpha clamped to 0…255, colour to 0…alpha, as ringing filters overshoot).
     private func emitRow(_ y: Int) {
         let acc = UnsafePointer(accumulators + (y % slots) * filteredElements)
         let h = horizontal
         let width = destinationWidth
         let rowOffset = y * destination.bytesPerRow
-        let shift = 2 * ResampleWeights.fractionBits
-        let half = 1 << (shift - 1)
         destination.withUnsafeMutableBytes { bytes in
             guard let base = bytes.baseAddress else { return }
-            let out = (base + rowOffset).assumingMemoryBound(to: UInt8.self)
-            for x in 0..<width {
-                let weights = h.weights + x * h.stride
-                var p = acc + h.start[x] * 4
-                var r = 0, g = 0, b = 0, a = 0
-                for k in 0..<h.length[x] {
-                    let w = Int(weights[k])
-                    r &+= Int(p[0]) &* w
-                    g &+= Int(p[1]) &* w
-                    b &+= Int(p[2]) &* w
-                    a &+= Int(p[3]) &* w
-                    p += 4
-                }
-                let alpha = Self.clamp((a &+ half) >> shift, 255)
-                let o = out + x * 4
-                o[0] = UInt8(truncatingIfNeeded: Self.clamp((r &+ half) >> shift, alpha))
-                o[1] = UInt8(truncatingIfNeeded: Self.clamp((g &+ half) >> shift, alpha))
-                o[2] = UInt8(truncatingIfNeeded: Self.clamp((b &+ half) >> shift, alpha))
-                o[3] = UInt8(truncatingIfNeeded: alpha)
-            }
+            wi_resample_emit_row(acc, h.start, h.length, h.weights, h.stride, width,
+                                 (base + rowOffset).assumingMemoryBound(to: UInt8.self),
+                                 Int32(2 * ResampleWeights.fractionBits))
         }
-    }
-
-    /// `value` clamped to `0 ... upper` (ringing filters overshoot; colour may not exceed alpha).
-    @inline(__always)
-    private static func clamp(_ value: Int, _ upper: Int) -> Int {
-        value < 0 ? 0 : (value > upper ? upper : value)
     }
 
     /// Premultiplies `pixels` straight RGBA pixels with the same rounding as `PixelBuffer.convert(to:)`.

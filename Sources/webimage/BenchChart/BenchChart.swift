@@ -11,6 +11,8 @@ enum BenchChart {
         var ours: Double
         var peer: Double?
         var peerName: String?
+        /// The unit of `ours` and `peer` (`req/s`, `ms`, `MB`).
+        var unit: String?
         var higherIsBetter: Bool
         var goalMet: Bool?
 

@@ -19,6 +19,7 @@ struct Canvas {
 
     /// Fills a rectangle (clipped to the canvas).
     mutating func fill(x: Int, y: Int, width w: Int, height h: Int, color: (UInt8, UInt8, UInt8)) {
+        guard x < width, y < height, x + w > 0, y + h > 0 else { return } // wholly outside: nothing to clip to
         for row in max(0, y)..<min(height, y + h) {
             for column in max(0, x)..<min(width, x + w) { set(column, row, color) }
         }

@@ -1,0 +1,51 @@
+// RowResampler's inner loops (see wi_resample.h). On x86-64 each function has an AVX2 clone and a baseline
+// one, chosen once by the dynamic loader (ifunc); elsewhere it is plain C. The horizontal pass keeps one pixel's
+// four channels in a vector of four 64-bit sums, so the AVX2 clone does a tap in one multiply-add.
+#include "wi_resample.h"
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__linux__)
+#define WI_MULTIVERSION __attribute__((target_clones("avx2", "default")))
+#else
+#define WI_MULTIVERSION
+#endif
+
+typedef int64_t wi_v4q __attribute__((vector_size(32)));
+typedef int32_t wi_v4d __attribute__((vector_size(16)));
+
+WI_MULTIVERSION
+void wi_resample_accumulate(int32_t *restrict accumulators, const uint8_t *restrict source, intptr_t count,
+                            int32_t weight) {
+    // Unsigned arithmetic wraps like Swift's &+ and &* (signed overflow would be undefined in C).
+    uint32_t w = (uint32_t)weight;
+    for (intptr_t i = 0; i < count; i++) {
+        accumulators[i] = (int32_t)((uint32_t)accumulators[i] + (uint32_t)source[i] * w);
+    }
+}
+
+static inline int64_t wi_clamp(int64_t value, int64_t upper) {
+    return value < 0 ? 0 : (value > upper ? upper : value);
+}
+
+WI_MULTIVERSION
+void wi_resample_emit_row(const int32_t *restrict accumulators, const intptr_t *start, const intptr_t *length,
+                          const int32_t *weights, intptr_t stride, intptr_t width, uint8_t *restrict out,
+                          int shift) {
+    const int64_t half = (int64_t)1 << (shift - 1);
+    for (intptr_t x = 0; x < width; x++) {
+        const int32_t *w = weights + x * stride;
+        const int32_t *p = accumulators + start[x] * 4;
+        wi_v4q sum = {0, 0, 0, 0};
+        for (intptr_t k = 0; k < length[x]; k++) {
+            wi_v4d pixel;
+            memcpy(&pixel, p + k * 4, sizeof pixel);
+            sum += __builtin_convertvector(pixel, wi_v4q) * (int64_t)w[k];
+        }
+        int64_t alpha = wi_clamp((sum[3] + half) >> shift, 255);
+        uint8_t *o = out + x * 4;
+        o[0] = (uint8_t)wi_clamp((sum[0] + half) >> shift, alpha);
+        o[1] = (uint8_t)wi_clamp((sum[1] + half) >> shift, alpha);
+        o[2] = (uint8_t)wi_clamp((sum[2] + half) >> shift, alpha);
+        o[3] = (uint8_t)alpha;
+    }
+}
