@@ -50,6 +50,14 @@ final class DiskCacheCore: Sendable {
     /// makes sure a release is scheduled for when it goes idle; when its commits filled the WAL enough,
     /// schedules a checkpoint (both run after the lock is released).
     func withStorage<T>(_ body: (KVStorage) throws(KVCacheError) -> T) throws(KVCacheError) -> sending T {
+        try withStorage(checkpointsHere: false, body).value
+    }
+
+    /// `withStorage(_:)`; with `checkpointsHere`, a checkpoint that came due is not scheduled but returned
+    /// (the caller runs it on its thread, still outside the lock: see `trim(to:)`).
+    func withStorage<T>(
+        checkpointsHere: Bool, _ body: (KVStorage) throws(KVCacheError) -> T
+    ) throws(KVCacheError) -> sending (value: T, checkpointDue: Bool) {
         nonisolated(unsafe) var holdsSnapshot = false
         nonisolated(unsafe) var checkpointDue = false
         let value: T
@@ -65,8 +73,8 @@ final class DiskCacheCore: Sendable {
             throw error
         }
         if holdsSnapshot { scheduleSnapshotRelease() }
-        if checkpointDue { scheduleCheckpoint() }
-        return value
+        if checkpointDue && !checkpointsHere { scheduleCheckpoint() }
+        return (value, checkpointDue && checkpointsHere)
     }
 
     /// Checkpoints the manifest's WAL soon on `checkpointQueue`, from a connection of its own, outside the
@@ -78,12 +86,18 @@ final class DiskCacheCore: Sendable {
         // Weakly, as the trash sweep: the last handle's core must not be freed here.
         checkpointQueue.async { [weak self] in
             self?.checkpointScheduled.store(false, ordering: .releasing)
-            do {
-                _ = try KVStorage.checkpoint(manifestAt: path + "/manifest.sqlite")
-            } catch {
-                // Busy or gone (a recovery moved it aside): the next one, or a commit at the bound, catches up.
-                kvLog.debug("DiskCache at \(path): WAL checkpoint skipped: \(error)")
-            }
+            Self.checkpoint(path)
+        }
+    }
+
+    /// Checkpoints the manifest in the folder at `path` on the calling thread (never under the store lock).
+    static func checkpoint(_ path: String) {
+        do {
+            _ = try KVStorage.checkpoint(manifestAt: path + "/manifest.sqlite")
+        } catch {
+            // Busy (another checkpoint runs) or gone (a recovery moved it aside): the next one, or a commit at
+            // the bound, catches up.
+            kvLog.debug("DiskCache at \(path): WAL checkpoint skipped: \(error)")
         }
     }
 
@@ -145,7 +159,7 @@ final class DiskCacheCore: Sendable {
     /// folder (advisory `trim.lock`): then this round is skipped.
     ///
     /// The store lock is taken for one bounded step at a time (`KVStorage.trimStep`: one fold of the access
-    /// log or one batch of 64 removals), so reads and writes are served between steps however much is
+    /// log or one batch of `KVStorage.trimBatch` removals), so reads and writes are served between steps however much is
     /// trimmed.
     func trimToLimits() throws(KVCacheError) {
         let limits = self.limits.withLock { $0 }
@@ -168,7 +182,14 @@ final class DiskCacheCore: Sendable {
     func trim(to target: TrimLimits) throws(KVCacheError) {
         var limits = target
         var steps = 0
-        while try withStorage({ (storage) throws(KVCacheError) in try storage.trimStep(&limits) }) {
+        while true {
+            let (more, checkpointDue) = try withStorage(checkpointsHere: true) { (storage) throws(KVCacheError) in
+                try storage.trimStep(&limits)
+            }
+            // Between two steps, with the lock released and no step of ours committing: the checkpoint copies
+            // what the steps appended (a background one racing the steps would rarely catch up).
+            if checkpointDue { Self.checkpoint(path) }
+            guard more else { break }
             steps += 1
             trimStepHook.withLock { $0 }?(steps)
         }

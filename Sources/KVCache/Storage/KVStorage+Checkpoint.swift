@@ -43,6 +43,18 @@ extension KVStorage {
         defer { database.close() }
         // A connection opens the WAL with its first read; a checkpoint before it would find no WAL.
         _ = try database.textRows("PRAGMA schema_version")
-        return try database.checkpointPassive()
+        // Commits made while it copied are copied by another pass (shorter: only those): the WAL restarts
+        // at the next commit only once a pass has copied all of it.
+        var result = try database.checkpointPassive()
+        for _ in 1..<checkpointPasses where result.checkpointed < result.log {
+            let previous = result
+            result = try database.checkpointPassive()
+            // A reader holds frames back (or the WAL restarted meanwhile): passes would not get further.
+            if result.checkpointed <= previous.checkpointed { break }
+        }
+        return result
     }
+
+    /// PASSIVE passes one `checkpoint(manifestAt:)` makes at most while commits keep arriving.
+    static let checkpointPasses = 4
 }
