@@ -50,14 +50,6 @@ final class DiskCacheCore: Sendable {
     /// makes sure a release is scheduled for when it goes idle; when its commits filled the WAL enough,
     /// schedules a checkpoint (both run after the lock is released).
     func withStorage<T>(_ body: (KVStorage) throws(KVCacheError) -> T) throws(KVCacheError) -> sending T {
-        try withStorage(checkpointsHere: false, body).value
-    }
-
-    /// `withStorage(_:)`; with `checkpointsHere`, a checkpoint that came due is not scheduled but returned
-    /// (the caller runs it on its thread, still outside the lock: see `trim(to:)`).
-    func withStorage<T>(
-        checkpointsHere: Bool, _ body: (KVStorage) throws(KVCacheError) -> T
-    ) throws(KVCacheError) -> sending (value: T, checkpointDue: Bool) {
         nonisolated(unsafe) var holdsSnapshot = false
         nonisolated(unsafe) var checkpointDue = false
         let value: T
@@ -73,8 +65,8 @@ final class DiskCacheCore: Sendable {
             throw error
         }
         if holdsSnapshot { scheduleSnapshotRelease() }
-        if checkpointDue && !checkpointsHere { scheduleCheckpoint() }
-        return (value, checkpointDue && checkpointsHere)
+        if checkpointDue { scheduleCheckpoint() }
+        return value
     }
 
     /// Checkpoints the manifest's WAL soon on `checkpointQueue`, from a connection of its own, outside the
@@ -183,16 +175,28 @@ final class DiskCacheCore: Sendable {
         var limits = target
         var steps = 0
         while true {
-            let (more, checkpointDue) = try withStorage(checkpointsHere: true) { (storage) throws(KVCacheError) in
-                try storage.trimStep(&limits)
+            let (more, checkpointDue) = try withStorage { (storage) throws(KVCacheError) -> (Bool, Bool) in
+                // Reads meanwhile kept their access times in memory; they are appended after this step,
+                // whose commit (the first since the checkpoint) restarts the WAL.
+                storage.defersAccessFlush = false
+                let more = try storage.trimStep(&limits)
+                let due = storage.takeCheckpointDue()
+                storage.defersAccessFlush = due
+                return (more, due)
             }
-            // Between two steps, with the lock released and no step of ours committing: the checkpoint copies
-            // what the steps appended (a background one racing the steps would rarely catch up).
-            if checkpointDue { Self.checkpoint(path) }
+            if checkpointDue {
+                // Between two steps, on this thread, with the lock released (reads go on) and no commit of
+                // ours meanwhile (no step; reads keep their access times in memory): the checkpoint can copy
+                // the whole WAL, and the next step restarts it. A checkpoint racing a stream of commits never
+                // catches up, and the WAL would grow to the bound where a commit checkpoints itself.
+                Self.checkpoint(path)
+            }
             guard more else { break }
             steps += 1
             trimStepHook.withLock { $0 }?(steps)
         }
+        // Not left set by a trim that failed or ended right after a checkpoint.
+        storage.withLock { $0.defersAccessFlush = false }
         scheduleEmptyTrash()
     }
 }

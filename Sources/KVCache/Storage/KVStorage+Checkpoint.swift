@@ -11,6 +11,14 @@ import Foundation
 // `inlineCheckpointFrames` frames (the background fell behind, or another process holds readers open)
 // checkpoints itself as before, so the WAL stays bounded (about 64 MB) whatever happens.
 //
+// The WAL only restarts (is written again from its start) at a commit that finds all of it copied back, so
+// a checkpoint racing a stream of commits never lets it restart, and it grows to the bound. A trim is such
+// a stream (one commit per step), so `DiskCache`'s trim checkpoints on its own thread between two steps,
+// with the store lock released: reads go on, and keep their access times in memory meanwhile
+// (`defersAccessFlush`, up to `pendingAccessHardLimit` keys) so that no commit of this instance races the
+// checkpoint; the next step's commit restarts the WAL. A checkpoint makes up to `checkpointPasses` passes
+// while commits (of other instances) keep arriving.
+//
 // Durability is unchanged: a checkpoint is SQLite's, with its own `fsync`s, on the same files, whichever
 // connection runs it; a crash during one loses nothing (the WAL keeps every frame until it restarts).
 

@@ -1,5 +1,6 @@
 @testable import KVCache
 import Foundation
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -90,5 +91,65 @@ final class DiskCacheCheckpointTests: XCTestCase {
             XCTAssertEqual(code & 0xFF, SQLiteCode.cantOpen)
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: manifest))
+    }
+
+    func testReadsKeepTheirAccessTimesInMemoryWhileATrimCheckpointsUpToTheHardLimit() throws {
+        let directory = try TemporaryDirectory("kvcache-checkpoint")
+        defer { try? directory.remove() }
+        let storage = try KVStorage(path: directory.path, type: .sqlite)
+        let keys = KVStorage.pendingAccessHardLimit + 8
+        for i in 0..<keys { try storage.save(key: "k\(i)", value: testBytes(16, seed: i)) }
+        let appends = storage.accessLogAppends
+        storage.defersAccessFlush = true
+        for i in 0..<(KVStorage.pendingAccessHardLimit - 1) { XCTAssertNotNil(try storage.itemValue(forKey: "k\(i)")) }
+        XCTAssertEqual(storage.accessLogAppends, appends, "a read committed while the trim checkpoints")
+        XCTAssertEqual(storage.pendingAccessTimes.count, KVStorage.pendingAccessHardLimit - 1)
+        XCTAssertNotNil(try storage.itemValue(forKey: "k\(KVStorage.pendingAccessHardLimit - 1)"))
+        XCTAssertEqual(storage.accessLogAppends, appends + 1, "pending access times outgrew the hard limit")
+        XCTAssertTrue(storage.pendingAccessTimes.isEmpty)
+
+        storage.defersAccessFlush = false
+        for i in 0..<KVStorage.pendingAccessLimit { XCTAssertNotNil(try storage.itemValue(forKey: "k\(i)")) }
+        XCTAssertEqual(storage.accessLogAppends, appends + 2)
+    }
+
+    func testATrimWithAConcurrentReaderLeavesNoDeferredFlagAndEveryKeptValueIntact() throws {
+        let directory = try TemporaryDirectory("kvcache-checkpoint")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        let count = 3_000
+        for i in 0..<count { try cache.setObject(testBytes(2_048, seed: i), forKey: "key-\(i)") }
+        let stop = Atomic(false)
+        let failures = Atomic(0)
+        let finished = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            defer { finished.signal() }
+            var rng = SplitMix64(seed: 14)
+            while !stop.load(ordering: .acquiring) {
+                let i = Int(rng.next() % UInt64(count))
+                // Either removed by the trim or intact.
+                do {
+                    if let value = try cache.object(forKey: "key-\(i)"), value != testBytes(2_048, seed: i) { failures.add(1, ordering: .relaxed) }
+                } catch {
+                    failures.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        reader.start()
+        let trimmed = Result { try cache.trim(toCount: count / 3) }
+        stop.store(true, ordering: .releasing)
+        finished.wait()
+        try trimmed.get()
+        XCTAssertEqual(try cache.totalCount(), count / 3)
+        XCTAssertFalse(cache.core.storage.withLock { $0.defersAccessFlush })
+        XCTAssertEqual(failures.load(ordering: .relaxed), 0)
+        var kept = 0
+        for i in 0..<count {
+            if let value = try cache.object(forKey: "key-\(i)") {
+                XCTAssertEqual(value, testBytes(2_048, seed: i))
+                kept += 1
+            }
+        }
+        XCTAssertEqual(kept, count / 3)
     }
 }
