@@ -166,8 +166,8 @@ enum KVCacheScaleBench: BenchSuite {
         reader.start()
         t = try timed { try disk.trim(toCount: count - count / 10) }
         (f.trimCPU, f.trim) = t
-        // Steps: one fold of the reads appended meanwhile (at most a few), then one per 32 removals.
-        f.trimSteps = Double((count / 10 + 31) / 32)
+        // Steps: one fold of the reads appended meanwhile (at most a few), then one per 64 removals.
+        f.trimSteps = Double((count / 10 + 63) / 64)
         probe.done.store(true, ordering: .releasing)
         finished.wait()
         let seen = probe.worst.withLock { $0 }

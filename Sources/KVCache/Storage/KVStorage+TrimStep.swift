@@ -14,7 +14,7 @@ struct TrimLimits: Sendable {
 
 extension KVStorage {
     /// Rows removed per trim step: one short write transaction (a few milliseconds with 2 KB inline values).
-    static let trimBatch = 32
+    static let trimBatch = 64
 
     /// Does one bounded step of a trim to `limits` and returns whether more remain: folds a batch of the
     /// access log as it was when the trim began (the first step appends the pending access times), else
