@@ -174,6 +174,8 @@ final class DiskCacheCore: Sendable {
     func trim(to target: TrimLimits) throws(KVCacheError) {
         var limits = target
         var steps = 0
+        // Not left set by a trim that fails or ends right after a checkpoint.
+        defer { storage.withLock { $0.defersAccessFlush = false } }
         while true {
             let (more, checkpointDue) = try withStorage { (storage) throws(KVCacheError) -> (Bool, Bool) in
                 // Reads meanwhile kept their access times in memory; they are appended after this step,
@@ -195,8 +197,6 @@ final class DiskCacheCore: Sendable {
             steps += 1
             trimStepHook.withLock { $0 }?(steps)
         }
-        // Not left set by a trim that failed or ended right after a checkpoint.
-        storage.withLock { $0.defersAccessFlush = false }
         scheduleEmptyTrash()
     }
 }
