@@ -189,3 +189,35 @@ done:
     sqlite3_close_v2(db);
     return status;
 }
+
+#include <fcntl.h>
+#include <unistd.h>
+int bench_pread_random(const char *path, int reads, int size, double *cpu_ns_per_read) {
+    if (reads <= 0 || size <= 0 || size > 4096) return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    int status = -1;
+    off_t length = lseek(fd, 0, SEEK_END);
+    unsigned char buffer[4096];
+    long long pages = length / 4096;
+    if (pages < 1) goto done;
+    for (int pass = 0; pass < 2; pass++) {
+        unsigned long long seed = 4242 + (unsigned long long)pass;
+        long long sum = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+        for (int i = 0; i < reads; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            off_t offset = (off_t)((seed >> 33) % (unsigned long long)pages) * 4096;
+            if (pread(fd, buffer, (size_t)size, offset) != size) goto done;
+            sum += buffer[i % size];
+        }
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+        if (sum < 0) goto done;
+        *cpu_ns_per_read = ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) / reads;
+    }
+    status = 0;
+done:
+    close(fd);
+    return status;
+}

@@ -15,7 +15,8 @@ import Foundation
 /// reads and writes stay correct, and only one process trims at a time. Consecutive reads share one SQLite
 /// read snapshot, renewed whenever any process commits (see `KVStorage`); a background check ends a
 /// snapshot once it is 50 ms old (within about 100 ms), so an idle process never holds back the others'
-/// WAL checkpoints.
+/// WAL checkpoints. Checkpoints themselves run outside the store lock: on a background queue, and between
+/// the steps of a trim (see KVStorage+Checkpoint.swift).
 ///
 /// - Important: Thread-safe. Synchronous methods do disk I/O on the calling thread (the store is serialised
 ///   by a lock); the completion-handler and `async` variants run on a background queue.

@@ -25,6 +25,9 @@ final class DiskCacheCore: Sendable {
     let trashQueue: DispatchQueue
     private let trashScheduled = Atomic(false)
     private let snapshotReleaseScheduled = Atomic(false)
+    /// Runs the WAL checkpoints, outside the store lock (see KVStorage+Checkpoint.swift).
+    let checkpointQueue: DispatchQueue
+    private let checkpointScheduled = Atomic(false)
     /// Called (outside the store lock) after each step of a trim that has more to do, with the number of
     /// steps so far (tests observe that the lock is released between steps).
     let trimStepHook = Mutex<(@Sendable (Int) -> Void)?>(nil)
@@ -33,24 +36,61 @@ final class DiskCacheCore: Sendable {
         self.path = path
         self.inlineThreshold = max(0, inlineThreshold)
         let type: KVStorage.StorageType = inlineThreshold <= 0 ? .file : inlineThreshold == .max ? .sqlite : .mixed
-        storage = Mutex(try KVStorage(path: path, type: type))
+        let opened = try KVStorage(path: path, type: type)
+        opened.deferCheckpoints()
+        storage = Mutex(opened)
         queue = DispatchQueue(label: "webimage.kvcache.disk", attributes: .concurrent)
         trashQueue = DispatchQueue(label: "webimage.kvcache.trash", qos: .utility)
+        checkpointQueue = DispatchQueue(label: "webimage.kvcache.checkpoint", qos: .utility)
         scheduleEmptyTrash()
         scheduleAutoTrim()
     }
 
     /// Runs `body` with the storage, holding the lock. When the storage is left holding a read snapshot,
-    /// makes sure a release is scheduled for when it goes idle.
+    /// makes sure a release is scheduled for when it goes idle; when its commits filled the WAL enough,
+    /// schedules a checkpoint (both run after the lock is released).
     func withStorage<T>(_ body: (KVStorage) throws(KVCacheError) -> T) throws(KVCacheError) -> sending T {
         nonisolated(unsafe) var holdsSnapshot = false
-        let value = try storage.withLock { (storage: inout KVStorage) throws(KVCacheError) -> sending T in
-            nonisolated(unsafe) let result = try body(storage)
-            holdsSnapshot = storage.hasReadSnapshot
-            return result
+        nonisolated(unsafe) var checkpointDue = false
+        let value: T
+        do {
+            value = try storage.withLock { (storage: inout KVStorage) throws(KVCacheError) -> sending T in
+                defer { checkpointDue = storage.takeCheckpointDue() }
+                nonisolated(unsafe) let result = try body(storage)
+                holdsSnapshot = storage.hasReadSnapshot
+                return result
+            }
+        } catch {
+            if checkpointDue { scheduleCheckpoint() }
+            throw error
         }
         if holdsSnapshot { scheduleSnapshotRelease() }
+        if checkpointDue { scheduleCheckpoint() }
         return value
+    }
+
+    /// Checkpoints the manifest's WAL soon on `checkpointQueue`, from a connection of its own, outside the
+    /// store lock (coalesced: one pending checkpoint at a time). See KVStorage+Checkpoint.swift.
+    func scheduleCheckpoint() {
+        guard checkpointScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        let path = self.path
+        // Weakly, as the trash sweep: the last handle's core must not be freed here.
+        checkpointQueue.async { [weak self] in
+            self?.checkpointScheduled.store(false, ordering: .releasing)
+            Self.checkpoint(path)
+        }
+    }
+
+    /// Checkpoints the manifest in the folder at `path` on the calling thread (never under the store lock).
+    static func checkpoint(_ path: String) {
+        do {
+            _ = try KVStorage.checkpoint(manifestAt: path + "/manifest.sqlite")
+        } catch {
+            // Busy (another checkpoint runs) or gone (a recovery moved it aside): the next one, or a commit at
+            // the bound, catches up.
+            kvLog.debug("DiskCache at \(path): WAL checkpoint skipped: \(error)")
+        }
     }
 
     /// Ends the storage's read snapshot once it is `KVStorage.defaultSnapshotAgeLimit` old (checked that often
@@ -111,7 +151,7 @@ final class DiskCacheCore: Sendable {
     /// folder (advisory `trim.lock`): then this round is skipped.
     ///
     /// The store lock is taken for one bounded step at a time (`KVStorage.trimStep`: one fold of the access
-    /// log or one batch of 64 removals), so reads and writes are served between steps however much is
+    /// log or one batch of `KVStorage.trimBatch` removals), so reads and writes are served between steps however much is
     /// trimmed.
     func trimToLimits() throws(KVCacheError) {
         let limits = self.limits.withLock { $0 }
@@ -134,7 +174,26 @@ final class DiskCacheCore: Sendable {
     func trim(to target: TrimLimits) throws(KVCacheError) {
         var limits = target
         var steps = 0
-        while try withStorage({ (storage) throws(KVCacheError) in try storage.trimStep(&limits) }) {
+        // Not left set by a trim that fails or ends right after a checkpoint.
+        defer { storage.withLock { $0.defersAccessFlush = false } }
+        while true {
+            let (more, checkpointDue) = try withStorage { (storage) throws(KVCacheError) -> (Bool, Bool) in
+                // Reads meanwhile kept their access times in memory; they are appended after this step,
+                // whose commit (the first since the checkpoint) restarts the WAL.
+                storage.defersAccessFlush = false
+                let more = try storage.trimStep(&limits)
+                let due = storage.takeCheckpointDue()
+                storage.defersAccessFlush = due
+                return (more, due)
+            }
+            if checkpointDue {
+                // Between two steps, on this thread, with the lock released (reads go on) and no commit of
+                // ours meanwhile (no step; reads keep their access times in memory): the checkpoint can copy
+                // the whole WAL, and the next step restarts it. A checkpoint racing a stream of commits never
+                // catches up, and the WAL would grow to the bound where a commit checkpoints itself.
+                Self.checkpoint(path)
+            }
+            guard more else { break }
             steps += 1
             trimStepHook.withLock { $0 }?(steps)
         }
@@ -145,4 +204,7 @@ final class DiskCacheCore: Sendable {
 extension DiskCacheCore {
     /// Blocks until every trash sweep queued so far has run (tests).
     func waitForTrashSweep() { trashQueue.sync {} }
+
+    /// Blocks until every checkpoint queued so far has run (tests).
+    func waitForCheckpoint() { checkpointQueue.sync {} }
 }

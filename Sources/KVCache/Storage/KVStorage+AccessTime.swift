@@ -16,6 +16,8 @@ import Foundation
 extension KVStorage {
     /// Distinct keys pending before they are appended to `access_log`.
     static let pendingAccessLimit = 1_024
+    /// Distinct keys pending before they are appended even while `defersAccessFlush` is set.
+    static let pendingAccessHardLimit = 4_096
     /// Log rows folded into the manifest per transaction: a bound on how long one fold step holds the
     /// store lock (each folded key rewrites its row: about 30 µs of CPU with a 2 KB inline value in a 1M-entry
     /// store, so a step is under 10 ms).
@@ -28,7 +30,10 @@ extension KVStorage {
         if let previous = pendingAccessTimes.updateValue(nextStamp(), forKey: ExactKey(item.key)) {
             item.lastAccessTime = Date(manifestTime: previous)
         }
-        if pendingAccessTimes.count >= Self.pendingAccessLimit { flushAccessTimes() }
+        if pendingAccessTimes.count >= Self.pendingAccessLimit
+            && (!defersAccessFlush || pendingAccessTimes.count >= Self.pendingAccessHardLimit) {
+            flushAccessTimes()
+        }
     }
 
     /// Appends pending access times to `access_log` in one transaction (and folds one batch of the log into

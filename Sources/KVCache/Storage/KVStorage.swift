@@ -136,6 +136,9 @@ public final class KVStorage {
     /// Reads not yet appended to `access_log`: appended in one transaction when 1,024 keys are pending,
     /// before evictions and at close. Keyed by the key's bytes (`ExactKey`), as the manifest is.
     var pendingAccessTimes: [ExactKey<String>: Int64] = [:]
+    /// While set, reads append their access times only once `pendingAccessHardLimit` keys are pending (a
+    /// trim sets it while it checkpoints between two steps: see KVStorage+Checkpoint.swift).
+    var defersAccessFlush = false
     var lastStamp: Int64 = 0
     /// Whether a file went to `trash/` since `takeTrashFlag()` last ran (so `DiskCache` schedules a trash
     /// sweep only when there is something to sweep).

@@ -15,17 +15,20 @@ final class SQLiteDatabase {
     private var hotStatements = [OpaquePointer?](repeating: nil, count: HotStatement.allCases.count)
     let path: String
     let faults: KVStorageFaults?
+    /// The WAL hook's state when checkpoints are deferred (`deferCheckpoints(inlineBound:)`), else `nil`.
+    private(set) var walState: WALState?
 
     /// Opens (creating if needed) the database at `path`, waiting up to `busyTimeout` ms for other
-    /// connections' locks.
-    init(path: String, busyTimeout: Int32, faults: KVStorageFaults?) throws(KVCacheError) {
+    /// connections' locks. With `create: false` a missing file is an error (SQLITE_CANTOPEN), not a new
+    /// database.
+    init(path: String, busyTimeout: Int32, faults: KVStorageFaults?, create: Bool = true) throws(KVCacheError) {
         self.path = path
         self.faults = faults
         var db: OpaquePointer?
         if let injected = faults?.checkFailure(.sqliteOpen) {
             throw .sqlite(code: injected.sqliteCode, message: Self.injectedMessage(injected), operation: "open \(path)")
         }
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             // The errno under it (EMFILE, EIO, ENOSPC, …) is the cause a caller needs: keep it in the message.
@@ -279,5 +282,60 @@ enum SQLiteCode {
     static func isCorruption(_ error: KVCacheError) -> Bool {
         guard case .sqlite(let code, _, _) = error else { return false }
         return [corrupt, notADatabase].contains(code & 0xFF)
+    }
+}
+
+/// What the WAL hook of a connection with deferred checkpoints keeps (see `deferCheckpoints(inlineBound:)`).
+/// Only touched on the connection's thread (the hook runs inside `COMMIT`), like the connection itself.
+final class WALState {
+    /// Frames in the WAL after the last commit seen by the hook.
+    var frames: Int32 = 0
+    /// Frames appended since `takeUncheckpointedFrames()` last ran.
+    var uncheckpointed: Int64 = 0
+    /// Frames at which the committing connection checkpoints itself (the bound on the WAL's growth).
+    var inlineBound: Int32 = 0
+}
+
+extension SQLiteDatabase {
+    /// Replaces SQLite's automatic checkpoint (a PASSIVE checkpoint inside the `COMMIT` that takes the WAL
+    /// past 1,000 frames, with its `fsync`s) by a count of the frames appended, for a checkpoint run by
+    /// someone else (another connection, on another thread); the commit that takes the WAL past
+    /// `inlineBound` frames still checkpoints itself, so the WAL stays bounded if nobody else does.
+    /// Idempotent.
+    func deferCheckpoints(inlineBound: Int32) {
+        guard let handle, walState == nil else { return }
+        let state = WALState()
+        state.inlineBound = inlineBound
+        walState = state
+        sqlite3_wal_hook(handle, { context, db, name, frames in
+            guard let context else { return SQLITE_OK }
+            let state = Unmanaged<WALState>.fromOpaque(context).takeUnretainedValue()
+            // After a restart the WAL starts again from frame 1.
+            state.uncheckpointed += Int64(frames >= state.frames ? frames - state.frames : frames)
+            state.frames = frames
+            if frames >= state.inlineBound {
+                // What SQLite's own automatic checkpoint does (its result, e.g. BUSY, is ignored there too).
+                sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+            }
+            return SQLITE_OK
+        }, Unmanaged.passUnretained(state).toOpaque())
+    }
+
+    /// Frames appended to the WAL by this connection's commits since the last call (0 when checkpoints are
+    /// not deferred); resets the count.
+    func takeUncheckpointedFrames() -> Int64 {
+        guard let walState else { return 0 }
+        defer { walState.uncheckpointed = 0 }
+        return walState.uncheckpointed
+    }
+
+    /// Runs a PASSIVE checkpoint (copies what it can of the WAL back into the database without waiting
+    /// for readers or writers). Returns (frames in the WAL, frames checkpointed).
+    func checkpointPassive() throws(KVCacheError) -> (log: Int32, checkpointed: Int32) {
+        guard let handle else { throw .sqlite(code: SQLITE_MISUSE, message: "closed", operation: "checkpoint") }
+        var log: Int32 = 0, checkpointed: Int32 = 0
+        let rc = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &log, &checkpointed)
+        guard rc == SQLITE_OK else { throw error(rc, "wal_checkpoint(PASSIVE)") }
+        return (log, checkpointed)
     }
 }

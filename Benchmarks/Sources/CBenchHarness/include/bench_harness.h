@@ -88,4 +88,10 @@ int bench_kvcache_populate_v1(const char *manifest_path, int count, int size, lo
 /// Returns 0 on success.
 int bench_sqlite_random_reads(const char *manifest_path, int count, int reads, double *cpu_ns_per_read);
 
+/// The physical floor of a random read at scale, below any B-tree: `reads` `pread`s of `size` bytes at random
+/// page-aligned offsets of the file at `path` (one warm-up pass first, so its pages are in the page cache);
+/// `*cpu_ns_per_read` is the thread CPU time per `pread`. What one random 2 KB costs in a 2 MB file against a
+/// 4 GB one, with no SQLite on top (kernel page-cache lookup, TLB and cache misses). Returns 0 on success.
+int bench_pread_random(const char *path, int reads, int size, double *cpu_ns_per_read);
+
 #endif

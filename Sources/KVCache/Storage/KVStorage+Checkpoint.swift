@@ -1,0 +1,68 @@
+import Foundation
+
+// WAL checkpoints off the store lock. SQLite's automatic checkpoint runs inside the `COMMIT` that takes
+// the WAL past 1,000 frames: it copies the WAL back into the database and `fsync`s both, which in a
+// multi-gigabyte store on a busy disk took hundreds of milliseconds, while `DiskCache` held its store lock
+// (every read waited). `DiskCache` therefore turns it off on its connection (`deferCheckpoints()`): the
+// WAL hook only counts the frames each commit appends, and once `checkpointFrames` have accumulated
+// `DiskCache` runs a PASSIVE checkpoint from a second, short-lived connection on a background queue
+// (`checkpoint(manifestAt:)`), outside the lock. PASSIVE waits for nobody: it copies what no reader still
+// needs, and the next writer restarts the WAL once all of it is copied. A commit that finds the WAL at
+// `inlineCheckpointFrames` frames (the background fell behind, or another process holds readers open)
+// checkpoints itself as before, so the WAL stays bounded (about 64 MB) whatever happens.
+//
+// The WAL only restarts (is written again from its start) at a commit that finds all of it copied back, so
+// a checkpoint racing a stream of commits never lets it restart, and it grows to the bound. A trim is such
+// a stream (one commit per step), so `DiskCache`'s trim checkpoints on its own thread between two steps,
+// with the store lock released: reads go on, and keep their access times in memory meanwhile
+// (`defersAccessFlush`, up to `pendingAccessHardLimit` keys) so that no commit of this instance races the
+// checkpoint; the next step's commit restarts the WAL. A checkpoint makes up to `checkpointPasses` passes
+// while commits (of other instances) keep arriving.
+//
+// Durability is unchanged: a checkpoint is SQLite's, with its own `fsync`s, on the same files, whichever
+// connection runs it; a crash during one loses nothing (the WAL keeps every frame until it restarts).
+
+extension KVStorage {
+    /// WAL frames (pages) appended before a background checkpoint is due: SQLite's automatic default.
+    static let checkpointFrames: Int64 = 1_000
+    /// WAL frames at which a commit checkpoints itself (about 64 MB with 4 KB pages).
+    static let inlineCheckpointFrames: Int32 = 16_384
+
+    /// Turns off the automatic checkpoint inside commits (see the top of KVStorage+Checkpoint.swift); the
+    /// owner then calls `takeCheckpointDue()` after each use and runs `checkpoint(manifestAt:)` elsewhere.
+    /// Idempotent; `takeCheckpointDue()` repeats it on a manifest reopened by the recovery protocol.
+    func deferCheckpoints() {
+        database.deferCheckpoints(inlineBound: Self.inlineCheckpointFrames)
+    }
+
+    /// Whether `checkpointFrames` frames were appended since the last time it returned `true`.
+    func takeCheckpointDue() -> Bool {
+        guard database.isOpen else { return false }
+        if database.walState == nil { deferCheckpoints() }
+        guard let state = database.walState, state.uncheckpointed >= Self.checkpointFrames else { return false }
+        return database.takeUncheckpointedFrames() > 0
+    }
+
+    /// Runs a PASSIVE checkpoint of the manifest at `path` from a connection of its own (opened and closed
+    /// here; never creates a missing manifest). Safe on any thread, beside any number of connections.
+    /// Returns (frames in the WAL, frames checkpointed).
+    static func checkpoint(manifestAt path: String) throws(KVCacheError) -> (log: Int32, checkpointed: Int32) {
+        let database = try SQLiteDatabase(path: path, busyTimeout: 1_000, faults: nil, create: false)
+        defer { database.close() }
+        // A connection opens the WAL with its first read; a checkpoint before it would find no WAL.
+        _ = try database.textRows("PRAGMA schema_version")
+        // Commits made while it copied are copied by another pass (shorter: only those): the WAL restarts
+        // at the next commit only once a pass has copied all of it.
+        var result = try database.checkpointPassive()
+        for _ in 1..<checkpointPasses where result.checkpointed < result.log {
+            let previous = result
+            result = try database.checkpointPassive()
+            // A reader holds frames back (or the WAL restarted meanwhile): passes would not get further.
+            if result.checkpointed <= previous.checkpointed { break }
+        }
+        return result
+    }
+
+    /// PASSIVE passes one `checkpoint(manifestAt:)` makes at most while commits keep arriving.
+    static let checkpointPasses = 4
+}

@@ -1,0 +1,155 @@
+@testable import KVCache
+import Foundation
+import Synchronization
+import TestSupport
+import XCTest
+
+/// WAL checkpoints run outside the store lock (see KVStorage+Checkpoint.swift): `DiskCache`'s commits
+/// never checkpoint (SQLite's automatic checkpoint, with its `fsync`s, ran inside a commit under the store
+/// lock), a background checkpoint catches up, and a commit that finds the WAL at its bound still
+/// checkpoints itself. Observed through the WAL-index header in `-shm` (SQLite's documented file format):
+/// `mxFrame` (the frames in the WAL) and `nBackfill` (the frames already copied back into the database).
+final class DiskCacheCheckpointTests: XCTestCase {
+    /// (mxFrame, nBackfill) from the WAL index of the manifest in `folder` (native byte order).
+    private func walIndex(_ folder: String) throws -> (frames: UInt32, backfilled: UInt32) {
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/manifest.sqlite-shm"))
+        XCTAssertGreaterThanOrEqual(data.count, 100)
+        func word(_ offset: Int) -> UInt32 { data.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) } }
+        return (word(16), word(96))
+    }
+
+    func testCommitsLeaveTheCheckpointToTheBackgroundQueue() throws {
+        let directory = try TemporaryDirectory("kvcache-checkpoint")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        // Hold back the background checkpoint: whatever is checkpointed meanwhile was checkpointed by a commit.
+        cache.core.checkpointQueue.suspend()
+        var suspended = true
+        defer { if suspended { cache.core.checkpointQueue.resume() } }
+        var written = 0
+        while try walIndex(directory.path).frames < 2_500 {
+            try cache.setObject(testBytes(2_048, seed: written), forKey: "key-\(written)")
+            written += 1
+            XCTAssertLessThan(written, 20_000, "the WAL never reached 2,500 frames: a commit checkpointed it")
+            if written >= 20_000 { return }
+        }
+        // SQLite's automatic checkpoint would have run at 1,000 frames, inside a commit.
+        let before = try walIndex(directory.path)
+        XCTAssertEqual(before.backfilled, 0, "a commit checkpointed under the store lock (\(before))")
+
+        cache.core.checkpointQueue.resume()
+        suspended = false
+        cache.core.waitForCheckpoint()
+        let after = try walIndex(directory.path)
+        XCTAssertEqual(after.backfilled, after.frames, "the background checkpoint did not copy the WAL back (\(after))")
+        XCTAssertGreaterThan(after.frames, 0)
+
+        // The next commit restarts the WAL from its beginning; every value is intact.
+        try cache.setObject(testBytes(2_048, seed: -1), forKey: "after")
+        XCTAssertLessThan(try walIndex(directory.path).frames, before.frames)
+        for i in stride(from: 0, to: written, by: 97) {
+            XCTAssertEqual(try cache.object(forKey: "key-\(i)"), testBytes(2_048, seed: i))
+        }
+        XCTAssertEqual(try cache.object(forKey: "after"), testBytes(2_048, seed: -1))
+    }
+
+    func testACommitAtTheBoundCheckpointsItselfAndTheDueCountIsReset() throws {
+        let directory = try TemporaryDirectory("kvcache-checkpoint")
+        defer { try? directory.remove() }
+        let storage = try KVStorage(path: directory.path, type: .mixed)
+        storage.database.deferCheckpoints(inlineBound: 300)
+        XCTAssertFalse(storage.takeCheckpointDue())
+        var written = 0, due = 0, largest: UInt32 = 0, last: UInt32 = 0, appended = 0
+        while written < 2_000 {
+            try storage.save(key: "key-\(written)", value: testBytes(2_048, seed: written))
+            written += 1
+            if storage.takeCheckpointDue() {
+                due += 1
+                XCTAssertFalse(storage.takeCheckpointDue(), "the due count was not reset")
+            }
+            let frames = try walIndex(directory.path).frames
+            appended += Int(frames >= last ? frames - last : frames)
+            last = frames
+            largest = max(largest, frames)
+        }
+        // Each save appends at least one frame: due at least every `checkpointFrames` of them.
+        XCTAssertGreaterThanOrEqual(due, 1)
+        // Nobody checkpointed in the background: the commits at the bound did, and the WAL restarted.
+        XCTAssertGreaterThan(appended, 1_000)
+        XCTAssertLessThan(largest, 300 + 16, "the WAL outgrew its bound")
+        for i in stride(from: 0, to: written, by: 131) {
+            XCTAssertEqual(try storage.itemValue(forKey: "key-\(i)"), testBytes(2_048, seed: i))
+        }
+    }
+
+    func testTheBackgroundCheckpointNeverCreatesAMissingManifest() throws {
+        let directory = try TemporaryDirectory("kvcache-checkpoint")
+        defer { try? directory.remove() }
+        let manifest = directory.path + "/manifest.sqlite"
+        XCTAssertThrowsError(try KVStorage.checkpoint(manifestAt: manifest)) { error in
+            guard case .sqlite(let code, _, _) = error as? KVCacheError else { return XCTFail("\(error)") }
+            XCTAssertEqual(code & 0xFF, SQLiteCode.cantOpen)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: manifest))
+    }
+
+    func testReadsKeepTheirAccessTimesInMemoryWhileATrimCheckpointsUpToTheHardLimit() throws {
+        let directory = try TemporaryDirectory("kvcache-checkpoint")
+        defer { try? directory.remove() }
+        let storage = try KVStorage(path: directory.path, type: .sqlite)
+        let keys = KVStorage.pendingAccessHardLimit + 8
+        for i in 0..<keys { try storage.save(key: "k\(i)", value: testBytes(16, seed: i)) }
+        let appends = storage.accessLogAppends
+        storage.defersAccessFlush = true
+        for i in 0..<(KVStorage.pendingAccessHardLimit - 1) { XCTAssertNotNil(try storage.itemValue(forKey: "k\(i)")) }
+        XCTAssertEqual(storage.accessLogAppends, appends, "a read committed while the trim checkpoints")
+        XCTAssertEqual(storage.pendingAccessTimes.count, KVStorage.pendingAccessHardLimit - 1)
+        XCTAssertNotNil(try storage.itemValue(forKey: "k\(KVStorage.pendingAccessHardLimit - 1)"))
+        XCTAssertEqual(storage.accessLogAppends, appends + 1, "pending access times outgrew the hard limit")
+        XCTAssertTrue(storage.pendingAccessTimes.isEmpty)
+
+        storage.defersAccessFlush = false
+        for i in 0..<KVStorage.pendingAccessLimit { XCTAssertNotNil(try storage.itemValue(forKey: "k\(i)")) }
+        XCTAssertEqual(storage.accessLogAppends, appends + 2)
+    }
+
+    func testATrimWithAConcurrentReaderLeavesNoDeferredFlagAndEveryKeptValueIntact() throws {
+        let directory = try TemporaryDirectory("kvcache-checkpoint")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        let count = 3_000
+        for i in 0..<count { try cache.setObject(testBytes(2_048, seed: i), forKey: "key-\(i)") }
+        let stop = Atomic(false)
+        let failures = Atomic(0)
+        let finished = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            defer { finished.signal() }
+            var rng = SplitMix64(seed: 14)
+            while !stop.load(ordering: .acquiring) {
+                let i = Int(rng.next() % UInt64(count))
+                // Either removed by the trim or intact.
+                do {
+                    if let value = try cache.object(forKey: "key-\(i)"), value != testBytes(2_048, seed: i) { failures.add(1, ordering: .relaxed) }
+                } catch {
+                    failures.add(1, ordering: .relaxed)
+                }
+            }
+        }
+        reader.start()
+        let trimmed = Result { try cache.trim(toCount: count / 3) }
+        stop.store(true, ordering: .releasing)
+        finished.wait()
+        try trimmed.get()
+        XCTAssertEqual(try cache.totalCount(), count / 3)
+        XCTAssertFalse(cache.core.storage.withLock { $0.defersAccessFlush })
+        XCTAssertEqual(failures.load(ordering: .relaxed), 0)
+        var kept = 0
+        for i in 0..<count {
+            if let value = try cache.object(forKey: "key-\(i)") {
+                XCTAssertEqual(value, testBytes(2_048, seed: i))
+                kept += 1
+            }
+        }
+        XCTAssertEqual(kept, count / 3)
+    }
+}
