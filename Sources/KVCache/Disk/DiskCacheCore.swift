@@ -75,15 +75,21 @@ final class DiskCacheCore: Sendable {
         guard checkpointScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
         let path = self.path
+        let gate = storage.withLock { $0.checkpointGate }
         // Weakly, as the trash sweep: the last handle's core must not be freed here.
         checkpointQueue.async { [weak self] in
             self?.checkpointScheduled.store(false, ordering: .releasing)
-            Self.checkpoint(path)
+            Self.checkpoint(path, gate: gate)
         }
     }
 
-    /// Checkpoints the manifest in the folder at `path` on the calling thread (never under the store lock).
-    static func checkpoint(_ path: String) {
+    /// Checkpoints the manifest in the folder at `path` on the calling thread (never under the store lock),
+    /// unless the instance whose `gate` it is has closed (see `CheckpointGate`).
+    static func checkpoint(_ path: String, gate: CheckpointGate) {
+        gate.runIfOpen { checkpointNow(path) }
+    }
+
+    private static func checkpointNow(_ path: String) {
         do {
             _ = try KVStorage.checkpoint(manifestAt: path + "/manifest.sqlite")
         } catch {
@@ -191,7 +197,7 @@ final class DiskCacheCore: Sendable {
                 // ours meanwhile (no step; reads keep their access times in memory): the checkpoint can copy
                 // the whole WAL, and the next step restarts it. A checkpoint racing a stream of commits never
                 // catches up, and the WAL would grow to the bound where a commit checkpoints itself.
-                Self.checkpoint(path)
+                Self.checkpoint(path, gate: storage.withLock { $0.checkpointGate })
             }
             guard more else { break }
             steps += 1

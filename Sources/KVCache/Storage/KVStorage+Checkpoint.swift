@@ -66,3 +66,31 @@ extension KVStorage {
     /// PASSIVE passes one `checkpoint(manifestAt:)` makes at most while commits keep arriving.
     static let checkpointPasses = 4
 }
+
+/// Keeps one instance's background checkpoints inside the time it holds its open lock.
+///
+/// A checkpoint opens a connection of its own by the manifest's path. The recovery protocol may move that
+/// manifest aside and create a new one (this instance's `reopenManifest`, or another process's exclusive
+/// rebuild while this instance waits without its open lock): a connection opened on the old file that then
+/// finds the new file's WAL could copy the new WAL's frames into the old file and mark them copied, and the
+/// next commit would restart the WAL over them — acknowledged writes lost. So a checkpoint runs only while
+/// the gate is open and holds it meanwhile; `reopenManifest` holds it for its whole course (from dropping
+/// the open lock to retaking it), and `close()` shuts it for good. Thread-safe.
+final class CheckpointGate: Sendable {
+    private let isOpen = Mutex(true)
+
+    /// Runs `body` (a checkpoint) unless the instance closed; a reopen waits for it meanwhile.
+    func runIfOpen(_ body: () -> Void) {
+        isOpen.withLock { open in if open { body() } }
+    }
+
+    /// Runs `body` (a reopen of the manifest) with no checkpoint running or starting meanwhile.
+    func holding(_ body: () throws(KVCacheError) -> Void) throws(KVCacheError) {
+        try isOpen.withLock { (_: inout Bool) throws(KVCacheError) in try body() }
+    }
+
+    /// Lets no more checkpoints run (waits for one running).
+    func shut() {
+        isOpen.withLock { $0 = false }
+    }
+}

@@ -141,6 +141,15 @@ extension KVStorage {
     /// recovering, see above) and opens the manifest again: checked and rebuilt if damaged when exclusive,
     /// as it is otherwise.
     func reopenManifest(cause: KVCacheError?) throws(KVCacheError) {
+        guard holdsCheckpointGate else {
+            // No checkpoint connection of this instance may be open while the manifest can be moved aside.
+            try checkpointGate.holding { () throws(KVCacheError) in
+                holdsCheckpointGate = true
+                defer { holdsCheckpointGate = false }
+                try reopenManifest(cause: cause)
+            }
+            return
+        }
         recoveryState.depth += 1
         defer { recoveryState.depth -= 1 }
         let asked = generation.recoveryRequests != recoveryState.seenRequests

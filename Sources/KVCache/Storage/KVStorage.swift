@@ -139,6 +139,11 @@ public final class KVStorage {
     /// While set, reads append their access times only once `pendingAccessHardLimit` keys are pending (a
     /// trim sets it while it checkpoints between two steps: see KVStorage+Checkpoint.swift).
     var defersAccessFlush = false
+    /// Keeps background checkpoints out of the reopen's window and after `close()` (KVStorage+Checkpoint).
+    let checkpointGate = CheckpointGate()
+    /// Whether this instance's `reopenManifest` holds `checkpointGate` (a reopen nested in a reopen's
+    /// cleanup does not take it again).
+    var holdsCheckpointGate = false
     var lastStamp: Int64 = 0
     /// Whether a file went to `trash/` since `takeTrashFlag()` last ran (so `DiskCache` schedules a trash
     /// sweep only when there is something to sweep).
@@ -300,6 +305,7 @@ public final class KVStorage {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
+        checkpointGate.shut()
         endReadSnapshot()
         flushAccessTimes()
         database.close()
