@@ -23,8 +23,9 @@ extension MemcachedTier {
         /// key + 64 bytes of item header) exceeds it are not sent, and counted in
         /// `statistics.skippedTooLarge`. Default 1,048,576.
         public var itemSizeLimit = 1_048_576
-        /// libmemcached handles, each confined to one serial queue: at most this many operations in flight.
-        /// Default 4.
+        /// libmemcached handles, each behind its own lock: at most this many operations in flight. An
+        /// operation uses a free one on the calling thread, or waits on a handle's serial queue when all are
+        /// busy. Default 4.
         public var connections = 4
         /// How long a server's circuit breaker stays open after a timeout or connection failure, in
         /// milliseconds; then one request probes it (success closes the breaker, failure opens it again).

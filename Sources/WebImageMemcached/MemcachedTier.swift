@@ -19,10 +19,14 @@ import Synchronization
 /// miss for `breakerOpenMilliseconds` before one request probes it again. With one of N servers gone, about
 /// 1/N of the keys miss; the others stay where they are.
 ///
-/// - Important: Thread-safe: call from any thread. Operations run on the tier's `Options.connections` serial
-///   queues (one libmemcached handle each — handles are not thread-safe); completions run there, keep them
-///   short. No TLS (libmemcached has none) and no persistence: put the pool on a trusted network, and treat
-///   it as a cache — a lost server only makes its share of the keys cold.
+/// - Important: Thread-safe: call from any thread. The tier has `Options.connections` libmemcached handles,
+///   each behind a lock (handles are not thread-safe). An operation runs on the calling thread when a handle
+///   is free at once — it then blocks the caller for the round trip (at most `pollTimeoutMilliseconds` for a
+///   hung server, once per breaker window) and its completion runs on the calling thread before the call
+///   returns; when every handle is busy, it is queued on one of the tier's serial queues and its completion
+///   runs there. Either way a completion runs exactly once, holding no lock of the tier: it may call the tier
+///   again. Keep completions short. No TLS (libmemcached has none) and no persistence: put the pool on a
+///   trusted network, and treat it as a cache — a lost server only makes its share of the keys cold.
 public final class MemcachedTier: RemoteCacheTier {
     /// The servers, in the order given (the index used by `serverStates`).
     public let servers: [MemcachedServer]
@@ -79,22 +83,28 @@ public final class MemcachedTier: RemoteCacheTier {
 
     /// The server `key` maps to now (consistent hashing, after any ejection), or `nil` when none is available.
     ///
-    /// - Important: Waits for one of the tier's queues (behind the operations queued on it): never call it from
-    ///   a completion of this tier.
+    /// - Important: Waits for one of the tier's handles when all are busy (never longer than the operation
+    ///   using it); safe to call from a completion of this tier.
     public func server(forKey key: String) -> MemcachedServer? {
         let remote = options.keys.remoteKey(for: key)
-        let index = Mutex(-1)
-        let done = DispatchSemaphore(value: 0)
-        lane().run { handle in
-            index.withLock { $0 = handle?.serverIndex(remote) ?? -1 }
-            done.signal()
-        }
-        done.wait()
-        let found = index.withLock { $0 }
+        let work = { (handle: MemcachedHandle?, _: inout LogBuffer) -> Int in handle?.serverIndex(remote) ?? -1 }
+        let found = lanes.lazy.compactMap { $0.runIfIdle(work) }.first ?? lanes[0].runWaiting(work)
         return servers.indices.contains(found) ? servers[found] : nil
     }
 
-    /// The first idle lane (so light traffic reuses one warm connection and thread), else the next in turn.
+    /// Runs `work` with a handle, then `then` with its result, outside any lock: on the calling thread, before
+    /// returning, in the first lane free now (so light traffic reuses one warm connection and saves two thread
+    /// hops); when every handle is busy, on a lane's queue (the first without queued work, else the next in
+    /// turn), and `then` runs there.
+    private func execute<T: Sendable>(_ work: @escaping @Sendable (MemcachedHandle?, inout LogBuffer) -> T,
+                                      then: @escaping @Sendable (T) -> Void) {
+        for lane in lanes {
+            if let result = lane.runIfIdle(work) { return then(result) }
+        }
+        lane().run(work, then: then)
+    }
+
+    /// The first lane without queued work, else the next in turn.
     private func lane() -> MemcachedLane {
         for lane in lanes where lane.pending.load(ordering: .relaxed) == 0 { return lane }
         return lanes[nextLane.wrappingAdd(1, ordering: .relaxed).oldValue % lanes.count]
@@ -109,14 +119,14 @@ public final class MemcachedTier: RemoteCacheTier {
     /// Looks `key` up on the server it hashes to; a miss for an absent key, an open breaker or any failure.
     public func value(forKey key: String, completion: @escaping @Sendable (Data?) -> Void) {
         let remote = options.keys.remoteKey(for: key)
-        lane().run { [self] handle in
-            let data = perform(handle, remote, "get") { handle in handle.get(remote) }
+        execute({ [self] handle, log in
+            let data = perform(handle, remote, "get", &log) { handle in handle.get(remote) }
             count { s in
                 s.lookups += 1
                 if data != nil { s.hits += 1 } else { s.misses += 1 }
             }
-            completion(data)
-        }
+            return data
+        }, then: completion)
     }
 
     /// Looks `keys` up with one `memcached_mget` (keys whose breaker is open are left out: misses).
@@ -126,7 +136,7 @@ public final class MemcachedTier: RemoteCacheTier {
         for key in keys { remoteKeys[options.keys.remoteKey(for: key)] = key }
         let byRemote = remoteKeys
         let lookups = Set(keys).count
-        lane().run { [self] handle in
+        execute({ [self] handle, log in
             var found: [String: Data] = [:]
             if let handle {
                 var sent: [String] = []
@@ -147,11 +157,11 @@ public final class MemcachedTier: RemoteCacheTier {
                     let (values, status) = handle.multiGet(sent)
                     for (remote, value) in values { if let key = byRemote[remote] { found[key] = value } }
                     if status.kind == .ok {
-                        for server in servers where breaker.recordSuccess(server) { logBreaker(closed: server) }
+                        for server in servers where breaker.recordSuccess(server) { logBreaker(closed: server, &log) }
                     } else {
                         // The pool answered in part: which server failed is not known, so only the probes
                         // (whose outcome must be reported) reopen their breakers.
-                        record(status, handle: handle, operation: "mget", server: nil)
+                        record(status, handle: handle, operation: "mget", server: nil, &log)
                         for server in probes { breaker.recordFailure(server) }
                     }
                 }
@@ -161,8 +171,8 @@ public final class MemcachedTier: RemoteCacheTier {
                 s.hits += found.count
                 s.misses += lookups - found.count
             }
-            completion(found)
-        }
+            return found
+        }, then: completion)
     }
 
     /// Stores `value` (skipped and counted when its item exceeds `Options.itemSizeLimit`).
@@ -176,26 +186,26 @@ public final class MemcachedTier: RemoteCacheTier {
             return
         }
         let ttl = Self.expiration(seconds: timeToLive ?? options.defaultTimeToLive)
-        lane().run { [self] handle in
-            let stored = perform(handle, remote, "set") { handle in
+        execute({ [self] handle, log in
+            let stored = perform(handle, remote, "set", &log) { handle in
                 let status = handle.set(remote, value, timeToLive: ttl)
                 return (true, status)
             } ?? false
             if stored { count { $0.stores += 1 } }
-            completion?(stored)
-        }
+            return stored
+        }, then: { stored in completion?(stored) })
     }
 
     /// Removes `key` (an absent key counts as removed).
     public func removeValue(forKey key: String, completion: (@Sendable (Bool) -> Void)?) {
         let remote = options.keys.remoteKey(for: key)
-        lane().run { [self] handle in
-            let answered = perform(handle, remote, "delete", missIsSuccess: true) { handle in
+        execute({ [self] handle, log in
+            let answered = perform(handle, remote, "delete", missIsSuccess: true, &log) { handle in
                 (true, handle.delete(remote))
             } ?? false
             if answered { count { $0.removals += 1 } }
-            completion?(answered)
-        }
+            return answered
+        }, then: { answered in completion?(answered) })
     }
 
     // MARK: Internals
@@ -209,7 +219,7 @@ public final class MemcachedTier: RemoteCacheTier {
     /// Runs one single-key call through the key's server breaker: `nil` when skipped or failed (recorded),
     /// the call's result on success; a miss gives `nil` too (or success with `missIsSuccess`).
     private func perform<T>(_ handle: MemcachedHandle?, _ remote: String, _ operation: String, missIsSuccess: Bool = false,
-                            _ call: (MemcachedHandle) -> (T?, MemcachedHandle.Status)) -> T? {
+                            _ log: inout LogBuffer, _ call: (MemcachedHandle) -> (T?, MemcachedHandle.Status)) -> T? {
         guard let handle else {
             count { $0.errors += 1 }
             return nil
@@ -222,19 +232,20 @@ public final class MemcachedTier: RemoteCacheTier {
         let (result, status) = call(handle)
         switch status.kind {
         case .ok:
-            if breaker.recordSuccess(server) { logBreaker(closed: server) }
+            if breaker.recordSuccess(server) { logBreaker(closed: server, &log) }
             return result
         case .miss:
-            if breaker.recordSuccess(server) { logBreaker(closed: server) }
+            if breaker.recordSuccess(server) { logBreaker(closed: server, &log) }
             return missIsSuccess ? result : nil
         default:
-            record(status, handle: handle, operation: operation, server: server)
+            record(status, handle: handle, operation: operation, server: server, &log)
             return nil
         }
     }
 
-    /// Counts and logs a failed call; a timeout or an unreachable server opens that server's breaker.
-    private func record(_ status: MemcachedHandle.Status, handle: MemcachedHandle, operation: String, server: Int?) {
+    /// Counts and logs (into `log`) a failed call; a timeout or an unreachable server opens that server's breaker.
+    private func record(_ status: MemcachedHandle.Status, handle: MemcachedHandle, operation: String, server: Int?,
+                        _ log: inout LogBuffer) {
         let kind = status.kind
         if kind == .tooLarge {
             count { $0.skippedTooLarge += 1 }
@@ -245,18 +256,18 @@ public final class MemcachedTier: RemoteCacheTier {
             if kind == .timeout { s.timeouts += 1 }
         }
         let name = server.flatMap { servers.indices.contains($0) ? servers[$0].description : nil } ?? "pool"
-        memcachedLog.warning("memcached \(operation) failed; treated as a miss",
-                             metadata: ["server": "\(name)", "error": "\(handle.message(status))"])
+        log.add(.warning, "memcached \(operation) failed; treated as a miss",
+                metadata: ["server": "\(name)", "error": "\(handle.message(status))"])
         if let server, kind == .timeout || kind == .unavailable,
            breaker.recordFailure(server) {
-            memcachedLog.warning("memcached server breaker opened", metadata: [
+            log.add(.warning, "memcached server breaker opened", metadata: [
                 "server": "\(name)", "milliseconds": "\(options.breakerOpenMilliseconds)",
             ])
         }
     }
 
-    private func logBreaker(closed server: Int) {
-        memcachedLog.notice("memcached server breaker closed", metadata: ["server": "\(servers[server])"])
+    private func logBreaker(closed server: Int, _ log: inout LogBuffer) {
+        log.add(.notice, "memcached server breaker closed", metadata: ["server": "\(servers[server])"])
     }
 }
 

@@ -25,6 +25,8 @@ final class MemcachedTierStressTests: XCTestCase {
 
         let threads = 8, operationsPerThread = 150
         let completions = Atomic<Int>(0)
+        let nestedStarted = Atomic<Int>(0)
+        let nestedCompletions = Atomic<Int>(0)
         let wrongValues = Mutex<[String]>([])
         let finished = hammer(threads: threads, operationsPerThread: operationsPerThread, seed: seed) { random, done in
             let key = keys[random.next(upTo: keys.count)]
@@ -33,7 +35,14 @@ final class MemcachedTierStressTests: XCTestCase {
                 tier.value(forKey: key) { data in
                     if let data, data != value(key) { wrongValues.withLock { $0.append(key) } }
                     completions.add(1, ordering: .relaxed)
-                    done.leave()
+                    guard data == nil else { return done.leave() }
+                    // A miss fills its key from inside the completion: the tier re-entered on the completion's
+                    // thread (inline when a connection is free, else queued).
+                    nestedStarted.add(1, ordering: .relaxed)
+                    tier.setValue(value(key), forKey: key, timeToLive: nil) { _ in
+                        nestedCompletions.add(1, ordering: .relaxed)
+                        done.leave()
+                    }
                 }
             case 1:
                 let some = (0..<4).map { _ in keys[random.next(upTo: keys.count)] }
@@ -57,6 +66,8 @@ final class MemcachedTierStressTests: XCTestCase {
         }
         XCTAssertTrue(finished, "seed \(seed): operations did not all complete")
         XCTAssertEqual(completions.load(ordering: .relaxed), threads * operationsPerThread, "seed \(seed)")
+        XCTAssertGreaterThan(nestedStarted.load(ordering: .relaxed), 0, "seed \(seed): no miss re-entered the tier")
+        XCTAssertEqual(nestedCompletions.load(ordering: .relaxed), nestedStarted.load(ordering: .relaxed), "seed \(seed)")
         XCTAssertEqual(wrongValues.withLock { $0 }, [], "seed \(seed): a hit returned another key's value")
         let stats = tier.statistics
         XCTAssertEqual(stats.errors, 0, "seed \(seed)")

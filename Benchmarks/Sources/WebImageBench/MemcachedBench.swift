@@ -7,9 +7,11 @@ import WebImageMemcached
 /// Suite "memcached": the shared cache tier (`WebImageMemcached`) on memcached servers started on loopback.
 ///
 /// - Hit latency of each level for 1 KB, 50 KB and 500 KB values: memory (`MemoryCache`), local disk
-///   (`DiskCache`), the shared tier (`MemcachedTier.value(forKey:)`, queue hop and completion included) and an
-///   origin fetch (`FetchQueue` from nginx on loopback); the shared tier against a bare libmemcached
-///   `memcached_get` of the same value from C, in the same run. Medians.
+///   (`DiskCache`), the shared tier (`MemcachedTier.value(forKey:)` waited for, key mapping and completion
+///   included) and an origin fetch (`FetchQueue` from nginx on loopback); the shared tier against a bare
+///   libmemcached `memcached_get` of the same value from C, in the same run. Medians. Then the parts: key
+///   mapping, and the queue round trip an operation pays only when every connection is busy.
+/// - The pipeline's path: a request for an image not in memory, from the local disk vs from the shared tier.
 /// - A fleet: worker 1 loads N distinct images (cold), then worker 2 (own memory and disk, like a restarted or
 ///   added worker) loads the same N, with a pool of three memcached vs without — origin requests (nginx's
 ///   access log) and total time.
@@ -80,8 +82,9 @@ enum MemcachedBench: BenchSuite {
                                    peer: nil, peerName: nil, higherIsBetter: false, goal: nil, goalMet: nil))
         }
 
-        // Where the shared tier's time over C goes: the key mapping (MD5 of the cache key) and the round trip to
-        // one of the tier's serial queues and back to a waiting thread (two thread wake-ups), without any I/O.
+        // Where the shared tier's time over C goes: the key mapping (MD5 of the cache key), and — only when every
+        // connection is busy, as the tier then queues the operation — the round trip to one of the tier's serial
+        // queues and back to a waiting thread (two thread wake-ups), without any I/O.
         let keyMapping = Clock.median(iterations: iterations) {
             _ = RemoteCacheKey.standard.remoteKey(for: "https://origin.example/value-51200.bin")
         }
@@ -93,8 +96,18 @@ enum MemcachedBench: BenchSuite {
         }
         report.add(BenchResult(suite: name, name: "shared-tier overhead: key mapping (MD5)", unit: "µs", ours: keyMapping * 1e6,
                                peer: nil, peerName: nil, higherIsBetter: false, goal: nil, goalMet: nil))
-        report.add(BenchResult(suite: name, name: "shared-tier overhead: queue round trip, no I/O", unit: "µs", ours: hop * 1e6,
-                               peer: nil, peerName: nil, higherIsBetter: false, goal: nil, goalMet: nil))
+        report.add(BenchResult(suite: name, name: "shared-tier overhead: queue round trip, no I/O (all connections busy)",
+                               unit: "µs", ours: hop * 1e6, peer: nil, peerName: nil, higherIsBetter: false, goal: nil,
+                               goalMet: nil))
+
+        // The pipeline's own path: a request whose image is not in memory, served by the local disk vs by the shared
+        // tier (disk miss, then the tier asked from the task's image queue), the same small images decoded by both.
+        let pipeline = try pipelineHits(files.filter { $0.name.hasSuffix(".png") || $0.name.hasSuffix(".gif") }
+                                            .map { nginx.url("/" + $0.name + "?pipeline") }, // not the fleet's keys
+                                        tier: single, root: root.appendingPathComponent("pipeline"))
+        report.add(BenchResult(suite: name, name: "request, not in memory: shared-tier hit vs local disk hit (small PNG/GIF, decoded)",
+                               unit: "µs", ours: pipeline.shared * 1e6, peer: pipeline.disk * 1e6, peerName: "local disk hit",
+                               higherIsBetter: false, goal: nil, goalMet: nil))
 
         // The fleet: two workers, one after the other, each with its own memory and disk.
         let urls = files.map { nginx.url("/" + $0.name) }
@@ -114,6 +127,46 @@ enum MemcachedBench: BenchSuite {
         print(String(format: "  tier statistics: %d lookups, %d hits, %d stores, %d errors, %d skipped (too large)",
                      tier.statistics.lookups, tier.statistics.hits, tier.statistics.stores, tier.statistics.errors,
                      tier.statistics.skippedTooLarge))
+    }
+
+    /// Median request latency (one request at a time) for images not in memory: from a local disk that has them,
+    /// and from the shared tier only (an empty disk; `.cacheMemoryOnly`, so a hit is not written to the disk).
+    static func pipelineHits(_ urls: [URL], tier: MemcachedTier, root: URL) throws -> (disk: Double, shared: Double) {
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        // A worker loads them once from the origin: on its disk and in the tier.
+        let first = try ImageCache(path: root.appendingPathComponent("first").path, sharedTier: tier)
+        _ = try ManagerBench.timeManager(ImageManager(cache: first, queue: FetchQueue(maxConcurrentTransfers: 16)), urls)
+        first.waitForPendingWrites()
+        first.waitForPendingSharedWrites()
+        let fromDisk = ImageManager(cache: try ImageCache(path: root.appendingPathComponent("first").path, sharedTier: nil))
+        let fromTier = ImageManager(cache: try ImageCache(path: root.appendingPathComponent("second").path, sharedTier: tier))
+        var disk: [Double] = []
+        var shared: [Double] = []
+        for url in urls { // each URL once per manager: always a memory miss
+            disk.append(try time { try request(fromDisk, url, options: [], expecting: .diskCache) })
+            shared.append(try time { try request(fromTier, url, options: [.cacheMemoryOnly], expecting: .sharedCache) })
+        }
+        return (disk.sorted()[disk.count / 2], shared.sorted()[shared.count / 2])
+    }
+
+    private static func time(_ body: () throws -> Void) rethrows -> Double {
+        let t0 = Clock.now()
+        try body()
+        return Clock.now() - t0
+    }
+
+    /// One request, waited for; fails unless it was served from `expected`.
+    private static func request(_ manager: ImageManager, _ url: URL, options: ImageOptions, expecting expected: ImageSource) throws {
+        let done = DispatchSemaphore(value: 0)
+        let source = Mutex<ImageSource?>(nil)
+        manager.requestImage(url: url, options: options) { image, _, from, stage, _ in
+            guard stage != .progress else { return }
+            source.withLock { $0 = image == nil ? nil : from }
+            done.signal()
+        }
+        done.wait()
+        let from = source.withLock { $0 }
+        guard from == expected else { throw BenchFailure("\(url) served from \(String(describing: from)), not \(expected)") }
     }
 
     struct Fleet {

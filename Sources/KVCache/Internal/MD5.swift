@@ -1,63 +1,15 @@
-/// MD5 (RFC 1321), used only to turn cache keys into file names: not for security.
+/// MD5 (RFC 1321), used only to turn cache keys into file names and remote-tier keys: not for security.
 ///
-/// Written in Swift so the module needs no OpenSSL. Thread-safe (a pure function).
+/// Written in Swift so the module needs no OpenSSL. The rounds are unrolled and the message is read in
+/// place (a short key costs no allocation but its result): it runs on every disk and shared-tier lookup.
+/// Thread-safe (a pure function).
 enum MD5 {
-    private static let shifts: [UInt32] = [
-        7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22,
-        5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
-        4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23, 4, 11, 16, 23,
-        6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21, 6, 10, 15, 21,
-    ]
-
-    /// K[i] = floor(|sin(i + 1)| × 2^32), as the RFC tabulates.
-    private static let table: [UInt32] = [
-        0xd76a_a478, 0xe8c7_b756, 0x2420_70db, 0xc1bd_ceee, 0xf57c_0faf, 0x4787_c62a, 0xa830_4613, 0xfd46_9501,
-        0x6980_98d8, 0x8b44_f7af, 0xffff_5bb1, 0x895c_d7be, 0x6b90_1122, 0xfd98_7193, 0xa679_438e, 0x49b4_0821,
-        0xf61e_2562, 0xc040_b340, 0x265e_5a51, 0xe9b6_c7aa, 0xd62f_105d, 0x0244_1453, 0xd8a1_e681, 0xe7d3_fbc8,
-        0x21e1_cde6, 0xc337_07d6, 0xf4d5_0d87, 0x455a_14ed, 0xa9e3_e905, 0xfcef_a3f8, 0x676f_02d9, 0x8d2a_4c8a,
-        0xfffa_3942, 0x8771_f681, 0x6d9d_6122, 0xfde5_380c, 0xa4be_ea44, 0x4bde_cfa9, 0xf6bb_4b60, 0xbebf_bc70,
-        0x289b_7ec6, 0xeaa1_27fa, 0xd4ef_3085, 0x0488_1d05, 0xd9d4_d039, 0xe6db_99e5, 0x1fa2_7cf8, 0xc4ac_5665,
-        0xf429_2244, 0x432a_ff97, 0xab94_23a7, 0xfc93_a039, 0x655b_59c3, 0x8f0c_cc92, 0xffef_f47d, 0x8584_5dd1,
-        0x6fa8_7e4f, 0xfe2c_e6e0, 0xa301_4314, 0x4e08_11a1, 0xf753_7e82, 0xbd3a_f235, 0x2ad7_d2bb, 0xeb86_d391,
-    ]
-
     /// The 16-byte digest of `bytes`.
     static func digest<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
-        var message = Array(bytes)
-        let bitLength = UInt64(truncatingIfNeeded: message.count) &* 8
-        message.append(0x80)
-        while message.count % 64 != 56 { message.append(0) }
-        for i in 0..<8 { message.append(UInt8(truncatingIfNeeded: bitLength >> (8 * UInt64(i)))) }
-
-        var a0: UInt32 = 0x6745_2301, b0: UInt32 = 0xefcd_ab89, c0: UInt32 = 0x98ba_dcfe, d0: UInt32 = 0x1032_5476
-        var words = [UInt32](repeating: 0, count: 16)
-        var chunk = 0
-        while chunk < message.count {
-            for i in 0..<16 {
-                let base = chunk + i * 4
-                words[i] = UInt32(message[base]) | UInt32(message[base + 1]) << 8
-                    | UInt32(message[base + 2]) << 16 | UInt32(message[base + 3]) << 24
-            }
-            var a = a0, b = b0, c = c0, d = d0
-            for i in 0..<64 {
-                var f: UInt32
-                let g: Int
-                switch i {
-                case 0..<16: f = (b & c) | (~b & d); g = i
-                case 16..<32: f = (d & b) | (~d & c); g = (5 &* i &+ 1) % 16
-                case 32..<48: f = b ^ c ^ d; g = (3 &* i &+ 5) % 16
-                default: f = c ^ (b | ~d); g = (7 &* i) % 16
-                }
-                f = f &+ a &+ table[i] &+ words[g]
-                a = d; d = c; c = b
-                b = b &+ ((f << shifts[i]) | (f >> (32 - shifts[i])))
-            }
-            a0 = a0 &+ a; b0 = b0 &+ b; c0 = c0 &+ c; d0 = d0 &+ d
-            chunk += 64
-        }
+        let state = words(of: bytes)
         var out: [UInt8] = []
         out.reserveCapacity(16)
-        for word in [a0, b0, c0, d0] {
+        for word in [state.0, state.1, state.2, state.3] {
             for i in 0..<4 { out.append(UInt8(truncatingIfNeeded: word >> (8 * UInt32(i)))) }
         }
         return out
@@ -65,13 +17,163 @@ enum MD5 {
 
     /// The digest of the UTF-8 bytes of `string`, as 32 lowercase hex digits.
     static func hex(_ string: String) -> String {
-        let digits: [Character] = Array("0123456789abcdef")
-        var result = ""
-        result.reserveCapacity(32)
-        for byte in digest(string.utf8) {
-            result.append(digits[Int(byte >> 4)])
-            result.append(digits[Int(byte & 0x0F)])
+        String(unsafeUninitializedCapacity: 32) { buffer in
+            writeHex(of: string, into: UnsafeMutableRawBufferPointer(buffer))
+            return 32
         }
-        return result
+    }
+
+    /// Writes the digest of the UTF-8 bytes of `string` as 32 lowercase hex digits at the start of `buffer`
+    /// (which must hold at least 32 bytes).
+    static func writeHex(of string: String, into buffer: UnsafeMutableRawBufferPointer) {
+        precondition(buffer.count >= 32)
+        let state = words(of: string.utf8)
+        put(state.0, at: 0, in: buffer)
+        put(state.1, at: 8, in: buffer)
+        put(state.2, at: 16, in: buffer)
+        put(state.3, at: 24, in: buffer)
+    }
+
+    /// The four bytes of `word`, low byte first, as 8 hex digits at `offset`.
+    @inline(__always)
+    private static func put(_ word: UInt32, at offset: Int, in buffer: UnsafeMutableRawBufferPointer) {
+        for n in 0..<4 {
+            let byte = UInt8(truncatingIfNeeded: word >> (8 * UInt32(n)))
+            buffer[offset + 2 * n] = hexDigit(byte >> 4)
+            buffer[offset + 2 * n + 1] = hexDigit(byte & 0x0F)
+        }
+    }
+
+    @inline(__always)
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? 0x30 + nibble : 0x57 + nibble }
+
+    /// The digest as its four state words (a, b, c, d), read from contiguous storage when the collection has it.
+    private static func words<Bytes: Collection>(of bytes: Bytes) -> (UInt32, UInt32, UInt32, UInt32)
+    where Bytes.Element == UInt8 {
+        if let state = bytes.withContiguousStorageIfAvailable({ hash(UnsafeRawBufferPointer($0)) }) { return state }
+        return Array(bytes).withUnsafeBytes { hash($0) }
+    }
+
+    /// Hashes `message`: its whole 64-byte blocks in place, then the padded tail from a stack buffer.
+    private static func hash(_ message: UnsafeRawBufferPointer) -> (UInt32, UInt32, UInt32, UInt32) {
+        var state: (UInt32, UInt32, UInt32, UInt32) = (0x6745_2301, 0xefcd_ab89, 0x98ba_dcfe, 0x1032_5476)
+        let whole = message.count / 64 * 64
+        var offset = 0
+        while offset < whole {
+            block(UnsafeRawBufferPointer(rebasing: message[offset..<offset + 64]), &state)
+            offset += 64
+        }
+        // The tail, 0x80, zeros to 56 mod 64, the bit length (little-endian): one or two blocks.
+        withUnsafeTemporaryAllocation(byteCount: 128, alignment: 8) { tail in
+            tail.initializeMemory(as: UInt8.self, repeating: 0)
+            let rest = message.count - whole
+            if rest > 0 { tail.copyMemory(from: UnsafeRawBufferPointer(rebasing: message[whole...])) }
+            tail[rest] = 0x80
+            let length = rest < 56 ? 64 : 128
+            let bits = UInt64(truncatingIfNeeded: message.count) &* 8
+            tail.storeBytes(of: bits.littleEndian, toByteOffset: length - 8, as: UInt64.self)
+            block(UnsafeRawBufferPointer(rebasing: tail[0..<64]), &state)
+            if length == 128 { block(UnsafeRawBufferPointer(rebasing: tail[64..<128]), &state) }
+        }
+        return state
+    }
+
+    @inline(__always)
+    private static func rotate(_ x: UInt32, _ s: UInt32) -> UInt32 { (x << s) | (x >> (32 - s)) }
+
+    @inline(__always)
+    private static func f(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32, _ m: UInt32, _ k: UInt32, _ s: UInt32) -> UInt32 {
+        b &+ rotate(a &+ ((b & c) | (~b & d)) &+ m &+ k, s)
+    }
+
+    @inline(__always)
+    private static func g(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32, _ m: UInt32, _ k: UInt32, _ s: UInt32) -> UInt32 {
+        b &+ rotate(a &+ ((d & b) | (~d & c)) &+ m &+ k, s)
+    }
+
+    @inline(__always)
+    private static func h(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32, _ m: UInt32, _ k: UInt32, _ s: UInt32) -> UInt32 {
+        b &+ rotate(a &+ (b ^ c ^ d) &+ m &+ k, s)
+    }
+
+    @inline(__always)
+    private static func i(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: UInt32, _ m: UInt32, _ k: UInt32, _ s: UInt32) -> UInt32 {
+        b &+ rotate(a &+ (c ^ (b | ~d)) &+ m &+ k, s)
+    }
+
+    /// One 64-byte block of the compression function (the 64 steps of RFC 1321, unrolled).
+    private static func block(_ p: UnsafeRawBufferPointer, _ state: inout (UInt32, UInt32, UInt32, UInt32)) {
+        @inline(__always) func word(_ n: Int) -> UInt32 {
+            UInt32(littleEndian: p.loadUnaligned(fromByteOffset: n * 4, as: UInt32.self))
+        }
+        let m0 = word(0), m1 = word(1), m2 = word(2), m3 = word(3), m4 = word(4), m5 = word(5), m6 = word(6)
+        let m7 = word(7), m8 = word(8), m9 = word(9), m10 = word(10), m11 = word(11), m12 = word(12)
+        let m13 = word(13), m14 = word(14), m15 = word(15)
+        var a = state.0, b = state.1, c = state.2, d = state.3
+        a = f(a, b, c, d, m0, 0xd76aa478, 7)
+        d = f(d, a, b, c, m1, 0xe8c7b756, 12)
+        c = f(c, d, a, b, m2, 0x242070db, 17)
+        b = f(b, c, d, a, m3, 0xc1bdceee, 22)
+        a = f(a, b, c, d, m4, 0xf57c0faf, 7)
+        d = f(d, a, b, c, m5, 0x4787c62a, 12)
+        c = f(c, d, a, b, m6, 0xa8304613, 17)
+        b = f(b, c, d, a, m7, 0xfd469501, 22)
+        a = f(a, b, c, d, m8, 0x698098d8, 7)
+        d = f(d, a, b, c, m9, 0x8b44f7af, 12)
+        c = f(c, d, a, b, m10, 0xffff5bb1, 17)
+        b = f(b, c, d, a, m11, 0x895cd7be, 22)
+        a = f(a, b, c, d, m12, 0x6b901122, 7)
+        d = f(d, a, b, c, m13, 0xfd987193, 12)
+        c = f(c, d, a, b, m14, 0xa679438e, 17)
+        b = f(b, c, d, a, m15, 0x49b40821, 22)
+        a = g(a, b, c, d, m1, 0xf61e2562, 5)
+        d = g(d, a, b, c, m6, 0xc040b340, 9)
+        c = g(c, d, a, b, m11, 0x265e5a51, 14)
+        b = g(b, c, d, a, m0, 0xe9b6c7aa, 20)
+        a = g(a, b, c, d, m5, 0xd62f105d, 5)
+        d = g(d, a, b, c, m10, 0x02441453, 9)
+        c = g(c, d, a, b, m15, 0xd8a1e681, 14)
+        b = g(b, c, d, a, m4, 0xe7d3fbc8, 20)
+        a = g(a, b, c, d, m9, 0x21e1cde6, 5)
+        d = g(d, a, b, c, m14, 0xc33707d6, 9)
+        c = g(c, d, a, b, m3, 0xf4d50d87, 14)
+        b = g(b, c, d, a, m8, 0x455a14ed, 20)
+        a = g(a, b, c, d, m13, 0xa9e3e905, 5)
+        d = g(d, a, b, c, m2, 0xfcefa3f8, 9)
+        c = g(c, d, a, b, m7, 0x676f02d9, 14)
+        b = g(b, c, d, a, m12, 0x8d2a4c8a, 20)
+        a = h(a, b, c, d, m5, 0xfffa3942, 4)
+        d = h(d, a, b, c, m8, 0x8771f681, 11)
+        c = h(c, d, a, b, m11, 0x6d9d6122, 16)
+        b = h(b, c, d, a, m14, 0xfde5380c, 23)
+        a = h(a, b, c, d, m1, 0xa4beea44, 4)
+        d = h(d, a, b, c, m4, 0x4bdecfa9, 11)
+        c = h(c, d, a, b, m7, 0xf6bb4b60, 16)
+        b = h(b, c, d, a, m10, 0xbebfbc70, 23)
+        a = h(a, b, c, d, m13, 0x289b7ec6, 4)
+        d = h(d, a, b, c, m0, 0xeaa127fa, 11)
+        c = h(c, d, a, b, m3, 0xd4ef3085, 16)
+        b = h(b, c, d, a, m6, 0x04881d05, 23)
+        a = h(a, b, c, d, m9, 0xd9d4d039, 4)
+        d = h(d, a, b, c, m12, 0xe6db99e5, 11)
+        c = h(c, d, a, b, m15, 0x1fa27cf8, 16)
+        b = h(b, c, d, a, m2, 0xc4ac5665, 23)
+        a = i(a, b, c, d, m0, 0xf4292244, 6)
+        d = i(d, a, b, c, m7, 0x432aff97, 10)
+        c = i(c, d, a, b, m14, 0xab9423a7, 15)
+        b = i(b, c, d, a, m5, 0xfc93a039, 21)
+        a = i(a, b, c, d, m12, 0x655b59c3, 6)
+        d = i(d, a, b, c, m3, 0x8f0ccc92, 10)
+        c = i(c, d, a, b, m10, 0xffeff47d, 15)
+        b = i(b, c, d, a, m1, 0x85845dd1, 21)
+        a = i(a, b, c, d, m8, 0x6fa87e4f, 6)
+        d = i(d, a, b, c, m15, 0xfe2ce6e0, 10)
+        c = i(c, d, a, b, m6, 0xa3014314, 15)
+        b = i(b, c, d, a, m13, 0x4e0811a1, 21)
+        a = i(a, b, c, d, m4, 0xf7537e82, 6)
+        d = i(d, a, b, c, m11, 0xbd3af235, 10)
+        c = i(c, d, a, b, m2, 0x2ad7d2bb, 15)
+        b = i(b, c, d, a, m9, 0xeb86d391, 21)
+        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d)
     }
 }

@@ -12,6 +12,8 @@ public struct RemoteCacheKey: Sendable, Hashable {
     public let namespace: String
     /// The format version. Default 1.
     public let version: Int
+    /// `<namespace>:v<version>:`, made once.
+    private let prefix: String
 
     /// Makes a key scheme; `nil` when `namespace` is empty, longer than 64 or has other characters than
     /// letters, digits, `.`, `_` and `-`, or `version` is negative.
@@ -21,8 +23,7 @@ public struct RemoteCacheKey: Sendable, Hashable {
                 || byte == 0x2E || byte == 0x5F || byte == 0x2D
         }
         guard allowed, !namespace.isEmpty, namespace.utf8.count <= 64, version >= 0 else { return nil }
-        self.namespace = namespace
-        self.version = version
+        self.init(validNamespace: namespace, version: version)
     }
 
     /// `webimage`, version 1: the scheme `ImageCache` and `MemcachedTier` use by default.
@@ -31,10 +32,20 @@ public struct RemoteCacheKey: Sendable, Hashable {
     private init(validNamespace: String, version: Int) {
         namespace = validNamespace
         self.version = version
+        prefix = "\(validNamespace):v\(version):"
     }
 
-    /// The remote key of `key` (its UTF-8 bytes hashed).
+    /// The remote key of `key` (its UTF-8 bytes hashed), built in one allocation.
     public func remoteKey(for key: String) -> String {
-        "\(namespace):v\(version):\(MD5.hex(key))"
+        var prefix = prefix
+        let length = prefix.utf8.count + 32
+        return prefix.withUTF8 { head in
+            String(unsafeUninitializedCapacity: length) { buffer in
+                let out = UnsafeMutableRawBufferPointer(buffer)
+                out.copyMemory(from: UnsafeRawBufferPointer(head))
+                MD5.writeHex(of: key, into: UnsafeMutableRawBufferPointer(rebasing: out[head.count...]))
+                return length
+            }
+        }
     }
 }

@@ -10,8 +10,10 @@ import Foundation
 /// Keys are the caller's own strings (any characters, any length); a tier maps them to what its servers
 /// accept (`RemoteCacheKey`).
 ///
-/// - Important: Implementations are thread-safe: call from any thread. Completions run on the tier's own
-///   threads; keep them short.
+/// - Important: Implementations are thread-safe: call from any thread. A completion runs exactly once, either
+///   on the calling thread before the call returns (a tier may do the work inline, e.g. `MemcachedTier` when
+///   a connection is free) or later on the tier's own threads; never hold a lock across a call that its
+///   completion takes too. Keep completions short.
 public protocol RemoteCacheTier: AnyObject, Sendable {
     /// Looks `key` up; `completion` receives the bytes, or `nil` for a miss or any failure.
     func value(forKey key: String, completion: @escaping @Sendable (Data?) -> Void)

@@ -102,27 +102,31 @@ enum SharedTierEnvelope {
         return out
     }
 
-    /// The bytes and metadata, or `nil` when `envelope` is malformed or belongs to another key.
+    /// The bytes and metadata, or `nil` when `envelope` is malformed or belongs to another key. The image bytes
+    /// are copied once (into a `Data` indexed from 0); the envelope itself is read in place.
     static func decode(_ envelope: Data, key: String) -> (data: Data, metadata: ImageCacheMetadata)? {
-        let bytes = Data(envelope) // indices from 0
-        guard bytes.count >= 12, Array(bytes.prefix(4)) == magic else { return nil }
+        let start = envelope.startIndex
+        guard envelope.count >= 12, envelope.prefix(4).elementsEqual(magic) else { return nil }
         var offset = 4
-        guard let keyLength = readLength(bytes, &offset), bytes.count - offset >= keyLength,
-              bytes[offset..<offset + keyLength].elementsEqual(key.utf8) else { return nil }
+        guard let keyLength = readLength(envelope, &offset), envelope.count - offset >= keyLength,
+              envelope[start + offset..<start + offset + keyLength].elementsEqual(key.utf8) else { return nil }
         offset += keyLength
-        guard let metaLength = readLength(bytes, &offset), bytes.count - offset >= metaLength,
-              let metadata = ImageCacheMetadata.decode(bytes.subdata(in: offset..<offset + metaLength)) else { return nil }
+        guard let metaLength = readLength(envelope, &offset), envelope.count - offset >= metaLength,
+              let metadata = ImageCacheMetadata.decode(envelope.subdata(in: start + offset..<start + offset + metaLength))
+        else { return nil }
         offset += metaLength
-        return (bytes.subdata(in: offset..<bytes.count), metadata)
+        return (envelope.subdata(in: start + offset..<envelope.endIndex), metadata)
     }
 
     private static func append(_ value: UInt32, to data: inout Data) {
         withUnsafeBytes(of: value.bigEndian) { data.append(contentsOf: $0) }
     }
 
+    /// The big-endian u32 at `offset` (from the start of `bytes`), advancing `offset`; `nil` past the end.
     private static func readLength(_ bytes: Data, _ offset: inout Int) -> Int? {
         guard bytes.count - offset >= 4 else { return nil }
-        let value = bytes[offset..<offset + 4].reduce(0) { ($0 << 8) | Int($1) }
+        let from = bytes.startIndex + offset
+        let value = bytes[from..<from + 4].reduce(0) { ($0 << 8) | Int($1) }
         offset += 4
         return value
     }
