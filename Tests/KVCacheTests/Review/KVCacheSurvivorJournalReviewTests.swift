@@ -78,7 +78,7 @@ final class KVCacheSurvivorJournalReviewTests: XCTestCase {
         for index in 0..<Self.survivorKeys { allowed["s\(index)"] = [.absent] }
 
         let survivor = try KVStorage(path: directory.path, type: .mixed)
-        var kills = 0
+        var kills = 0, acknowledged = 0
         for round in 0..<rounds {
             let child = try ChildProcess(test: "KVCacheTests.KVCacheSurvivorJournalReviewTests/testChildWriter",
                                          environment: ["KVCACHE_SURVIVOR_PATH": directory.path,
@@ -101,6 +101,7 @@ final class KVCacheSurvivorJournalReviewTests: XCTestCase {
             child.kill()
             let lines = child.finish()
             if child.wasKilled { kills += 1 }
+            acknowledged += lines.filter { $0 == "ACK" }.count
             replay(lines, into: &allowed)
             // A child's trim counts the survivor's entries too and may take any of them (its list covers its own keys).
             if lines.contains("BEGIN trim") {
@@ -119,6 +120,9 @@ final class KVCacheSurvivorJournalReviewTests: XCTestCase {
             }
         }
         survivor.close()
+        print("KVCacheSurvivorJournalReviewTests: \(kills) kills, \(acknowledged) acknowledged child operations")
+        XCTAssertEqual(kills, rounds, "seed \(seed): every child must die of SIGKILL")
+        XCTAssertGreaterThan(acknowledged, rounds, "seed \(seed): the children must get work done before the kills")
 
         let storage = try KVStorage(path: directory.path, type: .mixed)
         XCTAssertEqual(storage.openReport.ranCrashCleanup, kills > 0, "seed \(seed): \(kills) writers died; open: \(storage.openReport)")
