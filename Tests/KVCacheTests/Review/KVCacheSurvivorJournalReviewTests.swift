@@ -7,7 +7,10 @@ import XCTest
 /// of its saves, replaces (the `name`/`name.1` alternation), removes and trims while another instance (this
 /// process, the survivor) keeps the folder open and writes files of its own between the kills. The killed
 /// writers' intent-journal records pile up behind (and are interleaved with the scopes of) the survivor's,
-/// which truncates back to where its own scopes began; no exclusive open happens until the end. Checked:
+/// which truncates back to where its own scopes began; no exclusive open happens until the end, but after
+/// some kills the survivor runs the recovery protocol (a reported, unconfirmed corruption), whose exclusive
+/// reopen cleans up after the dead writers from the journal and must leave the store exactly consistent with
+/// no dead slot. Checked:
 /// after every kill the survivor reads every key as one of its allowed states (the kill's in-flight
 /// operation happened or not — what the survivor sees fixes which); at the end the exclusive opener runs the
 /// crash cleanup iff a writer died, after it no orphan file, no row without its file, no temporary, and every
@@ -78,15 +81,22 @@ final class KVCacheSurvivorJournalReviewTests: XCTestCase {
         for index in 0..<Self.survivorKeys { allowed["s\(index)"] = [.absent] }
 
         let survivor = try KVStorage(path: directory.path, type: .mixed)
-        var kills = 0, acknowledged = 0
+        survivor.recoveryState.lockWait = 0.2
+        var kills = 0, acknowledged = 0, recoveries = 0
+        // Kills whose dead slots no recovery of the survivor has cleaned up after.
+        var deadSinceRecovery = 0
+        let corrupt = KVCacheError.sqlite(code: 11, message: "database disk image is malformed", operation: "test")
         for round in 0..<rounds {
+            // Every fourth round is killed just after the child began a trim (a batch of names in the journal).
+            let aimed = round % 4 == 3
             let child = try ChildProcess(test: "KVCacheTests.KVCacheSurvivorJournalReviewTests/testChildWriter",
                                          environment: ["KVCACHE_SURVIVOR_PATH": directory.path,
                                                        "KVCACHE_SURVIVOR_ROUND": "\(round)",
-                                                       "KVCACHE_SURVIVOR_CHILD_SEED": "\(rng.next())"])
+                                                       "KVCACHE_SURVIVOR_CHILD_SEED": "\(rng.next())"],
+                                         readyMarker: aimed ? "BEGIN trim\n" : "READY\n")
             XCTAssertTrue(child.waitUntilReady(timeout: 60), "seed \(seed): child \(round) never got ready")
             // The survivor writes meanwhile (its records interleave with the child's); the pause picks the kill's moment.
-            for step in 0..<rng.next(upTo: 12) {
+            for step in 0..<(aimed ? 0 : rng.next(upTo: 12)) {
                 let key = "s\(rng.next(upTo: Self.survivorKeys))"
                 if rng.next(upTo: 4) == 0 {
                     try survivor.removeItem(forKey: key)
@@ -97,10 +107,13 @@ final class KVCacheSurvivorJournalReviewTests: XCTestCase {
                     allowed[key] = [state]
                 }
             }
-            usleep(UInt32(rng.next(upTo: 30_000)))
+            usleep(UInt32(rng.next(upTo: aimed ? 3_000 : 30_000)))
             child.kill()
             let lines = child.finish()
-            if child.wasKilled { kills += 1 }
+            if child.wasKilled {
+                kills += 1
+                deadSinceRecovery += 1
+            }
             acknowledged += lines.filter { $0 == "ACK" }.count
             replay(lines, into: &allowed)
             // A child's trim counts the survivor's entries too and may take any of them (its list covers its own keys).
@@ -118,14 +131,31 @@ final class KVCacheSurvivorJournalReviewTests: XCTestCase {
                 }
                 allowed[key] = [match]
             }
+
+            // Some rounds: the survivor meets (reported, unconfirmed) damage and runs the recovery protocol.
+            // Alone in the folder now, it reopens exclusively and cleans up after the dead writers from the
+            // journal: the store must then be exactly consistent, and the dead slots free.
+            if rng.next(upTo: 3) == 0 {
+                let runs = survivor.cleanupReport.runs
+                _ = Result { () throws(KVCacheError) in try survivor.guarded { () throws(KVCacheError) in throw corrupt } }
+                _ = try survivor.itemsCount() // the next operation reopens if the recovery could not finish
+                recoveries += 1
+                XCTAssertEqual(survivor.cleanupReport.runs, runs + 1, "seed \(seed) round \(round): the recovery did not clean up")
+                XCTAssertNil(survivor.recoveryError, "seed \(seed) round \(round): an unconfirmed report rebuilt the store")
+                XCTAssertEqual(try survivor._checkInvariants(), [], "seed \(seed) round \(round): after the recovery's cleanup")
+                let slots = try KVStorage._instanceSlots(atPath: directory.path)
+                XCTAssertEqual(slots?.dead, 0, "seed \(seed) round \(round): dead slots after the recovery: \(String(describing: slots))")
+                deadSinceRecovery = 0
+            }
         }
         survivor.close()
-        print("KVCacheSurvivorJournalReviewTests: \(kills) kills, \(acknowledged) acknowledged child operations")
+        print("KVCacheSurvivorJournalReviewTests: \(kills) kills, \(acknowledged) acknowledged child operations, \(recoveries) recoveries")
         XCTAssertEqual(kills, rounds, "seed \(seed): every child must die of SIGKILL")
         XCTAssertGreaterThan(acknowledged, rounds, "seed \(seed): the children must get work done before the kills")
 
         let storage = try KVStorage(path: directory.path, type: .mixed)
-        XCTAssertEqual(storage.openReport.ranCrashCleanup, kills > 0, "seed \(seed): \(kills) writers died; open: \(storage.openReport)")
+        XCTAssertEqual(storage.openReport.ranCrashCleanup, deadSinceRecovery > 0,
+                       "seed \(seed): \(deadSinceRecovery) writers died since the last recovery; open: \(storage.openReport)")
         XCTAssertEqual(try storage._checkInvariants(), [], "seed \(seed): after the crash cleanup")
         for (key, states) in allowed.sorted(by: { $0.key < $1.key }) {
             XCTAssertEqual(try storage.itemValue(forKey: key), Self.bytes(states.first!), "seed \(seed): \(key)")
