@@ -34,4 +34,18 @@ final class KVCacheNulFilenameReviewTests: XCTestCase {
                        "key \"one\" (file \"v\\0one\") reads key \"two\"'s bytes: both files are data/v; data/ holds \((try? directory.files(in: "data")) ?? [])")
         XCTAssertEqual(try storage._checkInvariants(), [])
     }
+
+    /// The same through the public API: a `DiskCache` whose `filename` closure names each file after its key
+    /// (unique per key, no `/`: the documented contract), with two keys that differ after a NUL — distinct
+    /// entries by the README ("keys holding NUL … are distinct entries, on disk").
+    func testADiskCacheNamingFilesAfterKeysKeepsNulKeysApart() throws {
+        let cache = try DiskCache(path: directory.path, inlineThreshold: 16)
+        cache.filename = { key in key }
+        let first = Data(repeating: 0xA1, count: 64), second = Data(repeating: 0xB2, count: 64)
+        try cache.setObject(first, forKey: "image\u{0}small")
+        try cache.setObject(second, forKey: "image\u{0}large")
+        XCTAssertEqual(try cache.object(forKey: "image\u{0}large"), second)
+        XCTAssertEqual(try cache.object(forKey: "image\u{0}small"), first,
+                       "the first key reads the second key's bytes; data/ holds \((try? directory.files(in: "data")) ?? [])")
+    }
 }
