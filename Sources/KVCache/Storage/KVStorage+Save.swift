@@ -192,11 +192,13 @@ extension KVStorage {
 }
 
 extension KVStorage {
-    /// Whether `name` names a file inside `data/`: not empty, no `/`, not `.` or `..`. Checked on save and on
-    /// every filename read back from the manifest, so a damaged manifest can never reach outside the folder.
+    /// Whether `name` names a file inside `data/`: not empty, no `/`, no NUL, not `.` or `..`. Checked on save
+    /// and on every filename read back from the manifest, so a damaged manifest can never reach outside the
+    /// folder. NUL is refused because the system calls stop at it: `"v\0one"` and `"v\0two"` would both be
+    /// `data/v` (`KVCacheNulFilenameReviewTests`).
     static func isSafeFilename(_ name: String) -> Bool {
         // A scan of the UTF-8 bytes: Foundation's `contains(_:)` on a String goes through NSString (it showed
         // in read profiles).
-        !name.isEmpty && !name.utf8.contains(UInt8(ascii: "/")) && name != "." && name != ".."
+        !name.isEmpty && !name.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 }) && name != "." && name != ".."
     }
 }
