@@ -137,7 +137,8 @@ struct InstanceSlots {
         guard descriptor >= 0 else { throw .io(errno: errno, operation: "open instance slots", path: path) }
     }
 
-    /// This boot's id, or `nil` when the kernel does not tell (then every dead slot counts as another boot's).
+    /// This boot's id, or `nil` when the kernel does not tell (then every header counts as another boot's:
+    /// every exclusive open scans the whole store).
     static let bootID: [UInt8]? = {
         let fd = Glibc.open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
