@@ -86,7 +86,8 @@ public final class DiskCache: Sendable {
         set { core.limits.withLock { $0.autoTrimInterval = max(0.01, newValue) } }
     }
 
-    /// Names the value file of a key (unique per key, no `/`). `nil` (the MD5 of the key in hex) by default.
+    /// Names the value file of a key (unique per key; not empty, no `/` or NUL, not `.` or `..`: a save whose
+    /// name breaks this throws `.invalidArgument`). `nil` (the MD5 of the key in hex) by default.
     public var filename: (@Sendable (String) -> String)? {
         get { core.limits.withLock { $0.filename } }
         set { core.limits.withLock { $0.filename = newValue } }

@@ -21,15 +21,21 @@ import Glibc
 // No counter is kept, so none can be reset or lost by an opener that races a waiting instance (the defect of
 // the instance count this replaces, `KVCacheInstanceCountReviewTests`). The exclusive opener runs the crash
 // cleanup (KVStorage+Cleanup.swift) and, on a manifest of at most 128 MB (`quickCheckPageLimit`), `PRAGMA
-// quick_check` iff some slot is dead, the header is missing or foreign (a new folder, or one last opened by a
-// version that kept a count in `lock`: unclean once), `lock` still holds a count above 0 (an instance of an
+// quick_check` iff some slot is dead, the header is missing, foreign (a new folder, or one last opened by a
+// version that kept a count in `lock`: unclean once) or another boot's (below), `lock` still holds a count above 0 (an instance of an
 // older version is open or died), or the manifest was missing or recreated. Only after the cleanup succeeded
 // does it mark the dead slots "." (a crash during the cleanup leaves them dead: the next exclusive opener
 // cleans up again). An instance that waited through a recovery and got the folder to itself does the same.
 // Openers that are not exclusive take a "." slot only (they never erase a dead one). After a clean
 // shutdown the open reads one small file (a byte per instance ever open at once) and tests no lock: O(1).
-// A store whose dead slots carry another boot's id was stopped by a power loss or an OS crash: the cleanup
-// then scans every row and file, since the intent journal may not have reached the disk (see Cleanup).
+// A header of another boot means the machine restarted since the last exclusive open: whatever the slots
+// say, the shutdown counts as unclean and the cleanup scans every row and file. Without `syncsFiles` neither
+// the "o" of a slot nor the intent journal is fsynced, so a power loss or an OS crash can bring a slot back
+// as "." (its clean close long before) along with value files and commits that never reached the disk
+// (`KVCachePowerLossSlotReviewTests`); a clean reboot costs one full scan per store per boot.
+// The file is read up to `maxSlots` slots (`readBounded`): a larger one (damage: a stray `truncate`, a
+// file-system fault) is never read whole; the exclusive opener takes it for a foreign header (a full scan)
+// and cuts it back to the bound after its cleanup (`KVCacheHugeBookkeepingFileReviewTests`).
 // Kernels without OFD locks (EINVAL) get no slot: every exclusive open then cleans up (correct, slower).
 
 extension KVStorage {
@@ -100,6 +106,10 @@ struct InstanceSlots {
     // F_OFD_GETLK / F_OFD_SETLK (Linux, <bits/fcntl-linux.h>; not exported to Swift without _GNU_SOURCE).
     static let getLock: Int32 = 36
     static let setLock: Int32 = 37
+    /// The most slots the file holds (instances open at once on one folder); a larger file is damaged.
+    static let maxSlots = 65_536
+    /// The largest size of a sound slots file.
+    static var maxSize: Int { headerSize + maxSlots }
 
     /// What the exclusive opener found.
     struct Scan: Equatable {
@@ -111,6 +121,8 @@ struct InstanceSlots {
         var dead: [Int] = []
         /// Slots marked open and locked: instances open elsewhere.
         var live = 0
+        /// The file is larger than `maxSize` (damaged): treated like a foreign header, cut back after the cleanup.
+        var oversized = false
     }
 
     let path: String
@@ -125,7 +137,8 @@ struct InstanceSlots {
         guard descriptor >= 0 else { throw .io(errno: errno, operation: "open instance slots", path: path) }
     }
 
-    /// This boot's id, or `nil` when the kernel does not tell (then every dead slot counts as another boot's).
+    /// This boot's id, or `nil` when the kernel does not tell (then every header counts as another boot's:
+    /// every exclusive open scans the whole store).
     static let bootID: [UInt8]? = {
         let fd = Glibc.open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
@@ -136,14 +149,18 @@ struct InstanceSlots {
         return Array(buffer[..<count].filter { $0 != UInt8(ascii: "\n") }.prefix(headerSize - magic.count - 1))
     }()
 
-    /// The whole file (a header and a byte per slot).
-    func contents() throws(KVCacheError) -> [UInt8] { try Self.readWhole(descriptor, path: path) }
+    /// The file (a header and a byte per slot), up to `maxSize` bytes; `oversized` when it is larger.
+    func contents() throws(KVCacheError) -> (bytes: [UInt8], oversized: Bool) {
+        try Self.readBounded(descriptor, limit: Self.maxSize, path: path)
+    }
 
-    /// Every byte of the file open as `descriptor` (`path` names it in errors).
-    static func readWhole(_ descriptor: Int32, path: String) throws(KVCacheError) -> [UInt8] {
+    /// The bytes of the file open as `descriptor` (`path` names it in errors), or, for a file larger than
+    /// `limit` (damaged: `st_size` is never allocated unbounded), its first `limit` bytes and `oversized`.
+    static func readBounded(_ descriptor: Int32, limit: Int, path: String) throws(KVCacheError) -> (bytes: [UInt8], oversized: Bool) {
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw .io(errno: errno, operation: "fstat", path: path) }
-        var bytes = [UInt8](repeating: 0, count: Int(status.st_size))
+        let oversized = status.st_size > off_t(limit)
+        var bytes = [UInt8](repeating: 0, count: oversized ? limit : max(0, Int(status.st_size)))
         var offset = 0
         while offset < bytes.count {
             let count = bytes[offset...].withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(offset)) }
@@ -152,7 +169,7 @@ struct InstanceSlots {
             if count == 0 { break }
             offset += count
         }
-        return Array(bytes[..<offset])
+        return (Array(bytes[..<offset]), oversized)
     }
 
     /// Runs `fcntl(command)` with a write lock (or `type`) on slot `index`'s byte; returns the lock back
@@ -177,10 +194,11 @@ struct InstanceSlots {
     /// Classifies every slot but this instance's own (the exclusive opener, or a recovering instance that got
     /// the folder to itself).
     func scan() throws(KVCacheError) -> Scan {
-        let bytes = try contents()
+        let (bytes, oversized) = try contents()
         var scan = Scan()
+        scan.oversized = oversized
         guard bytes.count >= Self.headerSize else { return scan }
-        scan.headerValid = Array(bytes[..<Self.magic.count]) == Self.magic
+        scan.headerValid = !oversized && Array(bytes[..<Self.magic.count]) == Self.magic
         if scan.headerValid {
             let id = bytes[Self.magic.count..<Self.headerSize].prefix { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\n") }
             scan.otherBoot = Self.bootID.map { Array(id) != $0 } ?? true
@@ -203,12 +221,12 @@ struct InstanceSlots {
     /// Takes a free slot: locks its byte, then marks it open ("o"). A slot marked open is skipped even when
     /// its lock is free (a dead instance's: only the exclusive opener's cleanup frees it). With `sync`, the
     /// mark is fsynced (power-loss durability of the unclean-shutdown evidence). Returns `false`, taking
-    /// nothing, on a kernel without OFD locks.
+    /// nothing, on a kernel without OFD locks; throws `EUSERS` when all `maxSlots` are marked open.
     mutating func claim(sync: Bool) throws(KVCacheError) -> Bool {
         precondition(slot == nil)
-        let bytes = try contents()
+        let bytes = try contents().bytes
         var index = 0
-        while true {
+        while index < Self.maxSlots {
             let offset = Self.headerSize + index
             if offset < bytes.count && bytes[offset] == Self.open {
                 index += 1
@@ -238,11 +256,18 @@ struct InstanceSlots {
             if sync && fsync(descriptor) != 0 { throw .io(errno: errno, operation: "fsync", path: path) }
             return true
         }
+        // Every slot is marked open: more instances than a sound store ever has (or dead ones piling up).
+        throw .io(errno: EUSERS, operation: "claim an instance slot (all \(Self.maxSlots) marked open)", path: path)
     }
 
-    /// Marks `dead` slots free (after the cleanup they called for) and writes the header (this boot's id).
-    func markCleanedUp(dead: [Int], headerValid: Bool, otherBoot: Bool) throws(KVCacheError) {
+    /// Marks `dead` slots free (after the cleanup they called for), cuts an oversized file back to `maxSize`
+    /// and writes the header (this boot's id).
+    func markCleanedUp(_ scan: Scan) throws(KVCacheError) {
+        let (dead, headerValid, otherBoot) = (scan.dead, scan.headerValid, scan.otherBoot)
         for index in dead { try write([Self.free], at: Self.headerSize + index) }
+        if scan.oversized && ftruncate(descriptor, off_t(Self.maxSize)) != 0 {
+            throw .io(errno: errno, operation: "truncate instance slots", path: path)
+        }
         guard !headerValid || otherBoot else { return }
         var header = Self.magic + (Self.bootID ?? Array("unknown".utf8))
         header += [UInt8](repeating: UInt8(ascii: " "), count: max(0, Self.headerSize - 1 - header.count))
@@ -250,8 +275,7 @@ struct InstanceSlots {
     }
 
     /// The clean close: marks the slot free, then closes the descriptor (which drops the lock). With
-    /// `markFree` false (an open that failed after it may have changed the store), the slot stays marked
-    /// open: the next exclusive opener cleans up.
+    /// `markFree` false, the slot stays marked open: the next exclusive opener cleans up.
     mutating func release(markFree: Bool) {
         if markFree, let slot {
             do {

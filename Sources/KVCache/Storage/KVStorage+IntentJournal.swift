@@ -8,7 +8,8 @@ import Glibc
 // row and file of the store.
 //
 // Every move into or out of data/ happens under `write.lock` (`withFileLock`), so one writer of the folder (in
-// any process) at a time appends to the journal. Its records: "<byte count> <name>\n", appended
+// any process) at a time appends to the journal. Its records: "<byte count> <name> <check>\n" (<check>: the
+// FNV-1a hash of the name's bytes, 8 hex digits, so a record the reader frames wrongly does not pass), appended
 //   - before a temporary is renamed into data/ (the name it gets, in `placeAndCommit`);
 //   - before the COMMIT of every write transaction, for each file name a row stopped using (a DELETE, or an
 //     UPDATE/REPLACE of its filename): TEMP triggers of the connection collect them in `temp.moved_files`
@@ -19,8 +20,15 @@ import Glibc
 // (a file that could not be trashed or removed) keeps the records too (`keepJournal`).
 // The exclusive opener (no instance writing) runs the cleanup over the journal's names whenever the journal
 // is not empty or the last shutdown was unclean: a name whose file exists and that no row uses goes to trash,
-// a row whose file is missing or of the wrong size goes; then it empties the journal. A torn last record (a
-// writer killed in the `pwrite`) is ignored: the step it announced had not begun.
+// a row whose file is missing or of the wrong size goes; then it empties the journal.
+// A malformed record makes that cleanup a full scan (every row and file): a writer killed inside its `pwrite`
+// (a multi-page write, a trim's batch, can end part-way) leaves a torn record, and writers open on the folder
+// after it append their records behind it, so a torn record need not be the last one. The records behind it
+// cannot be framed again with certainty (a name may hold any byte but `/` and NUL, "\n" included), and the
+// hash keeps a wrong framing (a torn record's announced length reaching into the records after it) from
+// passing as a record, so the reader never drops names silently (`KVCacheTornJournalReviewTests`). Rare: it
+// takes a kill inside a journal write. A journal above `maxJournalSize` (damage, or a dead writer's huge
+// batch) is not read at all: a full scan too, then the journal is emptied (`KVCacheHugeBookkeepingFileReviewTests`).
 // A record with an empty name asks for a full scan: appended before a rebuild moves the manifest aside
 // (every file of data/ becomes an orphan) and before a full scan begins, and dropped with the rest once the
 // scan finished, so a crash in between makes the next cleanup scan everything again.
@@ -49,6 +57,23 @@ extension KVStorage {
         """
 
     private var journalPath: String { path + "/write.lock" }
+
+    /// The largest journal the cleanup reads (4 MB: more than 10,000 names); a larger one means a full scan.
+    static let maxJournalSize = 4 << 20
+
+    /// FNV-1a (32 bits) of `bytes`: the check of a journal record.
+    static func journalCheck<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt32 {
+        var hash: UInt32 = 0x811C_9DC5
+        for byte in bytes { hash = (hash ^ UInt32(byte)) &* 0x0100_0193 }
+        return hash
+    }
+
+    /// The journal record of `name`: "<byte count> <name> <check>\n" (an empty name: a full-scan request).
+    static func journalRecord(_ name: String) -> [UInt8] {
+        let check = String(journalCheck(name.utf8), radix: 16)
+        return Array("\(name.utf8.count) ".utf8) + Array(name.utf8)
+            + Array((" " + String(repeating: "0", count: 8 - check.count) + check + "\n").utf8)
+    }
 
     /// Called by the outermost `withFileLock` once it holds the lock.
     func beginJournalScope() throws(KVCacheError) {
@@ -81,11 +106,7 @@ extension KVStorage {
             return
         }
         var bytes: [UInt8] = []
-        for name in names {
-            bytes += Array("\(name.utf8.count) ".utf8)
-            bytes += Array(name.utf8)
-            bytes.append(UInt8(ascii: "\n"))
-        }
+        for name in names { bytes += Self.journalRecord(name) }
         var offset = 0
         while offset < bytes.count {
             let count = bytes[offset...].withUnsafeBytes {
@@ -110,26 +131,46 @@ extension KVStorage {
         try journal(names)
     }
 
-    /// The names in the journal (every record, whoever wrote it), in order; a torn last record is left out.
+    /// The names in the journal (every record, whoever wrote it), in order. A malformed record (torn, or
+    /// failing its check) or a journal above `maxJournalSize` adds a full-scan request (an empty name): the
+    /// names it may hide are then found by the full scan (see "Intent journal").
     func journaledNames() throws(KVCacheError) -> [String] {
-        let bytes = try InstanceSlots.readWhole(fileLockDescriptor, path: journalPath)
-        let filled = bytes.count
+        let (bytes, oversized) = try InstanceSlots.readBounded(fileLockDescriptor, limit: Self.maxJournalSize, path: journalPath)
+        if oversized {
+            kvLog.warning("KVStorage at \(path): intent journal above \(Self.maxJournalSize) bytes: scanning the whole store")
+            return [""]
+        }
         var names: [String] = []
         var index = 0
-        while index < filled {
-            var length = 0
-            var cursor = index
-            while cursor < filled, (48...57).contains(bytes[cursor]), length < 1 << 20 {
-                length = length * 10 + Int(bytes[cursor] - 48)
-                cursor += 1
+        while index < bytes.count {
+            guard let (name, next) = Self.journalRecord(in: bytes, at: index) else {
+                kvLog.warning("KVStorage at \(path): malformed intent journal record at byte \(index): scanning the whole store")
+                names.append("")
+                break
             }
-            guard cursor > index, cursor < filled, bytes[cursor] == UInt8(ascii: " ") else { break }
-            let start = cursor + 1, stop = start + length
-            guard stop < filled, bytes[stop] == UInt8(ascii: "\n") else { break }
-            names.append(String(decoding: bytes[start..<stop], as: UTF8.self))
-            index = stop + 1
+            names.append(name)
+            index = next
         }
         return names
+    }
+
+    /// The record of `bytes` starting at `index` and the index after it, or `nil` if it is malformed.
+    static func journalRecord(in bytes: [UInt8], at index: Int) -> (name: String, next: Int)? {
+        let filled = bytes.count
+        var length = 0
+        var cursor = index
+        while cursor < filled, (48...57).contains(bytes[cursor]), length < 1 << 20 {
+            length = length * 10 + Int(bytes[cursor] - 48)
+            cursor += 1
+        }
+        guard cursor > index, cursor < filled, bytes[cursor] == UInt8(ascii: " ") else { return nil }
+        let start = cursor + 1, stop = start + length
+        // " " + 8 hex digits + "\n" after the name.
+        guard stop + 10 <= filled, bytes[stop] == UInt8(ascii: " "), bytes[stop + 9] == UInt8(ascii: "\n"),
+              let check = UInt32(String(decoding: bytes[(stop + 1)..<(stop + 9)], as: UTF8.self), radix: 16),
+              check == journalCheck(bytes[start..<stop])
+        else { return nil }
+        return (String(decoding: bytes[start..<stop], as: UTF8.self), stop + 10)
     }
 
     /// Appends a full-scan request (an empty name) to the journal of the folder holding `manifestPath`.
@@ -139,7 +180,7 @@ extension KVStorage {
         let fd = open(journalPath, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw .io(errno: errno, operation: "open intent journal", path: journalPath) }
         defer { Glibc.close(fd) }
-        let record = Array("0 \n".utf8)
+        let record = journalRecord("")
         while true {
             let count = write(fd, record, record.count)
             if count == record.count { return }

@@ -188,8 +188,8 @@ extension KVStorage {
             if let recovery { recoveryError = recovery }
             // Instances waiting like this one keep their slots locked: only dead ones are cleaned up after.
             let scan = try instanceSlots?.scan() ?? InstanceSlots.Scan(headerValid: true)
-            _ = try cleanUpAfterCrash(fullScan: recovery != nil || !scan.headerValid)
-            try instanceSlots?.markCleanedUp(dead: scan.dead, headerValid: scan.headerValid, otherBoot: scan.otherBoot)
+            _ = try cleanUpAfterCrash(fullScan: recovery != nil || !scan.headerValid || scan.otherBoot)
+            try instanceSlots?.markCleanedUp(scan)
         } else {
             try downgradeOpenLock() // takes it shared (waiting for an exclusive holder)
             var unused: KVCacheError?

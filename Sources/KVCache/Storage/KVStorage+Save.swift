@@ -31,9 +31,10 @@ extension KVStorage {
     /// the row is upserted, all-or-nothing: on failure the previous value is intact.
     ///
     /// - Parameters:
-    ///   - filename: The value file's name (unique per key, no `/`). When the key's current file already has
-    ///     this name, the new version is written beside it as `<filename>.1` (and back) so the old file stays
-    ///     valid until the row moves.
+    ///   - filename: The value file's name (unique per key; not empty, no `/` or NUL, not `.` or `..`, else
+    ///     `.invalidArgument`). When the key's current file already has this name, or another row uses it, the
+    ///     new version is written beside it as `<filename>.1` (or `.2`, … : the first name no row uses) so the
+    ///     old file stays valid until the row moves.
     ///   - extendedData: Extra bytes kept beside the value, `nil` for none.
     /// Any key is stored as its exact UTF-8 bytes: the empty key, keys holding NUL, and keys that are
     /// canonically equivalent but differ as bytes (`"é"` and `"e\u{301}"`) are distinct entries.
@@ -98,7 +99,7 @@ extension KVStorage {
                 try inWriteTransaction { () throws(KVCacheError) -> String? in
                     let previous = try currentFilename(forKey: key)
                     if let name = storedFilename, let temporary {
-                        let target = name == previous ? name + ".1" : name
+                        let target = try freeFilename(name)
                         try journal([target]) // before the file exists in data/ (KVStorage+IntentJournal)
                         try io.rename(temporary, to: dataPath + "/" + target)
                         placed = target
@@ -171,6 +172,27 @@ extension KVStorage {
         }
     }
 
+    /// The name a new value file asked to be `name` gets in `data/`: `name` itself when no row uses it, else
+    /// the first of `<name>.1`, `<name>.2`, … no row uses. Inside the write transaction, under `write.lock`, so
+    /// no writer can take it before the row does. The key's own current file counts as used (its old value
+    /// stays valid until the row moves: a replace alternates `name`/`name.1`), and so does another key's
+    /// (a caller's names may well be `x` and `x.1`: `KVCacheAlternateNameReviewTests`). A file in `data/`
+    /// under that name that no row uses is an orphan, replaced.
+    func freeFilename(_ name: String) throws(KVCacheError) -> String {
+        let select = try database.prepare(
+            "SELECT 1 FROM manifest INDEXED BY manifest_filename WHERE filename = ?1 LIMIT 1")
+        var candidate = name
+        for suffix in 1... {
+            do {
+                defer { select.reset() }
+                select.bind(candidate, at: 1)
+                if try !select.step() { return candidate }
+            }
+            candidate = name + ".\(suffix)"
+        }
+        preconditionFailure("unreachable")
+    }
+
     /// The file name the row for `key` uses, or `nil` (no row, or an inline value).
     func currentFilename(forKey key: String) throws(KVCacheError) -> String? {
         let select = try database.prepare(.selectFilename)
@@ -192,11 +214,13 @@ extension KVStorage {
 }
 
 extension KVStorage {
-    /// Whether `name` names a file inside `data/`: not empty, no `/`, not `.` or `..`. Checked on save and on
-    /// every filename read back from the manifest, so a damaged manifest can never reach outside the folder.
+    /// Whether `name` names a file inside `data/`: not empty, no `/`, no NUL, not `.` or `..`. Checked on save
+    /// and on every filename read back from the manifest, so a damaged manifest can never reach outside the
+    /// folder. NUL is refused because the system calls stop at it: `"v\0one"` and `"v\0two"` would both be
+    /// `data/v` (`KVCacheNulFilenameReviewTests`).
     static func isSafeFilename(_ name: String) -> Bool {
         // A scan of the UTF-8 bytes: Foundation's `contains(_:)` on a String goes through NSString (it showed
         // in read profiles).
-        !name.isEmpty && !name.utf8.contains(UInt8(ascii: "/")) && name != "." && name != ".."
+        !name.isEmpty && !name.utf8.contains(where: { $0 == UInt8(ascii: "/") || $0 == 0 }) && name != "." && name != ".."
     }
 }

@@ -153,7 +153,6 @@ public final class KVStorage {
     var instanceSlots: InstanceSlots?
     /// Whether `close()` marks the slot free: set once the open completed (an open that failed after it
     /// may have changed the store leaves it marked open, so the next exclusive opener cleans up).
-    var isCountedOpen = false
     /// What the open did (clean-shutdown bookkeeping; tests).
     var openReport = OpenReport()
     /// What the last crash cleanup did (tests).
@@ -239,7 +238,8 @@ public final class KVStorage {
                 scan = exclusive ? try slots.scan() : InstanceSlots.Scan()
                 legacyCount = exclusive && Self.legacyCountIsPositive(lock)
                 let claimed = try slots.claim(sync: syncsFiles)
-                wasClean = exclusive && claimed && scan.headerValid && scan.dead.isEmpty && !legacyCount
+                // Another boot's header: unclean whatever the slots say (see KVStorage+CleanShutdown.swift).
+                wasClean = exclusive && claimed && scan.headerValid && !scan.otherBoot && scan.dead.isEmpty && !legacyCount
             } catch {
                 slots.release(markFree: true)
                 throw error
@@ -252,6 +252,9 @@ public final class KVStorage {
         do {
             // An empty file (truncated to nothing) is a new database to SQLite: as good as missing.
             manifestExisted = (try io.fileSize(path + "/manifest.sqlite")).map { $0 > 0 } ?? false
+            // Recorded before the manifest is created: an open that fails from here on must leave the next
+            // exclusive opener a reason to scan every file (an existing manifest would not tell it).
+            if exclusive && !manifestExisted { try Self.requestFullScan(manifestPath: path + "/manifest.sqlite") }
             database = try Self.openManifest(at: path + "/manifest.sqlite", syncsFiles: syncsFiles, faults: faults,
                                              checkIntegrity: exclusive && !wasClean, exclusive: exclusive,
                                              generation: generation, recovery: &recovery)
@@ -275,8 +278,7 @@ public final class KVStorage {
             try removeTemporaries()
         } else if exclusive {
             // Every row and file only when the journal cannot tell (see KVStorage+Cleanup.swift).
-            let fullScan = recovery != nil || !manifestExisted || !scan.headerValid || legacyCount
-                || (!wasClean && scan.otherBoot)
+            let fullScan = recovery != nil || !manifestExisted || !scan.headerValid || legacyCount || scan.otherBoot
             let orphans: Int
             do {
                 orphans = try cleanUpAfterCrash(fullScan: fullScan)
@@ -291,10 +293,9 @@ public final class KVStorage {
         }
         if exclusive {
             // The dead instances are cleaned up after: their slots are free again.
-            try instanceSlots?.markCleanedUp(dead: scan.dead, headerValid: scan.headerValid, otherBoot: scan.otherBoot)
+            try instanceSlots?.markCleanedUp(scan)
             try clearLegacyCount()
         }
-        isCountedOpen = true
         try downgradeOpenLock()
     }
 
@@ -309,7 +310,11 @@ public final class KVStorage {
         endReadSnapshot()
         flushAccessTimes()
         database.close()
-        instanceSlots?.release(markFree: isCountedOpen)
+        // Also the close of an open that failed (its deinit): a failure is no death. What a failed open leaves
+        // to clean up stays on record without its slot: the dead slots it found stay marked until its cleanup
+        // succeeded, the journal's records until then too, a foreign header until rewritten, and a missing
+        // manifest as a full-scan request (`KVCacheDescriptorExhaustionReviewTests`).
+        instanceSlots?.release(markFree: true)
         instanceSlots = nil
         if lockDescriptor >= 0 { Glibc.close(lockDescriptor) }
         lockDescriptor = -1

@@ -20,11 +20,11 @@ final class KVCacheTornJournalReviewTests: XCTestCase {
     override func tearDownWithError() throws { try directory.remove() }
 
     /// Leaves `data/<name>` (no row uses it) and `journal` in write.lock, as killed writers would.
-    private func leaveOrphan(_ name: String, journal: String) throws {
+    private func leaveOrphan(_ name: String, journal: [UInt8]) throws {
         try Data(repeating: 7, count: 321).write(to: URL(fileURLWithPath: directory.path + "/data/" + name))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: directory.path + "/write.lock"))
         try handle.seekToEnd()
-        try handle.write(contentsOf: Data(journal.utf8))
+        try handle.write(contentsOf: Data(journal))
         try handle.close()
     }
 
@@ -34,15 +34,17 @@ final class KVCacheTornJournalReviewTests: XCTestCase {
         first.close()
 
         // Control: a killed writer's record alone is worked off by the next exclusive open.
-        try leaveOrphan("orphan-a", journal: "8 orphan-a\n")
+        // (Records in the journal's format, `KVStorage.journalRecord`: "<count> <name> <check>\n".)
+        try leaveOrphan("orphan-a", journal: KVStorage.journalRecord("orphan-a"))
         let control = try KVStorage(path: directory.path, type: .file)
         XCTAssertTrue(control.openReport.ranCrashCleanup)
+        XCTAssertFalse(control.cleanupReport.fullScan, "control round: a well-formed journal needs no full scan")
         XCTAssertEqual(try control._checkInvariants(), [], "control round: the journal mechanism itself failed")
         control.close()
 
         // A torn record (writer killed in its pwrite: 40 bytes of name announced, 9 written), then a
         // complete record appended behind it by the next writer, killed after its rename into data/.
-        try leaveOrphan("orphan-b", journal: "40 trimmed-n" + "8 orphan-b\n")
+        try leaveOrphan("orphan-b", journal: Array("40 trimmed-n".utf8) + KVStorage.journalRecord("orphan-b"))
         let storage = try KVStorage(path: directory.path, type: .file)
         defer { storage.close() }
         XCTAssertTrue(storage.openReport.ranCrashCleanup)
