@@ -54,7 +54,6 @@ final class KVCacheOddFilenameCrashReviewTests: XCTestCase {
         let seed = ProcessInfo.processInfo.environment["KVCACHE_ODDNAME_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 0..<1_000_000)
         print("KVCACHE_ODDNAME_SEED=\(seed)")
         var rng = SplitMix64(seed: seed)
-        // Per key: the value acknowledged last (nil: absent).
         var acknowledged: [Int: Int] = [:] // key → variant acknowledged last (-1: absent)
         var examined = 0
         for round in 0..<12 {
