@@ -26,7 +26,14 @@ import Glibc
 // older version is open or died), or the manifest was missing or recreated. Only after the cleanup succeeded
 // does it mark the dead slots "." (a crash during the cleanup leaves them dead: the next exclusive opener
 // cleans up again). An instance that waited through a recovery and got the folder to itself does the same.
-// Openers that are not exclusive take a "." slot only (they never erase a dead one). After a clean
+// Openers that are not exclusive reap dead slots first (`reapDead`, `KVCacheDeadWriterLeakReviewTests`): beside
+// a long-running instance the exclusive open may never come, and each killed writer would keep its slot and
+// its temporary (a whole value outside every total) for as long as that instance lives, until 65,536 deaths
+// locked every new opener out. Such an opener locks the dead slot, removes the temporaries named with its
+// slot's prefix (`temporaryPrefix`), marks it ".", and, once its manifest is open, works off the intent
+// journal under `write.lock` (KVStorage+IntentJournal.swift): what the dead writers were moving. Deaths reaped
+// that way get no open-time `quick_check` (SQLite's WAL recovery makes a process kill harmless to the
+// manifest; damage is met by the statement that reads it). After a clean
 // shutdown the open reads one small file (a byte per instance ever open at once) and tests no lock: O(1).
 // A header of another boot means the machine restarted since the last exclusive open: whatever the slots
 // say, the shutdown counts as unclean and the cleanup scans every row and file. Without `syncsFiles` neither
@@ -219,7 +226,7 @@ struct InstanceSlots {
     }
 
     /// Takes a free slot: locks its byte, then marks it open ("o"). A slot marked open is skipped even when
-    /// its lock is free (a dead instance's: only the exclusive opener's cleanup frees it). With `sync`, the
+    /// its lock is free (a dead instance's: freed only after its cleanup, by the exclusive opener or `reapDead`). With `sync`, the
     /// mark is fsynced (power-loss durability of the unclean-shutdown evidence). Returns `false`, taking
     /// nothing, on a kernel without OFD locks; throws `EUSERS` when all `maxSlots` are marked open.
     mutating func claim(sync: Bool) throws(KVCacheError) -> Bool {
@@ -258,6 +265,37 @@ struct InstanceSlots {
         }
         // Every slot is marked open: more instances than a sound store ever has (or dead ones piling up).
         throw .io(errno: EUSERS, operation: "claim an instance slot (all \(Self.maxSlots) marked open)", path: path)
+    }
+
+    /// The prefix of the names of the temporaries an instance holding slot `index` writes (see
+    /// `KVStorage.uniqueName()`), so that what a dead instance left in `tmp/` is known by its slot.
+    static func temporaryPrefix(_ index: Int) -> String { "s\(index)-" }
+
+    /// Frees, beside live instances, the slots of instances that died without `close()` (marked open, lock
+    /// free): locks each, checks it is still marked open (another reaper may have freed it, and a new
+    /// instance taken it, meanwhile), calls `cleanUp` with it, marks it free and unlocks it. A slot whose lock
+    /// another instance holds is live and skipped. Returns the slots freed (none on a kernel without OFD locks).
+    /// Run by an opener that is not exclusive (the exclusive one has its own scan): no exclusive opener runs
+    /// meanwhile, as both hold `<path>/lock`.
+    func reapDead(_ cleanUp: (Int) throws(KVCacheError) -> Void) throws(KVCacheError) -> Int {
+        let bytes = try contents().bytes
+        guard bytes.count > Self.headerSize else { return 0 }
+        var reaped = 0
+        for index in 0..<(bytes.count - Self.headerSize) where bytes[Self.headerSize + index] == Self.open && index != slot {
+            guard lockCall(Self.setLock, index) != nil else {
+                let code = errno
+                if code == EAGAIN || code == EACCES { continue } // a live instance's
+                if code == EINVAL { return reaped }
+                throw .io(errno: code, operation: "fcntl(F_OFD_SETLK)", path: path)
+            }
+            defer { _ = lockCall(Self.setLock, index, type: F_UNLCK) }
+            var current: UInt8 = 0
+            guard pread(descriptor, &current, 1, off_t(Self.headerSize + index)) == 1, current == Self.open else { continue }
+            try cleanUp(index)
+            try write([Self.free], at: Self.headerSize + index)
+            reaped += 1
+        }
+        return reaped
     }
 
     /// Marks `dead` slots free (after the cleanup they called for), cuts an oversized file back to `maxSize`

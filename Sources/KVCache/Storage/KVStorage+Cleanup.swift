@@ -42,6 +42,43 @@ extension KVStorage {
         } }
     }
 
+    /// Frees the slots of dead instances beside live ones (see `InstanceSlots.reapDead`), removing the
+    /// temporaries each left in `tmp/`. Best effort: a failure is logged, and what is left stays on record
+    /// for the next opener.
+    static func reapDeadInstances(_ slots: InstanceSlots, tmpPath: String, io: FileIO) {
+        do {
+            // Listed once, before any lock: a dead instance writes nothing more.
+            var temporaries: [String]?
+            let reaped = try slots.reapDead { (index: Int) throws(KVCacheError) in
+                if temporaries == nil { temporaries = try io.contentsOfDirectory(tmpPath) }
+                let prefix = InstanceSlots.temporaryPrefix(index)
+                for name in temporaries ?? [] where name.utf8.starts(with: prefix.utf8) { try io.unlink(tmpPath + "/" + name) }
+            }
+            if reaped > 0 { kvLog.notice("KVStorage at \(tmpPath): freed \(reaped) slots of instances that died") }
+        } catch {
+            kvLog.error("KVStorage at \(tmpPath): cannot free the slots of dead instances (the next opener retries): \(error)")
+        }
+    }
+
+    /// Works off the intent journal's records beside live instances (an opener that is not exclusive): under
+    /// `write.lock` every record there is a dead writer's or a failed move's, as a live writer truncates its
+    /// own before it lets go (KVStorage+IntentJournal.swift). A full-scan request is left to the exclusive
+    /// opener. Best effort: on failure the records stay for the next opener.
+    func cleanUpJournalBesideOthers() {
+        do {
+            try guarded { () throws(KVCacheError) in try withFileLock { () throws(KVCacheError) in
+                let names = try journaledNames()
+                guard !names.isEmpty, !names.contains("") else { return }
+                var report = CleanupReport(fullScan: false, filesExamined: 0, runs: cleanupReport.runs + 1)
+                defer { cleanupReport = report }
+                _ = try cleanUpJournaledFiles(names, examined: &report.filesExamined)
+                dropWholeJournal()
+            } }
+        } catch {
+            kvLog.error("KVStorage at \(path): cannot work off the intent journal (the next opener retries): \(error)")
+        }
+    }
+
     /// The full scan of `cleanUpAfterCrash`.
     private func cleanUpEveryFile(examined: inout Int) throws(KVCacheError) -> Int {
         // File names compare by their bytes, as the file system does (`ExactKey`).
@@ -134,9 +171,14 @@ extension KVStorage {
             try io.rename(source, to: trashPath + "/" + uniqueName() + "-" + filename)
             hasNewTrash = true
         } catch {
-            if case .io(let code, _, _) = error, code == ENOENT { return }
+            // ENOENT is also a missing trash/ (removed by hand while the store is open), not only a file
+            // already gone: the unlink tells them apart (`KVCacheMissingTrashFolderReviewTests`), and trash/ is
+            // made again for the next removal.
+            if case .io(let code, _, _) = error, code == ENOENT {
+                do { try io.makeDirectory(trashPath) } catch { kvLog.error("KVStorage at \(path): cannot recreate trash/: \(error)") }
+            }
             do {
-                try io.unlink(source)
+                try io.unlink(source) // a file already gone is no error
             } catch {
                 keepJournal() // the next cleanup retries it (KVStorage+IntentJournal.swift)
                 kvLog.error("KVStorage at \(path): cannot remove \(source): \(error)")

@@ -66,7 +66,13 @@ extension KVStorage {
         if storedFilename != nil {
             let tmp = tmpPath + "/" + uniqueName()
             do {
-                try io.write(value, to: tmp, sync: syncsFiles)
+                do {
+                    try io.write(value, to: tmp, sync: syncsFiles)
+                } catch .io(let code, _, _) where code == ENOENT {
+                    // tmp/ removed by hand while the store is open: made again, the write tried once more.
+                    try io.makeDirectory(tmpPath)
+                    try io.write(value, to: tmp, sync: syncsFiles)
+                }
             } catch {
                 removeQuietly(tmp)
                 throw error
@@ -127,7 +133,9 @@ extension KVStorage {
             throw error
         }
         pendingAccessTimes.removeValue(forKey: ExactKey(key))
-        if let previous, previous != placed { moveToTrash(previous) }
+        // File names compare by their bytes, as the file system does: `"café"` composed and decomposed are two
+        // files (`KVCacheCanonicalFilenameOrphanReviewTests`); Swift's `!=` would call them one.
+        if let previous, placed.map({ ExactKey(previous) != ExactKey($0) }) ?? true { moveToTrash(previous) }
     }
 
     /// The fast path of an inline save: one upsert in autocommit (no `BEGIN`/`SELECT`/`COMMIT`, nothing on
@@ -177,7 +185,9 @@ extension KVStorage {
     /// no writer can take it before the row does. The key's own current file counts as used (its old value
     /// stays valid until the row moves: a replace alternates `name`/`name.1`), and so does another key's
     /// (a caller's names may well be `x` and `x.1`: `KVCacheAlternateNameReviewTests`). A file in `data/`
-    /// under that name that no row uses is an orphan, replaced.
+    /// under that name that no row uses is an orphan, replaced. An alternate longer than `NAME_MAX` (255
+    /// bytes) keeps the longest prefix of `name` that fits, cut at a character boundary
+    /// (`KVCacheLongFilenameReviewTests`).
     func freeFilename(_ name: String) throws(KVCacheError) -> String {
         let select = try database.prepare(
             "SELECT 1 FROM manifest INDEXED BY manifest_filename WHERE filename = ?1 LIMIT 1")
@@ -188,9 +198,23 @@ extension KVStorage {
                 select.bind(candidate, at: 1)
                 if try !select.step() { return candidate }
             }
-            candidate = name + ".\(suffix)"
+            candidate = Self.alternateFilename(name, suffix: suffix)
         }
         preconditionFailure("unreachable")
+    }
+
+    /// The longest name a file in `data/` may have (Linux `NAME_MAX`, in bytes).
+    static let maxFilenameBytes = 255
+
+    /// `<name>.<suffix>`, with `name` cut to its longest prefix of whole characters that keeps the result
+    /// within `maxFilenameBytes`.
+    static func alternateFilename(_ name: String, suffix: Int) -> String {
+        let ending = ".\(suffix)"
+        let room = maxFilenameBytes - ending.utf8.count
+        guard name.utf8.count > room else { return name + ending }
+        var prefix = Substring(name)
+        while prefix.utf8.count > room { prefix = prefix.dropLast() }
+        return prefix + ending
     }
 
     /// The file name the row for `key` uses, or `nil` (no row, or an inline value).

@@ -236,6 +236,7 @@ public final class KVStorage {
             slots = try InstanceSlots(path: path + "/instances")
             do throws(KVCacheError) {
                 scan = exclusive ? try slots.scan() : InstanceSlots.Scan()
+                if !exclusive { Self.reapDeadInstances(slots, tmpPath: path + "/tmp", io: io) }
                 legacyCount = exclusive && Self.legacyCountIsPositive(lock)
                 let claimed = try slots.claim(sync: syncsFiles)
                 // Another boot's header: unclean whatever the slots say (see KVStorage+CleanShutdown.swift).
@@ -291,6 +292,7 @@ public final class KVStorage {
                 kvLog.error("KVStorage at \(path): \(KVCacheError.manifestMissing(orphanFiles: orphans))")
             }
         }
+        if !exclusive, try !journalIsEmpty() { cleanUpJournalBesideOthers() }
         if exclusive {
             // The dead instances are cleaned up after: their slots are free again.
             try instanceSlots?.markCleanedUp(scan)
@@ -339,7 +341,9 @@ public final class KVStorage {
         // A counter shared by every instance in the process: two instances on one folder naming temporaries
         // in the same microsecond must not pick the same name.
         let counter = Self.fileCounter.wrappingAdd(1, ordering: .relaxed).newValue
-        return "\(getpid())-\(counter)-\(nextStamp())"
+        // The slot first: what a killed instance leaves in tmp/ is found by it (`InstanceSlots.reapDead`).
+        let owner = instanceSlots?.slot.map(InstanceSlots.temporaryPrefix) ?? "x-"
+        return "\(owner)\(getpid())-\(counter)-\(nextStamp())"
     }
 }
 

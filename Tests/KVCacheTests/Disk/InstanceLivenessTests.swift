@@ -5,8 +5,9 @@ import XCTest
 
 /// Instances of this process and of child processes open, close, are killed (SIGKILL) and wait in the
 /// recovery protocol in a random (seeded) order; after every step the folder's instance slots say exactly
-/// which instances are open and whether one died without `close()`, and every exclusive open runs the crash
-/// cleanup iff one did (see "Clean shutdown" in KVStorage+CleanShutdown.swift). Reproduce a failure with
+/// which instances are open and whether one died without `close()` since the last cleanup, every exclusive
+/// open runs the crash cleanup iff one did, and every open that is not exclusive frees the dead slots beside
+/// the live instances (see "Clean shutdown" in KVStorage+CleanShutdown.swift). Reproduce a failure with
 /// `KVCACHE_LIVENESS_SEED`.
 final class InstanceLivenessTests: XCTestCase {
     /// Child side: opens the folder, writes a file value, prints its open report and READY, then closes
@@ -70,7 +71,8 @@ final class InstanceLivenessTests: XCTestCase {
                     fail(step, "exclusive open: \(storage.openReport), an instance died without close: \(died)")
                 }
             }
-            if storage.openReport.ranCrashCleanup { died = false }
+            // Not exclusive: it reaped the dead slots (`InstanceSlots.reapDead`).
+            if storage.openReport.ranCrashCleanup || !exclusive { died = false }
             local.append(Instance(storage: storage, faults: faults))
         }
         func spawn(_ step: Int) throws {
@@ -85,7 +87,7 @@ final class InstanceLivenessTests: XCTestCase {
                     fail(step, "exclusive open in a child: \(report), an instance died without close: \(died)")
                 }
             }
-            if report.hasSuffix("CLEANUP true") { died = false }
+            if report.hasSuffix("CLEANUP true") || !exclusive { died = false }
             children.append(child)
         }
         func closeOrKill(_ step: Int, pick: Int) throws -> String {
