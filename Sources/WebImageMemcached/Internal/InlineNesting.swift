@@ -24,17 +24,24 @@ enum InlineNesting {
         var pending: [() -> Void] = []
     }
 
-    /// The thread-local slot of the current thread's `Frame` (an unretained pointer; the outermost `run` owns it).
-    private static let key: pthread_key_t = {
+    /// The thread-local slot of the current thread's `Frame` (an unretained pointer; the outermost `run` owns it);
+    /// `nil` when the process is out of thread-local keys (EAGAIN, ENOMEM: logged once; calls then nest as
+    /// they did before this bound).
+    private static let key: pthread_key_t? = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key, nil)
-        precondition(status == 0, "pthread_key_create failed: \(status)") // only EAGAIN/ENOMEM: out of keys
+        guard status == 0 else {
+            memcachedLog.error("pthread_key_create failed: completions calling the tier again nest without a bound",
+                               metadata: ["errno": "\(status)"])
+            return nil
+        }
         return key
     }()
 
     /// Runs `body` now, or — when `limit` operations are already nested on this thread — after the outermost
     /// one's `body` returns, on this thread, before the outermost `run` returns.
     static func run(_ body: @escaping () -> Void) {
+        guard let key else { return body() }
         if let raw = pthread_getspecific(key) {
             let frame = Unmanaged<Frame>.fromOpaque(raw).takeUnretainedValue()
             guard frame.depth < limit else { return frame.pending.append(body) }
