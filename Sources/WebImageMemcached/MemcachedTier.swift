@@ -25,7 +25,10 @@ import Synchronization
 ///   hung server, once per breaker window) and its completion runs on the calling thread before the call
 ///   returns; when every handle is busy, it is queued on one of the tier's serial queues and its completion
 ///   runs there. Either way a completion runs exactly once, holding no lock of the tier: it may call the tier
-///   again. Keep completions short. No TLS (libmemcached has none) and no persistence: put the pool on a
+///   again. Such calls nest on the stack up to 8 deep on one thread; a deeper one runs right after the
+///   outermost completion returns, on the same thread, before the outermost call returns — so a chain of any
+///   length uses bounded stack, and a completion must not wait for the completion of a call it makes. Keep
+///   completions short. No TLS (libmemcached has none) and no persistence: put the pool on a
 ///   trusted network, and treat it as a cache — a lost server only makes its share of the keys cold.
 public final class MemcachedTier: RemoteCacheTier {
     /// The servers, in the order given (the index used by `serverStates`).
@@ -95,13 +98,16 @@ public final class MemcachedTier: RemoteCacheTier {
     /// Runs `work` with a handle, then `then` with its result, outside any lock: on the calling thread, before
     /// returning, in the first lane free now (so light traffic reuses one warm connection and saves two thread
     /// hops); when every handle is busy, on a lane's queue (the first without queued work, else the next in
-    /// turn), and `then` runs there.
+    /// turn), and `then` runs there. A call made from a completion nested `InlineNesting.limit` deep on this
+    /// thread waits until the outermost completion returns (on this thread), so chains use bounded stack.
     private func execute<T: Sendable>(_ work: @escaping @Sendable (MemcachedHandle?, inout LogBuffer) -> T,
                                       then: @escaping @Sendable (T) -> Void) {
-        for lane in lanes {
-            if let result = lane.runIfIdle(work) { return then(result) }
+        InlineNesting.run { [self] in
+            for lane in lanes {
+                if let result = lane.runIfIdle(work) { return then(result) }
+            }
+            lane().run(work, then: then)
         }
-        lane().run(work, then: then)
     }
 
     /// The first lane without queued work, else the next in turn.
@@ -129,49 +135,38 @@ public final class MemcachedTier: RemoteCacheTier {
         }, then: completion)
     }
 
-    /// Looks `keys` up with one `memcached_mget` (keys whose breaker is open are left out: misses).
-    public func values(forKeys keys: [String], completion: @escaping @Sendable ([String: Data]) -> Void) {
-        guard !keys.isEmpty else { return completion([:]) }
-        var remoteKeys: [String: String] = [:]
-        for key in keys { remoteKeys[options.keys.remoteKey(for: key)] = key }
-        let byRemote = remoteKeys
-        let lookups = Set(keys).count
+    /// Looks `keys` up with one `memcached_mget` per server they map to, one server after the other (keys whose
+    /// server's breaker is open are left out: misses). The result is aligned with `keys`; keys are compared by
+    /// their bytes (each has its own remote key, the MD5 of its bytes). One request per server lets a timeout
+    /// be charged to the server that timed out: a hung server opens its breaker, as with single gets.
+    public func values(forKeys keys: [String], completion: @escaping @Sendable (RemoteCacheValues) -> Void) {
+        guard !keys.isEmpty else { return InlineNesting.run { completion(.misses([])) } }
+        let remotes = keys.map { options.keys.remoteKey(for: $0) }
+        // Remote keys are ASCII (`<namespace>:v<version>:<md5 hex>`), so `String ==` on them is byte equality,
+        // and keys with distinct bytes have distinct remote keys.
+        var seen = Set<String>()
+        let distinct = remotes.filter { seen.insert($0).inserted }
         execute({ [self] handle, log in
             var found: [String: Data] = [:]
             if let handle {
-                var sent: [String] = []
-                var servers = Set<Int>()
-                var probes = Set<Int>()
-                for remote in byRemote.keys {
-                    let server = handle.serverIndex(remote)
-                    switch breaker.permission(for: server) {
-                    case .denied: continue
-                    case .probe: probes.insert(server)
-                    case .allowed: break
+                var byServer: [Int: [String]] = [:]
+                for remote in distinct { byServer[handle.serverIndex(remote), default: []].append(remote) }
+                for (server, group) in byServer.sorted(by: { $0.key < $1.key }) {
+                    guard breaker.permission(for: server) != .denied else {
+                        count { $0.skippedUnavailable += group.count }
+                        continue
                     }
-                    sent.append(remote)
-                    servers.insert(server)
-                }
-                count { $0.skippedUnavailable += byRemote.count - sent.count }
-                if !sent.isEmpty {
-                    let (values, status) = handle.multiGet(sent)
-                    for (remote, value) in values { if let key = byRemote[remote] { found[key] = value } }
-                    if status.kind == .ok {
-                        for server in servers where breaker.recordSuccess(server) { logBreaker(closed: server, &log) }
-                    } else {
-                        // The pool answered in part: which server failed is not known, so only the probes
-                        // (whose outcome must be reported) reopen their breakers.
-                        record(status, handle: handle, operation: "mget", server: nil, &log)
-                        for server in probes { breaker.recordFailure(server) }
-                    }
+                    let (values, status) = handle.multiGet(group)
+                    for remote in group { if let value = values[remote] { found[remote] = value } }
+                    report(status, handle: handle, operation: "mget", server: server, &log)
                 }
             }
             count { s in
-                s.lookups += lookups
+                s.lookups += distinct.count
                 s.hits += found.count
-                s.misses += lookups - found.count
+                s.misses += distinct.count - found.count
             }
-            return found
+            return RemoteCacheValues(requestedKeys: keys, values: remotes.map { found[$0] })
         }, then: completion)
     }
 
@@ -182,7 +177,7 @@ public final class MemcachedTier: RemoteCacheTier {
             count { $0.skippedTooLarge += 1 }
             memcachedLog.debug("value over the item size limit not stored",
                                metadata: ["bytes": "\(value.count)", "limit": "\(options.itemSizeLimit)"])
-            completion?(false)
+            InlineNesting.run { completion?(false) }
             return
         }
         let ttl = Self.expiration(seconds: timeToLive ?? options.defaultTimeToLive)
@@ -230,36 +225,38 @@ public final class MemcachedTier: RemoteCacheTier {
             return nil
         }
         let (result, status) = call(handle)
+        report(status, handle: handle, operation: operation, server: server, &log)
         switch status.kind {
-        case .ok:
-            if breaker.recordSuccess(server) { logBreaker(closed: server, &log) }
-            return result
-        case .miss:
-            if breaker.recordSuccess(server) { logBreaker(closed: server, &log) }
-            return missIsSuccess ? result : nil
-        default:
-            record(status, handle: handle, operation: operation, server: server, &log)
-            return nil
+        case .ok: return result
+        case .miss: return missIsSuccess ? result : nil
+        default: return nil
         }
     }
 
-    /// Counts and logs (into `log`) a failed call; a timeout or an unreachable server opens that server's breaker.
-    private func record(_ status: MemcachedHandle.Status, handle: MemcachedHandle, operation: String, server: Int?,
+    /// Reports the outcome of a call sent to `server` to its breaker — every outcome, so a half-open probe always
+    /// closes or reopens it: a timeout or an unreachable server opens the breaker; any answer (a value, a miss,
+    /// `E2BIG`, a server or protocol error) closes it, the server being alive. A failure is also counted and
+    /// logged (into `log`).
+    private func report(_ status: MemcachedHandle.Status, handle: MemcachedHandle, operation: String, server: Int,
                         _ log: inout LogBuffer) {
         let kind = status.kind
-        if kind == .tooLarge {
+        let unreachable = kind == .timeout || kind == .unavailable
+        if !unreachable, breaker.recordSuccess(server) { logBreaker(closed: server, &log) }
+        switch kind {
+        case .ok, .miss: return
+        case .tooLarge:
             count { $0.skippedTooLarge += 1 }
             return
+        case .timeout, .unavailable, .error: break
         }
         count { s in
             s.errors += 1
             if kind == .timeout { s.timeouts += 1 }
         }
-        let name = server.flatMap { servers.indices.contains($0) ? servers[$0].description : nil } ?? "pool"
+        let name = servers.indices.contains(server) ? servers[server].description : "pool"
         log.add(.warning, "memcached \(operation) failed; treated as a miss",
                 metadata: ["server": "\(name)", "error": "\(handle.message(status))"])
-        if let server, kind == .timeout || kind == .unavailable,
-           breaker.recordFailure(server) {
+        if unreachable, breaker.recordFailure(server) {
             log.add(.warning, "memcached server breaker opened", metadata: [
                 "server": "\(name)", "milliseconds": "\(options.breakerOpenMilliseconds)",
             ])

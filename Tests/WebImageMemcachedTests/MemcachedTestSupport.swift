@@ -40,8 +40,8 @@ extension RemoteCacheTier {
     }
 
     /// `values(forKeys:)`, waiting.
-    func waitValues(forKeys keys: [String]) -> [String: Data] {
-        waitFor("tier multi-get", initial: [:]) { values(forKeys: keys, completion: $0) }
+    func waitValues(forKeys keys: [String]) -> RemoteCacheValues {
+        waitFor("tier multi-get", initial: .misses(keys)) { values(forKeys: keys, completion: $0) }
     }
 
     /// `setValue`, waiting; returns whether it was stored.

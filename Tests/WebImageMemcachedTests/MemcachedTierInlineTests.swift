@@ -52,7 +52,7 @@ final class MemcachedTierInlineTests: XCTestCase {
         }
         tier.values(forKeys: ["inline", "absent"]) { found in
             probe.completed()
-            results.withLock { $0.append("mget \(found.keys.sorted()) \(found["inline"] == value)") }
+            results.withLock { $0.append("mget \(found.foundKeys.sorted()) \(found["inline"] == value)") }
         }
         tier.removeValue(forKey: "inline") { answered in
             probe.completed()

@@ -23,7 +23,7 @@ final class MemcachedTierTests: XCTestCase {
         XCTAssertEqual(tier.waitValue(forKey: keys[3]), payload(for: keys[3], size: 3_000))
         XCTAssertNil(tier.waitValue(forKey: "https://example.com/never-stored.jpg"))
         let found = tier.waitValues(forKeys: keys + ["https://example.com/absent.png"])
-        XCTAssertEqual(Set(found.keys), Set(keys), "multi-get returns every stored key and no other")
+        XCTAssertEqual(Set(found.foundKeys), Set(keys), "multi-get returns every stored key and no other")
         for key in keys { XCTAssertEqual(found[key], payload(for: key, size: 3_000), key) }
         // Both servers hold a share (consistent hashing spreads 40 keys).
         let shares = Dictionary(grouping: keys) { tier.server(forKey: $0)?.port ?? 0 }

@@ -27,6 +27,9 @@ struct ExactKey<Base: Hashable>: Hashable {
     func hash(into hasher: inout Hasher) { hasher.combine(base) }
 }
 
+/// An `ExactKey` holds only its base: it is as thread-safe as the base.
+extension ExactKey: Sendable where Base: Sendable {}
+
 /// Whether two strings have the same UTF-8 bytes (not merely canonically equivalent ones).
 @inlinable
 func exactlyEqual(_ lhs: String, _ rhs: String) -> Bool {

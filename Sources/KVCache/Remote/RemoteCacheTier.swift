@@ -18,9 +18,10 @@ public protocol RemoteCacheTier: AnyObject, Sendable {
     /// Looks `key` up; `completion` receives the bytes, or `nil` for a miss or any failure.
     func value(forKey key: String, completion: @escaping @Sendable (Data?) -> Void)
 
-    /// Looks several keys up in one round trip where the tier can; `completion` receives the keys found
-    /// (a key missing from the result is a miss or a failure).
-    func values(forKeys keys: [String], completion: @escaping @Sendable ([String: Data]) -> Void)
+    /// Looks several keys up in as few round trips as the tier can; `completion` receives one optional value
+    /// per key of `keys`, aligned with it (`nil`: a miss or a failure). Keys are compared by their bytes: two
+    /// keys equal only after Unicode normalisation are two keys.
+    func values(forKeys keys: [String], completion: @escaping @Sendable (RemoteCacheValues) -> Void)
 
     /// Stores `value` for `key`, expiring after `timeToLive` seconds (`nil`: the tier's default; 0: never).
     /// `completion`, when given, receives whether the value was stored (`false` for a value over the tier's
@@ -41,8 +42,8 @@ extension RemoteCacheTier {
         await withCheckedContinuation { continuation in value(forKey: key) { continuation.resume(returning: $0) } }
     }
 
-    /// The keys found among `keys` (`values(forKeys:completion:)` as `async`).
-    public func values(forKeys keys: [String]) async -> [String: Data] {
+    /// The values of `keys`, aligned with them (`values(forKeys:completion:)` as `async`).
+    public func values(forKeys keys: [String]) async -> RemoteCacheValues {
         await withCheckedContinuation { continuation in values(forKeys: keys) { continuation.resume(returning: $0) } }
     }
 
