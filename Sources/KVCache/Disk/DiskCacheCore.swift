@@ -28,6 +28,7 @@ final class DiskCacheCore: Sendable {
     /// Runs the WAL checkpoints, outside the store lock (see KVStorage+Checkpoint.swift).
     let checkpointQueue: DispatchQueue
     private let checkpointScheduled = Atomic(false)
+    private let logFoldsScheduled = Atomic(false)
     /// Called (outside the store lock) after each step of a trim that has more to do, with the number of
     /// steps so far (tests observe that the lock is released between steps).
     let trimStepHook = Mutex<(@Sendable (Int) -> Void)?>(nil)
@@ -38,6 +39,7 @@ final class DiskCacheCore: Sendable {
         let type: KVStorage.StorageType = inlineThreshold <= 0 ? .file : inlineThreshold == .max ? .sqlite : .mixed
         let opened = try KVStorage(path: path, type: type)
         opened.deferCheckpoints()
+        opened.defersLogFolds = true
         storage = Mutex(opened)
         queue = DispatchQueue(label: "webimage.kvcache.disk", attributes: .concurrent)
         trashQueue = DispatchQueue(label: "webimage.kvcache.trash", qos: .utility)
@@ -52,21 +54,58 @@ final class DiskCacheCore: Sendable {
     func withStorage<T>(_ body: (KVStorage) throws(KVCacheError) -> T) throws(KVCacheError) -> sending T {
         nonisolated(unsafe) var holdsSnapshot = false
         nonisolated(unsafe) var checkpointDue = false
+        nonisolated(unsafe) var foldsOwed = false
         let value: T
         do {
             value = try storage.withLock { (storage: inout KVStorage) throws(KVCacheError) -> sending T in
-                defer { checkpointDue = storage.takeCheckpointDue() }
+                defer {
+                    checkpointDue = storage.takeCheckpointDue()
+                    foldsOwed = storage.owedLogFolds > 0 && !storage.defersAccessFlush
+                }
                 nonisolated(unsafe) let result = try body(storage)
                 holdsSnapshot = storage.hasReadSnapshot
                 return result
             }
         } catch {
             if checkpointDue { scheduleCheckpoint() }
+            if foldsOwed { scheduleLogFolds() }
             throw error
         }
         if holdsSnapshot { scheduleSnapshotRelease() }
         if checkpointDue { scheduleCheckpoint() }
+        if foldsOwed { scheduleLogFolds() }
         return value
+    }
+
+    /// Folds the batches of `access_log` a flush left (`KVStorage.owedLogFolds`) soon on `checkpointQueue`,
+    /// one batch per hold of the store lock, so no read or write waits for more than one (coalesced: one
+    /// pending run at a time). Skipped while a trim checkpoints between two steps (no commit of ours may race
+    /// that checkpoint); the trim's next step schedules it again.
+    func scheduleLogFolds() {
+        guard logFoldsScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        // Weakly, as the checkpoints: the last handle's core must not be freed here.
+        checkpointQueue.async { [weak self] in
+            guard let self else { return }
+            self.logFoldsScheduled.store(false, ordering: .releasing)
+            self.foldOwedBatches()
+        }
+    }
+
+    private func foldOwedBatches() {
+        do {
+            while try withStorage({ (storage) throws(KVCacheError) -> Bool in
+                guard storage.owedLogFolds > 0, !storage.defersAccessFlush else { return false }
+                storage.owedLogFolds -= 1
+                guard try storage.foldAccessLogBatch() else {
+                    storage.owedLogFolds = 0
+                    return false
+                }
+                return storage.owedLogFolds > 0
+            }) {}
+        } catch {
+            kvLog.warning("DiskCache at \(path): folding access times failed: \(error)")
+        }
     }
 
     /// Checkpoints the manifest's WAL soon on `checkpointQueue`, from a connection of its own, outside the
