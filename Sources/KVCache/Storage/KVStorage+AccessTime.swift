@@ -63,8 +63,9 @@ extension KVStorage {
             // Up to 4 × 256 = 1,024 rows, what one flush appends at most: the log stays near its cap.
             var over = logRows - (try accessLogCap())
             if defersLogFolds {
-                // The owner folds them, a batch per lock hold (`DiskCacheCore.scheduleLogFolds`).
-                if over > 0 { owedLogFolds = max(owedLogFolds, Int(min(4, (over + Self.accessFoldBatch - 1) / Self.accessFoldBatch))) }
+                // The owner folds them, a batch per lock hold (`DiskCacheCore.scheduleLogFolds`): all the log
+                // is over its cap by, as no hold grows with it (a reader that no longer folds appends faster).
+                if over > 0 { owedLogFolds = max(owedLogFolds, Int((over + Self.accessFoldBatch - 1) / Self.accessFoldBatch)) }
                 return
             }
             var steps = 0

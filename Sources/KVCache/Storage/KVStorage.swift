@@ -143,7 +143,7 @@ public final class KVStorage {
     /// it owes in `owedLogFolds` instead of folding them inside the read or write that flushed; the owner
     /// folds them later, one batch per hold of its lock (see KVStorage+AccessTime.swift).
     var defersLogFolds = false
-    /// Batches of `access_log` a flush left to fold (with `defersLogFolds`; at most 4).
+    /// Batches of `access_log` a flush left to fold (with `defersLogFolds`): what the log is over its cap.
     var owedLogFolds = 0
     /// Keeps background checkpoints out of the reopen's window and after `close()` (KVStorage+Checkpoint).
     let checkpointGate = CheckpointGate()
