@@ -29,6 +29,8 @@ final class DiskCacheCore: Sendable {
     let checkpointQueue: DispatchQueue
     private let checkpointScheduled = Atomic(false)
     private let logFoldsScheduled = Atomic(false)
+    /// Trims running (`trim(to:)`): background folds of the access log wait for them to end.
+    private let trimsRunning = Atomic(0)
     /// Called (outside the store lock) after each step of a trim that has more to do, with the number of
     /// steps so far (tests observe that the lock is released between steps).
     let trimStepHook = Mutex<(@Sendable (Int) -> Void)?>(nil)
@@ -77,32 +79,32 @@ final class DiskCacheCore: Sendable {
         return value
     }
 
-    /// Folds the batches of `access_log` a flush left (`KVStorage.owedLogFolds`) soon on `checkpointQueue`,
-    /// one batch per hold of the store lock, so no read or write waits for more than one (coalesced: one
-    /// pending run at a time). Skipped while a trim checkpoints between two steps (no commit of ours may race
-    /// that checkpoint); the trim's next step schedules it again.
+    /// Folds the batches of `access_log` a flush left (`KVStorage.owedLogFolds`) on `checkpointQueue`, one
+    /// batch per task and per hold of the store lock, so no read or write waits for more than one batch and
+    /// the checkpoints their commits make due run in between (coalesced: one pending task at a time). Not
+    /// while a trim runs: it folds the log itself, its checkpoints between steps must not race our commits,
+    /// and it schedules the folds again when it ends.
     func scheduleLogFolds() {
-        guard logFoldsScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        guard trimsRunning.load(ordering: .acquiring) == 0,
+              logFoldsScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
         // Weakly, as the checkpoints: the last handle's core must not be freed here.
         checkpointQueue.async { [weak self] in
             guard let self else { return }
             self.logFoldsScheduled.store(false, ordering: .releasing)
-            self.foldOwedBatches()
+            self.foldOwedBatch()
         }
     }
 
-    private func foldOwedBatches() {
+    /// One owed batch; `withStorage` schedules a checkpoint if due, then the next batch.
+    private func foldOwedBatch() {
+        guard trimsRunning.load(ordering: .acquiring) == 0 else { return }
         do {
-            while try withStorage({ (storage) throws(KVCacheError) -> Bool in
-                guard storage.owedLogFolds > 0, !storage.defersAccessFlush else { return false }
+            try withStorage { (storage) throws(KVCacheError) in
+                guard storage.owedLogFolds > 0, !storage.defersAccessFlush else { return }
                 storage.owedLogFolds -= 1
-                guard try storage.foldAccessLogBatch() else {
-                    storage.owedLogFolds = 0
-                    return false
-                }
-                return storage.owedLogFolds > 0
-            }) {}
+                if try !storage.foldAccessLogBatch() { storage.owedLogFolds = 0 }
+            }
         } catch {
             kvLog.warning("DiskCache at \(path): folding access times failed: \(error)")
         }
@@ -219,8 +221,16 @@ final class DiskCacheCore: Sendable {
     func trim(to target: TrimLimits) throws(KVCacheError) {
         var limits = target
         var steps = 0
-        // Not left set by a trim that fails or ends right after a checkpoint.
-        defer { storage.withLock { $0.defersAccessFlush = false } }
+        trimsRunning.add(1, ordering: .acquiringAndReleasing)
+        defer {
+            trimsRunning.subtract(1, ordering: .acquiringAndReleasing)
+            // Not left set by a trim that fails or ends right after a checkpoint; the folds reads left meanwhile.
+            let foldsOwed = storage.withLock { storage -> Bool in
+                storage.defersAccessFlush = false
+                return storage.owedLogFolds > 0
+            }
+            if foldsOwed { scheduleLogFolds() }
+        }
         while true {
             let (more, checkpointDue) = try withStorage { (storage) throws(KVCacheError) -> (Bool, Bool) in
                 // Reads meanwhile kept their access times in memory; they are appended after this step,
