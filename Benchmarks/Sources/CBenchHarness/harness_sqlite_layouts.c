@@ -98,7 +98,7 @@ int bench_layout_populate(const char *path, int layout, int page_size, int count
     layout_row *rows = malloc(sizeof(layout_row) * (size_t)(count > 0 ? count : 1));
     char pragma[64];
     const char *schema = layout_schema(layout);
-    if (value == NULL || rows == NULL || schema == NULL || count <= 0 || size < 0) goto done;
+    if (value == NULL || rows == NULL || schema == NULL || count < 0 || size < 0) goto done;
     // Insert in the order of the table's B-tree (rowid, key text or key hash), as an append: a packed tree
     // in seconds. KVStorage's stores grow by random inserts (pages ~70 % full): reads touch the same number
     // of levels.

@@ -79,7 +79,8 @@ int bench_memcached_get(const char *host, unsigned port, const char *key, size_t
 /// Creates a KVStorage manifest of schema version 1 (f51e949) at `manifest_path` holding `count` inline rows
 /// (keys "key-<i>", `size` bytes each, byte j of value i = i * 31 + j, access times first_time_us + i), in
 /// large transactions without a journal: the documented fast path to a large store for the "KVCache at
-/// scale" suite (opening it upgrades the schema). Returns 0 on success.
+/// scale" suite (opening it upgrades the schema); the file is fsync'd. `bench_layout_populate` with the current layout.
+/// Returns 0 on success.
 int bench_kvcache_populate_v1(const char *manifest_path, int count, int size, long long first_time_us);
 
 /// The SQLite floor of a random read at scale: `reads` lookups of random keys "key-<i>" (i < count) in the
