@@ -110,42 +110,9 @@ done:
 }
 
 int bench_kvcache_populate_v1(const char *manifest_path, int count, int size, long long first_time_us) {
-    // The manifest layout of KVStorage schema version 1 (commit f51e949): opening it upgrades it.
-    static const char *v1 =
-        "CREATE TABLE manifest (key TEXT PRIMARY KEY NOT NULL, filename TEXT, size INTEGER NOT NULL,"
-        " inline_data BLOB, modification_time INTEGER NOT NULL, last_access_time INTEGER NOT NULL, extended_data BLOB);"
-        "CREATE INDEX manifest_last_access_time ON manifest(last_access_time);";
-    int status = -1;
-    sqlite3 *db = NULL;
-    sqlite3_stmt *insert = NULL;
-    unsigned char *value = malloc(size > 0 ? (size_t)size : 1);
-    char key[32];
-    if (value == NULL || count < 0 || size < 0) goto done;
-    if (sqlite3_open_v2(manifest_path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) goto done;
-    // Bulk load: no journal, no syncs; WAL (what KVStorage uses) is set at the end.
-    if (sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;", NULL, NULL, NULL) != SQLITE_OK) goto done;
-    if (sqlite3_exec(db, v1, NULL, NULL, NULL) != SQLITE_OK) goto done;
-    if (sqlite3_prepare_v2(db, "INSERT INTO manifest VALUES (?1, NULL, ?2, ?3, ?4, ?4, NULL)", -1, &insert, NULL) != SQLITE_OK) goto done;
-    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) goto done;
-    for (int i = 0; i < count; i++) {
-        for (int j = 0; j < size; j++) value[j] = (unsigned char)(i * 31 + j);
-        int n = snprintf(key, sizeof key, "key-%d", i);
-        sqlite3_bind_text(insert, 1, key, n, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(insert, 2, size);
-        sqlite3_bind_blob(insert, 3, value, size, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(insert, 4, first_time_us + i);
-        if (sqlite3_step(insert) != SQLITE_DONE) goto done;
-        sqlite3_reset(insert);
-        if (i % 100000 == 99999 && (sqlite3_exec(db, "COMMIT; BEGIN", NULL, NULL, NULL) != SQLITE_OK)) goto done;
-    }
-    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) goto done;
-    if (sqlite3_exec(db, "PRAGMA journal_mode=WAL", NULL, NULL, NULL) != SQLITE_OK) goto done;
-    status = 0;
-done:
-    sqlite3_finalize(insert);
-    sqlite3_close_v2(db);
-    free(value);
-    return status;
+    // The manifest layout of KVStorage schema version 1 (commit f51e949) is harness_sqlite_layouts.c's
+    // "current" layout: opening it upgrades it.
+    return bench_layout_populate(manifest_path, BENCH_LAYOUT_CURRENT, 4096, count, size, first_time_us);
 }
 
 #include <time.h>

@@ -28,6 +28,9 @@ final class DiskCacheCore: Sendable {
     /// Runs the WAL checkpoints, outside the store lock (see KVStorage+Checkpoint.swift).
     let checkpointQueue: DispatchQueue
     private let checkpointScheduled = Atomic(false)
+    private let logFoldsScheduled = Atomic(false)
+    /// Trims running (`trim(to:)`): background folds of the access log wait for them to end.
+    private let trimsRunning = Atomic(0)
     /// Called (outside the store lock) after each step of a trim that has more to do, with the number of
     /// steps so far (tests observe that the lock is released between steps).
     let trimStepHook = Mutex<(@Sendable (Int) -> Void)?>(nil)
@@ -38,6 +41,7 @@ final class DiskCacheCore: Sendable {
         let type: KVStorage.StorageType = inlineThreshold <= 0 ? .file : inlineThreshold == .max ? .sqlite : .mixed
         let opened = try KVStorage(path: path, type: type)
         opened.deferCheckpoints()
+        opened.defersLogFolds = true
         storage = Mutex(opened)
         queue = DispatchQueue(label: "webimage.kvcache.disk", attributes: .concurrent)
         trashQueue = DispatchQueue(label: "webimage.kvcache.trash", qos: .utility)
@@ -52,21 +56,58 @@ final class DiskCacheCore: Sendable {
     func withStorage<T>(_ body: (KVStorage) throws(KVCacheError) -> T) throws(KVCacheError) -> sending T {
         nonisolated(unsafe) var holdsSnapshot = false
         nonisolated(unsafe) var checkpointDue = false
+        nonisolated(unsafe) var foldsOwed = false
         let value: T
         do {
             value = try storage.withLock { (storage: inout KVStorage) throws(KVCacheError) -> sending T in
-                defer { checkpointDue = storage.takeCheckpointDue() }
+                defer {
+                    checkpointDue = storage.takeCheckpointDue()
+                    foldsOwed = storage.owedLogFolds > 0 && !storage.defersAccessFlush
+                }
                 nonisolated(unsafe) let result = try body(storage)
                 holdsSnapshot = storage.hasReadSnapshot
                 return result
             }
         } catch {
             if checkpointDue { scheduleCheckpoint() }
+            if foldsOwed { scheduleLogFolds() }
             throw error
         }
         if holdsSnapshot { scheduleSnapshotRelease() }
         if checkpointDue { scheduleCheckpoint() }
+        if foldsOwed { scheduleLogFolds() }
         return value
+    }
+
+    /// Folds the batches of `access_log` a flush left (`KVStorage.owedLogFolds`) on `checkpointQueue`, one
+    /// batch per task and per hold of the store lock, so no read or write waits for more than one batch and
+    /// the checkpoints their commits make due run in between (coalesced: one pending task at a time). Not
+    /// while a trim runs: it folds the log itself, its checkpoints between steps must not race our commits,
+    /// and it schedules the folds again when it ends.
+    func scheduleLogFolds() {
+        guard trimsRunning.load(ordering: .acquiring) == 0,
+              logFoldsScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
+        else { return }
+        // Weakly, as the checkpoints: the last handle's core must not be freed here.
+        checkpointQueue.async { [weak self] in
+            guard let self else { return }
+            self.logFoldsScheduled.store(false, ordering: .releasing)
+            self.foldOwedBatch()
+        }
+    }
+
+    /// One owed batch; `withStorage` schedules a checkpoint if due, then the next batch.
+    private func foldOwedBatch() {
+        guard trimsRunning.load(ordering: .acquiring) == 0 else { return }
+        do {
+            try withStorage { (storage) throws(KVCacheError) in
+                guard storage.owedLogFolds > 0, !storage.defersAccessFlush else { return }
+                storage.owedLogFolds -= 1
+                if try !storage.foldAccessLogBatch() { storage.owedLogFolds = 0 }
+            }
+        } catch {
+            kvLog.warning("DiskCache at \(path): folding access times failed: \(error)")
+        }
     }
 
     /// Checkpoints the manifest's WAL soon on `checkpointQueue`, from a connection of its own, outside the
@@ -180,8 +221,16 @@ final class DiskCacheCore: Sendable {
     func trim(to target: TrimLimits) throws(KVCacheError) {
         var limits = target
         var steps = 0
-        // Not left set by a trim that fails or ends right after a checkpoint.
-        defer { storage.withLock { $0.defersAccessFlush = false } }
+        trimsRunning.add(1, ordering: .acquiringAndReleasing)
+        defer {
+            trimsRunning.subtract(1, ordering: .acquiringAndReleasing)
+            // Not left set by a trim that fails or ends right after a checkpoint; the folds reads left meanwhile.
+            let foldsOwed = storage.withLock { storage -> Bool in
+                storage.defersAccessFlush = false
+                return storage.owedLogFolds > 0
+            }
+            if foldsOwed { scheduleLogFolds() }
+        }
         while true {
             let (more, checkpointDue) = try withStorage { (storage) throws(KVCacheError) -> (Bool, Bool) in
                 // Reads meanwhile kept their access times in memory; they are appended after this step,

@@ -11,6 +11,9 @@ import Foundation
 //   3. `manifest.last_access_time`: the log is folded into it (newest time per key wins) before every LRU
 //      trim or age trim, by `usage()`/`allKeys()`, and a batch at a time once the log outgrows
 //      `accessLogCap` (so a store nobody trims keeps a log at most about as long as it has entries).
+//      `DiskCache` folds those batches on a background queue, each in its own hold of the store lock
+//      (`defersLogFolds`): folded inside the read that flushed, up to 4 × 256 row rewrites held every other
+//      reader for tens of milliseconds (the worst read during a trim of a 100k-entry store).
 // A crash loses at most the pending tier; never a value.
 
 extension KVStorage {
@@ -59,6 +62,12 @@ extension KVStorage {
             accessLogAppends += 1
             // Up to 4 × 256 = 1,024 rows, what one flush appends at most: the log stays near its cap.
             var over = logRows - (try accessLogCap())
+            if defersLogFolds {
+                // The owner folds them, a batch per lock hold (`DiskCacheCore.scheduleLogFolds`): all the log
+                // is over its cap by, as no hold grows with it (a reader that no longer folds appends faster).
+                if over > 0 { owedLogFolds = max(owedLogFolds, Int((over + Self.accessFoldBatch - 1) / Self.accessFoldBatch)) }
+                return
+            }
             var steps = 0
             while over > 0 && steps < 4 {
                 guard try foldAccessLogBatch() else { break }

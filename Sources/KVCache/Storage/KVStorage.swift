@@ -139,6 +139,12 @@ public final class KVStorage {
     /// While set, reads append their access times only once `pendingAccessHardLimit` keys are pending (a
     /// trim sets it while it checkpoints between two steps: see KVStorage+Checkpoint.swift).
     var defersAccessFlush = false
+    /// Set by `DiskCache`: a flush of access times that finds `access_log` past its cap records the batches
+    /// it owes in `owedLogFolds` instead of folding them inside the read or write that flushed; the owner
+    /// folds them later, one batch per hold of its lock (see KVStorage+AccessTime.swift).
+    var defersLogFolds = false
+    /// Batches of `access_log` a flush left to fold (with `defersLogFolds`): what the log is over its cap.
+    var owedLogFolds = 0
     /// Keeps background checkpoints out of the reopen's window and after `close()` (KVStorage+Checkpoint).
     let checkpointGate = CheckpointGate()
     /// Whether this instance's `reopenManifest` holds `checkpointGate` (a reopen nested in a reopen's

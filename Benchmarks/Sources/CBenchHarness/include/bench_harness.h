@@ -79,7 +79,8 @@ int bench_memcached_get(const char *host, unsigned port, const char *key, size_t
 /// Creates a KVStorage manifest of schema version 1 (f51e949) at `manifest_path` holding `count` inline rows
 /// (keys "key-<i>", `size` bytes each, byte j of value i = i * 31 + j, access times first_time_us + i), in
 /// large transactions without a journal: the documented fast path to a large store for the "KVCache at
-/// scale" suite (opening it upgrades the schema). Returns 0 on success.
+/// scale" suite (opening it upgrades the schema); the file is fsync'd. `bench_layout_populate` with the current layout.
+/// Returns 0 on success.
 int bench_kvcache_populate_v1(const char *manifest_path, int count, int size, long long first_time_us);
 
 /// The SQLite floor of a random read at scale: `reads` lookups of random keys "key-<i>" (i < count) in the
@@ -93,5 +94,62 @@ int bench_sqlite_random_reads(const char *manifest_path, int count, int reads, d
 /// `*cpu_ns_per_read` is the thread CPU time per `pread`. What one random 2 KB costs in a 2 MB file against a
 /// 4 GB one, with no SQLite on top (kernel page-cache lookup, TLB and cache misses). Returns 0 on success.
 int bench_pread_random(const char *path, int reads, int size, double *cpu_ns_per_read);
+
+// MARK: KVCache manifest layouts (harness_sqlite_layouts.c, driven by Benchmarks/scripts/kvcache-layouts)
+
+/// The manifest layouts `bench_layout_*` builds: KVStorage's today (a rowid table whose `key TEXT PRIMARY
+/// KEY` is a separate unique index: two B-tree descents per lookup), a WITHOUT ROWID table keyed by the key
+/// text (one descent; rows larger than about a quarter of a page spill to overflow pages), and a rowid table
+/// whose INTEGER PRIMARY KEY is a 63-bit hash of the key (`bench_layout_key_hash`), the key a column compared
+/// by the lookup (one descent, no key index).
+enum { BENCH_LAYOUT_CURRENT = 0, BENCH_LAYOUT_WITHOUT_ROWID = 1, BENCH_LAYOUT_HASHED_ROWID = 2 };
+
+/// FNV-1a 64 of the bytes with SplitMix64's finaliser, cut to 63 bits (never negative): the rowid of
+/// BENCH_LAYOUT_HASHED_ROWID. Stable across processes.
+int64_t bench_layout_key_hash(const char *key, size_t length);
+
+/// Creates a manifest at `path` (must not exist) in `layout` with `page_size`-byte pages holding `count`
+/// inline rows as `bench_kvcache_populate_v1` writes them (keys "key-<i>", `size` bytes each), inserted in
+/// the order of the table's B-tree in large transactions without a journal, then switched to WAL and
+/// fsync'd. Returns 0 on success.
+int bench_layout_populate(const char *path, int layout, int page_size, int count, int size, long long first_time_us);
+
+/// One measurement of `bench_layout_random_reads`.
+typedef struct {
+    double cpu_ns;           ///< thread CPU time per lookup
+    double wall_ns;          ///< wall-clock time per lookup
+    double cache_hits;       ///< SQLITE_DBSTATUS_CACHE_HIT per lookup in the timed pass (mapped pages are neither)
+    double cache_misses;     ///< SQLITE_DBSTATUS_CACHE_MISS per lookup in the timed pass (each one a page read)
+    double pages_per_lookup; ///< hits + misses per lookup of the same keys with mmap_size=0: pages touched
+    long long mmap_size;     ///< `PRAGMA mmap_size` read back after `pragmas`
+} bench_layout_reads;
+
+/// Opens the manifest at `path` (the default VFS, or with `full_map` one that maps the whole file, beyond
+/// SQLITE_MAX_MMAP_SIZE), runs `pragmas`, then `reads` lookups of random keys "key-<i>" (i < count) as
+/// KVStorage's value read does (a cached SELECT of filename, size, inline_data; the blob copied into a
+/// malloc'd buffer; a fresh read transaction every 1,000 reads): one warm-up pass, one timed pass, one
+/// untimed counting pass with mmap_size=0. Returns 0 on success.
+int bench_layout_random_reads(const char *path, int layout, int count, int reads, const char *pragmas, int full_map,
+                              bench_layout_reads *out);
+
+/// Registers the whole-file mapping VFS "bench-fullmap" (a read-only experiment; see the .c file). 0 on success.
+int bench_layout_register_fullmap_vfs(void);
+
+/// The cheapest possible read: `reads` memcpys of `size` bytes at random page-aligned offsets of the file at
+/// `path`, memory-mapped and pre-faulted (MADV_POPULATE_READ, else a touch of every page), after a warm-up
+/// pass; `*cpu_ns_per_read` is thread CPU time per copy. Returns 0 on success.
+int bench_mmap_memcpy_random(const char *path, int reads, int size, double *cpu_ns_per_read);
+
+/// The same copies from `length` bytes of pre-faulted anonymous memory (with `huge_pages`, MADV_HUGEPAGE:
+/// 2 MB pages where the kernel grants them, so few TLB misses): what is left of the floor without 4 KB
+/// page-table walks. Returns 0 on success.
+int bench_anon_memcpy_random(long long length, int huge_pages, int reads, int size, double *cpu_ns_per_read);
+
+/// Migrates the manifest at `path` from KVStorage's layout (BENCH_LAYOUT_CURRENT) to BENCH_LAYOUT_HASHED_ROWID
+/// in place, in one write transaction with KVStorage's PRAGMAs, then checkpoints (TRUNCATE): the cost of the
+/// schema change at first open. Writes wall and thread CPU seconds and the file size before and after (the
+/// old table's pages stay in the file as free pages). Returns 0 on success.
+int bench_layout_migrate_to_hashed(const char *path, double *wall_s, double *cpu_s, long long *bytes_before,
+                                   long long *bytes_after);
 
 #endif

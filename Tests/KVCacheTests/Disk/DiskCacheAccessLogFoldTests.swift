@@ -1,0 +1,61 @@
+@testable import KVCache
+import Foundation
+import TestSupport
+import XCTest
+
+/// A read (or write) that appends its access times to an `access_log` grown past its cap leaves the folds
+/// of the log into the manifest to `DiskCache`'s background queue, one batch per store-lock hold, until the
+/// log is back under its cap: folding them inside the read rewrote up to 4 × 256 rows (2 KB inline values included) while that read held the
+/// store lock — the worst read during a 10 % trim of a 100k-entry store (85–98 ms; at 1M the log never
+/// reaches its cap, which is the entry count, during the trim).
+final class DiskCacheAccessLogFoldTests: XCTestCase {
+    func testAFlushIntoAFullLogLeavesTheFoldsToTheBackgroundQueue() throws {
+        let directory = try TemporaryDirectory("kvcache-access-fold")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        let keys = 1_100
+        for i in 0..<keys { try cache.setObject(testBytes(64, seed: i), forKey: "key-\(i)") }
+        // An access log past its cap (65,536 rows: the store holds fewer entries), as a long run of reads
+        // leaves it between two trims.
+        let (cap, before) = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> (Int64, Int64) in
+            storage.endReadSnapshot()
+            try storage.database.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 70000)
+                INSERT INTO access_log (key, time) SELECT 'key-' || (i % \(keys)), i FROM n
+                """)
+            return (try storage.accessLogCap(), try storage.accessLogLength())
+        }
+        XCTAssertGreaterThan(before, cap)
+        let foldsBefore = cache.core.storage.withLock { $0.accessLogFolds }
+
+        // Hold back the background queue: whatever is folded meanwhile was folded by the reads themselves.
+        cache.core.checkpointQueue.suspend()
+        var suspended = true
+        defer { if suspended { cache.core.checkpointQueue.resume() } }
+        // The 1,024th distinct key read appends the pending access times to the log.
+        for i in 0..<KVStorage.pendingAccessLimit { XCTAssertEqual(try cache.object(forKey: "key-\(i)"), testBytes(64, seed: i)) }
+        let (appends, foldsByReads) = cache.core.storage.withLock { ($0.accessLogAppends, $0.accessLogFolds - foldsBefore) }
+        XCTAssertEqual(appends, 1, "the reads did not append their access times")
+        XCTAssertEqual(foldsByReads, 0, "a read folded the access log while it held the store lock")
+
+        // The background queue folds what the flush owed, one batch per task and lock hold.
+        cache.core.checkpointQueue.resume()
+        suspended = false
+        // One batch per task, each task scheduling the next: wait for the queue until nothing is owed.
+        for _ in 0..<10_000 where cache.core.storage.withLock({ $0.owedLogFolds > 0 }) { cache.core.waitForCheckpoint() }
+        cache.core.waitForCheckpoint()
+        let (folds, after) = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> (Int, Int64) in
+            (storage.accessLogFolds - foldsBefore, try storage.accessLogLength())
+        }
+        // All the log was over its cap by (each batch its own lock hold), not only the 4 a read folded.
+        let over = before + Int64(KVStorage.pendingAccessLimit) - cap
+        XCTAssertEqual(Int64(folds), (over + KVStorage.accessFoldBatch - 1) / KVStorage.accessFoldBatch, "the owed folds did not run")
+        XCTAssertEqual(after, before + Int64(KVStorage.pendingAccessLimit) - Int64(folds) * KVStorage.accessFoldBatch)
+        XCTAssertLessThanOrEqual(after, cap)
+
+        // The trim still orders by the access times: the 50 it removes are among the 76 keys not read.
+        try cache.trim(toCount: keys - 50)
+        XCTAssertEqual(try cache.totalCount(), keys - 50)
+        for i in 0..<KVStorage.pendingAccessLimit { XCTAssertEqual(try cache.object(forKey: "key-\(i)"), testBytes(64, seed: i), "key-\(i)") }
+    }
+}
