@@ -24,12 +24,20 @@ extension KVStorage {
         }
         // Wait for the exclusive opener to finish setting up the manifest (WAL mode, schema, cleanup):
         // opening it meanwhile could meet its locks with SQLITE_BUSY, which `journal_mode` does not wait on.
-        while flock(fd, LOCK_SH) != 0 {
-            guard errno == EINTR else {
-                let failure = errno
-                Glibc.close(fd)
-                throw .io(errno: failure, operation: "flock shared", path: lockPath)
+        for retry in [true, false] {
+            while flock(fd, LOCK_SH) != 0 {
+                guard errno == EINTR else {
+                    let failure = errno
+                    Glibc.close(fd)
+                    throw .io(errno: failure, operation: "flock shared", path: lockPath)
+                }
             }
+            // Granted after a wait: the opener we waited for may have died in its cleanup, leaving nobody
+            // else open (then this instance must be the exclusive one, or a full scan it asked for would wait
+            // for the next exclusive open: `KVCacheWaitingOpenerReviewTests`). One more exclusive try, once.
+            guard retry else { break }
+            flock(fd, LOCK_UN)
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return (fd, true) }
         }
         return (fd, false)
     }
