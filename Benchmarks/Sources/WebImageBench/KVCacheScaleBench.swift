@@ -21,7 +21,7 @@ enum KVCacheScaleBench: BenchSuite {
     /// not inflate (none of these operations waits on `fsync`); the wall-clock figure is printed beside it.
     struct Figures {
         var firstOpen = 0.0, cleanOpen = 0.0, crashOpen = 0.0
-        var read = 0.0, write = 0.0, totals = 0.0, sqliteRead = 0.0, preadFloor = 0.0
+        var read = 0.0, write = 0.0, totals = 0.0, sqliteRead = 0.0, preadFloor = 0.0, memcpyFloor = 0.0
         /// The process's CPU time per write (the writing thread's plus the background WAL checkpoints').
         var writeProcess = 0.0
         var trim = 0.0, trimCPU = 0.0, trimSteps = 0.0, worstReadDuringTrim = 0.0, readsDuringTrim = 0
@@ -87,6 +87,11 @@ enum KVCacheScaleBench: BenchSuite {
         guard bench_pread_random(folder + "/manifest.sqlite", Int32(quick ? 50_000 : 200_000), Int32(valueSize), &floor) == 0
         else { throw BenchFailure("\(count): pread floor failed") }
         f.preadFloor = floor / 1e9
+        // The cheapest read of all: a memcpy of a random 2 KB from the file mapped and pre-faulted (no kernel,
+        // no B-tree; what is left is cache and TLB misses).
+        guard bench_mmap_memcpy_random(folder + "/manifest.sqlite", Int32(quick ? 50_000 : 200_000), Int32(valueSize), &floor) == 0
+        else { throw BenchFailure("\(count): memcpy floor failed") }
+        f.memcpyFloor = floor / 1e9
 
         // First open: upgrades the schema (counts the entries once); then a clean close.
         var cache: DiskCache?
@@ -110,9 +115,9 @@ enum KVCacheScaleBench: BenchSuite {
         (f.crashOpen, f.wall["crash open"]) = t
         guard try cache?.totalCount() ?? 0 >= count - count / 10 else { throw BenchFailure("\(count): lost entries in the crash") }
         cache = nil
-        print(String(format: "  %@: CPU (wall): first open %.0f (%.0f) ms, clean open %.1f (%.1f) ms, crash open %.1f (%.1f) ms, read %.2f (%.2f) µs (SQLite from C %.2f, pread %.2f), write %.2f (%.2f; process %.2f) µs, totals %.2f (%.2f) µs, trim %.2f (%.2f) s in %.0f steps (worst read %.1f ms over %d reads)",
+        print(String(format: "  %@: CPU (wall): first open %.0f (%.0f) ms, clean open %.1f (%.1f) ms, crash open %.1f (%.1f) ms, read %.2f (%.2f) µs (SQLite from C %.2f, pread %.2f, memcpy %.3f), write %.2f (%.2f; process %.2f) µs, totals %.2f (%.2f) µs, trim %.2f (%.2f) s in %.0f steps (worst read %.1f ms over %d reads)",
                      label(count) as NSString, f.firstOpen * 1e3, f.wall["first open"]! * 1e3, f.cleanOpen * 1e3, f.wall["clean open"]! * 1e3,
-                     f.crashOpen * 1e3, f.wall["crash open"]! * 1e3, f.read * 1e6, f.wall["read"]! * 1e6, f.sqliteRead * 1e6, f.preadFloor * 1e6, f.write * 1e6, f.wall["write"]! * 1e6, f.writeProcess * 1e6,
+                     f.crashOpen * 1e3, f.wall["crash open"]! * 1e3, f.read * 1e6, f.wall["read"]! * 1e6, f.sqliteRead * 1e6, f.preadFloor * 1e6, f.memcpyFloor * 1e6, f.write * 1e6, f.wall["write"]! * 1e6, f.writeProcess * 1e6,
                      f.totals * 1e6, f.wall["totals"]! * 1e6, f.trimCPU, f.trim, f.trimSteps, f.worstReadDuringTrim * 1e3, f.readsDuringTrim))
         return f
     }
@@ -254,11 +259,16 @@ enum KVCacheScaleBench: BenchSuite {
             add("2 KB random pread of the store file from C at \(label(n)) (the floor below any B-tree)", unit: "µs/op",
                 ours: f.preadFloor * 1e6, peer: nil, peerName: nil, goal: nil, met: nil)
         }
+        for n in sizes {
+            guard let f = figures[n] else { continue }
+            add("2 KB random memcpy from the store file mapped and pre-faulted, from C, at \(label(n)) (the cheapest read there is)",
+                unit: "µs/op", ours: f.memcpyFloor * 1e6, peer: nil, peerName: nil, goal: nil, met: nil)
+        }
         if let large = sizes.last.flatMap({ figures[$0] }), sizes.count > 1 {
-            // The growth from the smallest to the largest store: ours, SQLite's from C, and the pread floor's.
-            add(String(format: "2 KB random read growth %@ → %@: SQLite from C %.2f×, pread floor %.2f×",
+            // The growth from the smallest to the largest store: ours, SQLite's from C, and the floors'.
+            add(String(format: "2 KB random read growth %@ → %@: SQLite from C %.2f×, pread floor %.2f×, memcpy floor %.1f×",
                        label(sizes[0]) as NSString, label(sizes.last!) as NSString, large.sqliteRead / small.sqliteRead,
-                       large.preadFloor / small.preadFloor),
+                       large.preadFloor / small.preadFloor, large.memcpyFloor / small.memcpyFloor),
                 unit: "×", ours: large.read / small.read, peer: large.sqliteRead / small.sqliteRead, peerName: "SQLite from C",
                 goal: nil, met: nil)
         }
