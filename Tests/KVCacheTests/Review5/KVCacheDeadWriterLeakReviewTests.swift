@@ -32,36 +32,12 @@ final class KVCacheDeadWriterLeakReviewTests: XCTestCase {
         }
     }
 
-    /// Kills a child writer while its temporary is in `tmp/`; returns whether it landed there.
-    private func killWriterMidWrite() throws -> Bool {
-        let child = try ChildProcess(test: "KVCacheTests.KVCacheDeadWriterLeakReviewTests/testChildLargeWriter",
-                                     environment: ["KVCACHE_DEAD_WRITER_PATH": directory.path])
-        defer { _ = child.finish() }
-        guard child.waitUntilReady(timeout: 60) else {
-            child.kill()
-            XCTFail("the child writer never got ready: \(child.outputSoFar)")
-            return false
-        }
-        let tmp = directory.path + "/tmp"
-        let before = Set(try FileManager.default.contentsOfDirectory(atPath: tmp))
-        let deadline = Date().addingTimeInterval(20)
-        // Polls an external process's progress (with a deadline): kill as soon as a new temporary shows up.
-        while Date() < deadline {
-            if !Set(try FileManager.default.contentsOfDirectory(atPath: tmp)).subtracting(before).isEmpty {
-                child.kill()
-                return true
-            }
-        }
-        child.kill()
-        return false
-    }
-
     func testTemporariesOfKilledWritersDoNotPileUpBesideALongRunningInstance() throws {
         let survivor = try DiskCache(path: directory.path, inlineThreshold: 1_024)
         try survivor.setObject(testBytes(4_000, seed: 1), forKey: "survivor")
         var kills = 0
         for _ in 0..<4 {
-            if try killWriterMidWrite() { kills += 1 }
+            if try killLargeWriterMidWrite(path: directory.path) { kills += 1 }
         }
         XCTAssertGreaterThanOrEqual(kills, 3, "kills that landed during a temporary's write")
         // The survivor goes on: writes, trims to its limits, and a new instance opens and closes beside it.
@@ -86,7 +62,7 @@ final class KVCacheDeadWriterLeakReviewTests: XCTestCase {
     func testDeadSlotsBesideALongRunningInstanceNeverLockOutNewOpeners() throws {
         let survivor = try KVStorage(path: directory.path, type: .mixed)
         defer { survivor.close() }
-        XCTAssertTrue(try killWriterMidWrite(), "one real kill")
+        XCTAssertTrue(try killLargeWriterMidWrite(path: directory.path), "one real kill")
         XCTAssertEqual(try KVStorage._instanceSlots(atPath: directory.path)?.dead, 1, "a kill leaves a dead slot")
         let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: directory.path + "/instances"))
         try handle.seek(toOffset: UInt64(InstanceSlots.headerSize))

@@ -41,33 +41,6 @@ final class KVCacheReaperLiveWriterReviewTests: XCTestCase {
         }
     }
 
-    /// Kills a writer (Review5's child) while its temporary is in `tmp/`; returns whether it landed there.
-    private func killWriterMidWrite(besides liveSlot: Int? = nil) throws -> Bool {
-        let child = try ChildProcess(test: "KVCacheTests.KVCacheDeadWriterLeakReviewTests/testChildLargeWriter",
-                                     environment: ["KVCACHE_DEAD_WRITER_PATH": directory.path])
-        defer { _ = child.finish() }
-        guard child.waitUntilReady(timeout: 60) else {
-            child.kill()
-            XCTFail("the child writer never got ready: \(child.outputSoFar)")
-            return false
-        }
-        let tmp = directory.path + "/tmp"
-        let live = liveSlot.map(InstanceSlots.temporaryPrefix)
-        let before = Set(try FileManager.default.contentsOfDirectory(atPath: tmp))
-        let deadline = Date().addingTimeInterval(15)
-        // Polls an external process's progress (with a deadline): kill as soon as a new temporary shows up.
-        while Date() < deadline {
-            let new = Set(try FileManager.default.contentsOfDirectory(atPath: tmp)).subtracting(before)
-            if new.contains(where: { name in live.map { !name.hasPrefix($0) } ?? true }) {
-                child.kill()
-                return true
-            }
-            usleep(500)
-        }
-        child.kill()
-        return false
-    }
-
     func testReapersBesideALiveWriterInAnotherProcessNeverTakeItsTemporaries() throws {
         let survivor = try KVStorage(path: directory.path, type: .file)
         defer { survivor.close() }
@@ -83,7 +56,7 @@ final class KVCacheReaperLiveWriterReviewTests: XCTestCase {
         let livePrefix = InstanceSlots.temporaryPrefix(liveSlot)
         var kills = 0, opensDuringALiveTemporary = 0
         for _ in 0..<3 {
-            if try killWriterMidWrite(besides: liveSlot) { kills += 1 }
+            if try killLargeWriterMidWrite(path: directory.path, besides: liveSlot) { kills += 1 }
             // Open visitors while the live writer's temporary is in tmp/ (polling an external process, with a
             // deadline); the first one reaps the writer just killed.
             let deadline = Date().addingTimeInterval(5)
@@ -117,7 +90,7 @@ final class KVCacheReaperLiveWriterReviewTests: XCTestCase {
     func testAReaperSparesTheExactTemporaryOfALiveInstanceOfThisProcess() throws {
         let survivor = try KVStorage(path: directory.path, type: .file)
         defer { survivor.close() }
-        XCTAssertTrue(try killWriterMidWrite(besides: survivor.instanceSlots?.slot), "one real kill")
+        XCTAssertTrue(try killLargeWriterMidWrite(path: directory.path, besides: survivor.instanceSlots?.slot), "one real kill")
         XCTAssertEqual(try KVStorage._instanceSlots(atPath: directory.path)?.dead, 1)
         // The name the survivor's next save writes its temporary under, there as if mid-save.
         let mine = survivor.uniqueName()
