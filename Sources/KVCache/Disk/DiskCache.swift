@@ -186,6 +186,8 @@ public final class DiskCache: Sendable {
     }
 
     /// Trims to every limit now (what the background trim does every `autoTrimInterval`), unless another
-    /// process is trimming this folder.
+    /// process is trimming this folder. First frees what instances that died beside this one left (their
+    /// slots, temporaries and journaled moves), so a long-running cache with no new opener beside it
+    /// reclaims them too. Any thread; blocks the caller for the trim.
     public func trimToLimits() throws(KVCacheError) { try core.trimToLimits() }
 }

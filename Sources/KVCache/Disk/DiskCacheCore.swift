@@ -194,13 +194,16 @@ final class DiskCacheCore: Sendable {
         }
     }
 
-    /// Trims to cost, count, age and free-disk-space limits, unless another process is trimming this
-    /// folder (advisory `trim.lock`): then this round is skipped.
+    /// Frees what instances that died beside this one left, then trims to cost, count, age and free-disk-space
+    /// limits, unless another process is trimming this folder (advisory `trim.lock`): then the trim is skipped.
     ///
     /// The store lock is taken for one bounded step at a time (`KVStorage.trimStep`: one fold of the access
     /// log or one batch of `KVStorage.trimBatch` removals), so reads and writes are served between steps however much is
     /// trimmed.
     func trimToLimits() throws(KVCacheError) {
+        // First what instances that died beside this one left (slots, temporaries, journaled moves): a
+        // long-running instance with no new opener beside it reaps them here (KVStorage+CleanShutdown.swift).
+        try withStorage { (storage: KVStorage) -> Void in storage.reapDeadInstancesBesideThis() }
         let limits = self.limits.withLock { $0 }
         guard let lock = try TrimLock(path: path + "/trim.lock") else { return }
         defer { lock.release() }

@@ -44,8 +44,9 @@ extension KVStorage {
 
     /// Frees the slots of dead instances beside live ones (see `InstanceSlots.reapDead`), removing the
     /// temporaries each left in `tmp/`. Best effort: a failure is logged, and what is left stays on record
-    /// for the next opener.
-    static func reapDeadInstances(_ slots: InstanceSlots, tmpPath: String, io: FileIO) {
+    /// for the next opener. Returns the slots freed.
+    @discardableResult
+    static func reapDeadInstances(_ slots: InstanceSlots, tmpPath: String, io: FileIO) -> Int {
         do {
             // Listed once, before any lock: a dead instance writes nothing more.
             var temporaries: [String]?
@@ -55,9 +56,23 @@ extension KVStorage {
                 for name in temporaries ?? [] where name.utf8.starts(with: prefix.utf8) { try io.unlink(tmpPath + "/" + name) }
             }
             if reaped > 0 { kvLog.notice("KVStorage at \(tmpPath): freed \(reaped) slots of instances that died") }
+            return reaped
         } catch {
             kvLog.error("KVStorage at \(tmpPath): cannot free the slots of dead instances (the next opener retries): \(error)")
+            return 0
         }
+    }
+
+    /// Frees, from this open instance, the slots of instances that died beside it, and works off what they
+    /// were moving (the intent journal). `DiskCache`'s background trim calls it, so a long-running instance
+    /// with no new opener beside it reaps too. Cheap when nobody died: one read of `instances` and a lock
+    /// test per slot marked open. Returns the slots freed.
+    @discardableResult
+    func reapDeadInstancesBesideThis() -> Int {
+        guard let slots = instanceSlots else { return 0 }
+        let reaped = Self.reapDeadInstances(slots, tmpPath: tmpPath, io: io)
+        if reaped > 0 { cleanUpJournalBesideOthers() }
+        return reaped
     }
 
     /// Works off the intent journal's records beside live instances (an opener that is not exclusive): under

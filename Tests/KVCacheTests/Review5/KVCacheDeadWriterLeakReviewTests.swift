@@ -57,6 +57,22 @@ final class KVCacheDeadWriterLeakReviewTests: XCTestCase {
         XCTAssertEqual(slots?.dead ?? -1, 0, "dead slots kept while the survivor lives: \(String(describing: slots))")
     }
 
+    /// Follow-up of the fix: with no new opener at all, the long-running instance's own trim (the background
+    /// one, or `trimToLimits()`) frees what the killed writers left.
+    func testALongRunningDiskCacheReapsKilledWritersWithNoNewOpener() throws {
+        let survivor = try DiskCache(path: directory.path, inlineThreshold: 1_024)
+        try survivor.setObject(testBytes(4_000, seed: 1), forKey: "survivor")
+        // One kill (a second writer's open would reap the first one's slot itself).
+        XCTAssertTrue(try killLargeWriterMidWrite(path: directory.path), "a kill during a temporary's write")
+        XCTAssertEqual(try KVStorage._instanceSlots(atPath: directory.path)?.dead, 1, "the kill leaves a dead slot")
+        XCTAssertFalse(try directory.files(in: "tmp").isEmpty, "a killed writer's temporary")
+        try survivor.trimToLimits()
+        XCTAssertEqual(try directory.files(in: "tmp"), [], "temporaries of killed writers left beside the survivor")
+        XCTAssertEqual(try KVStorage._instanceSlots(atPath: directory.path)?.dead, 0, "dead slots kept by the survivor")
+        XCTAssertEqual(try KVStorage._instanceSlots(atPath: directory.path)?.open, 1, "the survivor's own slot")
+        XCTAssertEqual(try survivor.object(forKey: "survivor"), testBytes(4_000, seed: 1))
+    }
+
     /// The slots the kills above leave, at the count a long-lived instance's neighbours reach: 65,536 worker
     /// deaths (the file written as those deaths leave it: a byte `o` per slot, no lock on it).
     func testDeadSlotsBesideALongRunningInstanceNeverLockOutNewOpeners() throws {
