@@ -1,0 +1,45 @@
+@testable import KVCache
+import Foundation
+import TestSupport
+import XCTest
+
+/// Review 7 (held): reads whose access times sit in `access_log` unfolded — the background folds held back
+/// (the queue suspended), as they are while a trim runs or the queue is busy — still steer an LRU trim:
+/// `trim(toCount:)` flushes and folds the whole log before it evicts, so it removes only keys never read.
+/// After the trim the owed folds run and bring the log back under its cap.
+final class KVCacheTrimOrderWithUnfoldedLogReviewTests: XCTestCase {
+    func testATrimEvictsOnlyKeysNotReadWhileTheFoldsWereHeldBack() throws {
+        let directory = try TemporaryDirectory("kvcache-trim-order")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        let keys = 1_200
+        for i in 0..<keys { try cache.setObject(testBytes(64, seed: i), forKey: "key-\(i)") }
+        let cap = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> Int64 in
+            storage.endReadSnapshot()
+            try storage.database.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 66000)
+                INSERT INTO access_log (key, time) SELECT 'key-' || (i % \(keys)), 0 FROM n
+                """)
+            return try storage.accessLogCap()
+        }
+        cache.core.checkpointQueue.suspend()
+        var suspended = true
+        defer { if suspended { cache.core.checkpointQueue.resume() } }
+        // The oldest-written keys, read: one flush of 1,024 to the log, then 100 more left pending.
+        let read = Array(0..<(KVStorage.pendingAccessLimit + 100))
+        for i in read { XCTAssertEqual(try cache.object(forKey: "key-\(i)"), testBytes(64, seed: i)) }
+        XCTAssertGreaterThan(cache.core.storage.withLock { $0.owedLogFolds }, 0, "no folds owed: the attack did not set up")
+
+        try cache.trim(toCount: keys - 60)
+        XCTAssertEqual(try cache.totalCount(), keys - 60)
+        for i in read { XCTAssertTrue(try cache.containsObject(forKey: "key-\(i)"), "key-\(i) was read, yet evicted") }
+
+        cache.core.checkpointQueue.resume()
+        suspended = false
+        for _ in 0..<10_000 where cache.core.storage.withLock({ $0.owedLogFolds > 0 }) { cache.core.waitForCheckpoint() }
+        cache.core.waitForCheckpoint()
+        let length = try cache.core.storage.withLock { (s: inout KVStorage) throws -> Int64 in try s.accessLogLength() }
+        XCTAssertLessThanOrEqual(length, cap)
+        XCTAssertEqual(cache.core.storage.withLock { $0.owedLogFolds }, 0)
+    }
+}
