@@ -144,3 +144,72 @@ final class MemcachedMultiGetKeyEdgesReviewTests: XCTestCase {
         XCTAssertEqual(tier.waitValues(forKeys: [nul]).values, [Data("nul".utf8)])
     }
 }
+
+/// Review 7 (held): chains past `InlineNesting.limit` on 6 threads at once against a tier of 2 connections —
+/// inline nesting, the trampoline and the queued path (every handle busy: the completion runs on a lane's
+/// queue and the chain goes on from there) mixed. Every step completes exactly once, in chain order, with
+/// its value; and a tier whose only lasting references are its chain's (the caller's ends with its scope) is
+/// freed once the chain ends, every step answered.
+final class MemcachedNestingUnderLoadReviewTests: XCTestCase {
+    private var servers: [MemcachedProcess] = []
+
+    override func tearDown() {
+        for server in servers { server.kill() }
+        servers = []
+    }
+
+    private final class Walk: @unchecked Sendable {
+        // Appended to by one chain at a time (each step starts from the previous step's completion).
+        private let log = Mutex<[Int]>([])
+        private let wrong = Mutex<[Int]>([])
+        let length: Int
+        let done: XCTestExpectation
+        init(length: Int, done: XCTestExpectation) {
+            self.length = length
+            self.done = done
+        }
+
+        func step(_ tier: MemcachedTier, _ n: Int, prefix: String) {
+            tier.value(forKey: "\(prefix)-\(n % 10)") { [self] data in
+                log.withLock { $0.append(n) }
+                if data != Data("v-\(n % 10)".utf8) { wrong.withLock { $0.append(n) } }
+                if n + 1 < length { step(tier, n + 1, prefix: prefix) } else { done.fulfill() }
+            }
+        }
+
+        var steps: [Int] { log.withLock { $0 } }
+        var mismatches: [Int] { wrong.withLock { $0 } }
+    }
+
+    func testChainsOnManyThreadsWithBusyHandlesCompleteOnceInOrder() throws {
+        servers = try startMemcached(1)
+        var options = relaxedOptions()
+        options.connections = 2
+        let tier = try MemcachedTier(servers: servers.map(\.address), options: options)
+        for k in 0..<10 { XCTAssertTrue(tier.waitSet(Data("v-\(k)".utf8), forKey: "w-\(k)")) }
+        let walks = (0..<6).map { i in Walk(length: 40, done: expectation(description: "walk \(i)")) }
+        DispatchQueue.concurrentPerform(iterations: walks.count) { i in walks[i].step(tier, 0, prefix: "w") }
+        wait(for: walks.map(\.done), timeout: 15)
+        for (i, walk) in walks.enumerated() {
+            XCTAssertEqual(walk.steps, Array(0..<40), "walk \(i): steps missing, doubled or out of order")
+            XCTAssertEqual(walk.mismatches, [], "walk \(i)")
+        }
+    }
+
+    func testATierDroppedInsideANestedCompletionFinishesTheChain() throws {
+        servers = try startMemcached(1)
+        let done = expectation(description: "the chain ends")
+        let walk = Walk(length: 30, done: done)
+        weak var gone: MemcachedTier?
+        do {
+            let tier = try MemcachedTier(servers: servers.map(\.address), options: relaxedOptions())
+            for k in 0..<10 { XCTAssertTrue(tier.waitSet(Data("v-\(k)".utf8), forKey: "d-\(k)")) }
+            gone = tier
+            walk.step(tier, 0, prefix: "d")
+        }
+        wait(for: [done], timeout: 10)
+        XCTAssertEqual(walk.steps, Array(0..<30))
+        XCTAssertEqual(walk.mismatches, [])
+        XCTAssertNil(gone, "the tier outlived its chain")
+    }
+}
