@@ -1,0 +1,50 @@
+@testable import KVCache
+import Foundation
+import Synchronization
+import TestSupport
+import XCTest
+
+/// Review 7: the background folds (03bad7c) run one batch per task so that the checkpoints their commits make
+/// due run in between and "the checkpoint must never run inside the store lock": the WAL must never reach
+/// `KVStorage.inlineCheckpointFrames`, where a commit (under the store lock) checkpoints itself. A stream of
+/// reads over 8,000 entries with 2 KB inline values, the access log past its cap (every flush owes 4 folds,
+/// each rewriting 256 rows), samples the WAL's frame count under the lock.
+final class KVCacheFoldWALBoundReviewTests: XCTestCase {
+    func testFoldsDuringAReadStreamNeverTakeTheWALToItsInlineBound() throws {
+        let directory = try TemporaryDirectory("kvcache-fold-wal")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        let keys = 8_000
+        for i in 0..<keys { try cache.setObject(testBytes(2_048, seed: i), forKey: "key-\(i)") }
+        try cache.core.storage.withLock { (storage: inout KVStorage) throws in
+            storage.endReadSnapshot()
+            try storage.database.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 65536)
+                INSERT INTO access_log (key, time) SELECT 'key-' || (i % \(keys)), i FROM n
+                """)
+        }
+        let largest = Atomic<Int32>(0)
+        let failures = Atomic(0)
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+            for n in 0..<60_000 {
+                let i = (n * 7 + worker * 4_000) % keys
+                if (try? cache.object(forKey: "key-\(i)")) == nil { failures.add(1, ordering: .relaxed) }
+                if n % 256 == 0 {
+                    let frames = cache.core.storage.withLock { $0.database.walState?.frames ?? 0 }
+                    largest.max(frames, ordering: .relaxed)
+                }
+            }
+        }
+        XCTAssertEqual(failures.load(ordering: .relaxed), 0)
+        // The WAL file is not truncated when it restarts: its size is the most frames it ever held.
+        let pageSize = try cache.core.storage.withLock { (s: inout KVStorage) throws -> Int in
+            Int(try s.database.textRows("PRAGMA page_size").first ?? "") ?? 4_096
+        }
+        let walBytes = (try FileManager.default.attributesOfItem(atPath: directory.path + "/manifest.sqlite-wal")[.size] as? Int) ?? 0
+        let walFrames = Int32((walBytes - 32) / (pageSize + 24))
+        print("largest WAL: \(largest.load(ordering: .relaxed)) frames sampled, \(walFrames) frames in the file")
+        largest.max(walFrames, ordering: .relaxed)
+        XCTAssertLessThan(largest.load(ordering: .relaxed), KVStorage.inlineCheckpointFrames,
+                          "the WAL reached its inline bound: a commit checkpointed inside the store lock")
+    }
+}
