@@ -18,15 +18,7 @@ final class KVCacheAccessLogDuringTrimReviewTests: XCTestCase {
         defer { try? directory.remove() }
         let cache = try DiskCache(path: directory.path)
         let keys = 1_100
-        for i in 0..<keys { try cache.setObject(testBytes(64, seed: i), forKey: "key-\(i)") }
-        let cap = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> Int64 in
-            storage.endReadSnapshot()
-            try storage.database.execute("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 65536)
-                INSERT INTO access_log (key, time) SELECT 'key-' || (i % \(keys)), i FROM n
-                """)
-            return try storage.accessLogCap()
-        }
+        let cap = try cache.review7Fill(keys: keys, rows: 65536)
         let reads = 100 * KVStorage.pendingAccessLimit
         let readsDone = DispatchSemaphore(value: 0)
         let trimHeld = expectation(description: "the trim reached its first step")
@@ -50,10 +42,10 @@ final class KVCacheAccessLogDuringTrimReviewTests: XCTestCase {
         for n in 0..<reads {
             XCTAssertNotNil(try cache.object(forKey: "key-\(n % keys)"))
             if n % 1_024 == 0 {
-                longest = max(longest, try cache.core.storage.withLock { (s: inout KVStorage) throws -> Int64 in try s.accessLogLength() })
+                longest = max(longest, try cache.review7LogLength())
             }
         }
-        longest = max(longest, try cache.core.storage.withLock { (s: inout KVStorage) throws -> Int64 in try s.accessLogLength() })
+        longest = max(longest, try cache.review7LogLength())
         readsDone.signal()
         wait(for: [trimmed], timeout: 15)
         let slack = 4 * Int64(KVStorage.pendingAccessLimit)

@@ -16,16 +16,7 @@ final class KVCacheAccessLogGrowthReviewTests: XCTestCase {
         defer { try? directory.remove() }
         let cache = try DiskCache(path: directory.path)
         let keys = 1_100
-        for i in 0..<keys { try cache.setObject(testBytes(64, seed: i), forKey: "key-\(i)") }
-        // A log at its cap, as a long run of reads between two trims leaves it.
-        let cap = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> Int64 in
-            storage.endReadSnapshot()
-            try storage.database.execute("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 65536)
-                INSERT INTO access_log (key, time) SELECT 'key-' || (i % \(keys)), i FROM n
-                """)
-            return try storage.accessLogCap()
-        }
+        let cap = try cache.review7Fill(keys: keys, rows: 65536)
         let readsPerThread = 150_000
         let longest = Atomic<Int64>(0)
         let failures = Atomic<Int>(0)
@@ -35,7 +26,7 @@ final class KVCacheAccessLogGrowthReviewTests: XCTestCase {
                 if (try? cache.object(forKey: "key-\(i)")) == nil { failures.add(1, ordering: .relaxed) }
                 // Each reader samples the log's length now and then (one lock hold, two B-tree probes).
                 if n % 2_048 == worker * 1_024 {
-                    let length = (try? cache.core.storage.withLock { (s: inout KVStorage) throws -> Int64 in try s.accessLogLength() }) ?? 0
+                    let length = (try? cache.review7LogLength()) ?? 0
                     longest.max(length, ordering: .relaxed)
                 }
             }

@@ -19,13 +19,9 @@ final class KVCacheReadStreamWALBoundReviewTests: XCTestCase {
         defer { try? directory.remove() }
         let cache = try DiskCache(path: directory.path)
         let keys = 8_000
-        for i in 0..<keys { try cache.setObject(testBytes(2_048, seed: i), forKey: "key-\(i)") }
+        _ = try cache.review7Fill(keys: keys, valueSize: 2_048, rows: 65536)
         try cache.core.storage.withLock { (storage: inout KVStorage) throws in
             storage.endReadSnapshot()
-            try storage.database.execute("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 65536)
-                INSERT INTO access_log (key, time) SELECT 'key-' || (i % \(keys)), i FROM n
-                """)
             // The writes above took the WAL to its bound themselves (a stream of commits, see the report):
             // start the read phase from an empty WAL file, so its size below is the read phase's.
             _ = try storage.database.textRows("PRAGMA wal_checkpoint(TRUNCATE)")

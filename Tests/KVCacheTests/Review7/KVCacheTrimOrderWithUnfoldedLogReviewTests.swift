@@ -13,15 +13,7 @@ final class KVCacheTrimOrderWithUnfoldedLogReviewTests: XCTestCase {
         defer { try? directory.remove() }
         let cache = try DiskCache(path: directory.path)
         let keys = 1_200
-        for i in 0..<keys { try cache.setObject(testBytes(64, seed: i), forKey: "key-\(i)") }
-        let cap = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> Int64 in
-            storage.endReadSnapshot()
-            try storage.database.execute("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 66000)
-                INSERT INTO access_log (key, time) SELECT 'key-' || (i % \(keys)), 0 FROM n
-                """)
-            return try storage.accessLogCap()
-        }
+        let cap = try cache.review7Fill(keys: keys, rows: 66000, timeZero: true)
         cache.core.checkpointQueue.suspend()
         var suspended = true
         defer { if suspended { cache.core.checkpointQueue.resume() } }
@@ -38,7 +30,7 @@ final class KVCacheTrimOrderWithUnfoldedLogReviewTests: XCTestCase {
         suspended = false
         for _ in 0..<10_000 where cache.core.storage.withLock({ $0.owedLogFolds > 0 }) { cache.core.waitForCheckpoint() }
         cache.core.waitForCheckpoint()
-        let length = try cache.core.storage.withLock { (s: inout KVStorage) throws -> Int64 in try s.accessLogLength() }
+        let length = try cache.review7LogLength()
         XCTAssertLessThanOrEqual(length, cap)
         XCTAssertEqual(cache.core.storage.withLock { $0.owedLogFolds }, 0)
     }
