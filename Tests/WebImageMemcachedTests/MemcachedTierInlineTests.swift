@@ -8,17 +8,7 @@ import XCTest
 /// The tier's inline path: with a connection free, an operation runs on the calling thread and its completion
 /// runs there before the call returns, holding no lock (so it may call the tier again); a hung server reached
 /// that way holds the caller for at most the poll timeout and opens its breaker.
-final class MemcachedTierInlineTests: XCTestCase {
-    private var servers: [MemcachedProcess] = []
-
-    override func tearDown() {
-        for server in servers {
-            server.resume()
-            server.kill()
-        }
-        servers = []
-    }
-
+final class MemcachedTierInlineTests: MemcachedServerTestCase {
     /// Where a completion ran: on the calling thread before the call returned, or elsewhere (later).
     private final class Probe: Sendable {
         private let thread = pthread_self()

@@ -12,17 +12,7 @@ import XCTest
 /// from `record` without either call. The breaker then stays open and probing for good: every later request to
 /// that server, healthy again, is denied as a miss without being sent, for the life of the tier. The docs
 /// promise the breaker "closes after SIGCONT" (success closes it; failure opens it for another window).
-final class MemcachedBreakerProbeReviewTests: XCTestCase {
-    private var servers: [MemcachedProcess] = []
-
-    override func tearDown() {
-        for server in servers {
-            server.resume()
-            server.kill()
-        }
-        servers = []
-    }
-
+final class MemcachedBreakerProbeReviewTests: MemcachedServerTestCase {
     func testABreakerWhoseProbeIsAnsweredWithAnErrorClosesOnceTheServerAnswersAgain() throws {
         // The server takes items up to 512 KB; the tier is told 1 MB (the default).
         servers = try startMemcached(1, itemSizeLimit: "512k")

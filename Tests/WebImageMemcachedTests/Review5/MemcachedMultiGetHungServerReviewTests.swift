@@ -11,17 +11,7 @@ import XCTest
 /// failed is not known") and only reopens the breakers of probes. A client that looks keys up in batches
 /// against a pool with one SIGSTOPped server waits the full poll timeout on every call, for as long as the
 /// server hangs.
-final class MemcachedMultiGetHungServerReviewTests: XCTestCase {
-    private var servers: [MemcachedProcess] = []
-
-    override func tearDown() {
-        for server in servers {
-            server.resume()
-            server.kill()
-        }
-        servers = []
-    }
-
+final class MemcachedMultiGetHungServerReviewTests: MemcachedServerTestCase {
     func testMultiGetsAgainstAHungServerWaitItsTimeoutOncePerBreakerWindow() throws {
         servers = try startMemcached(2)
         var options = MemcachedTier.Options()

@@ -8,17 +8,7 @@ import XCTest
 /// Review 7 (held): a multi-get against three servers, two of them SIGSTOPped, waits at most one poll timeout
 /// per hung server (one `memcached_mget` per server, one after the other), finds every key of the live
 /// server, completes once, and the next multi-get (both breakers open) does not wait.
-final class MemcachedMultiGetTwoHungServersReviewTests: XCTestCase {
-    private var servers: [MemcachedProcess] = []
-
-    override func tearDown() {
-        for server in servers {
-            server.resume()
-            server.kill()
-        }
-        servers = []
-    }
-
+final class MemcachedMultiGetTwoHungServersReviewTests: MemcachedServerTestCase {
     func testEachHungServerCostsOneTimeoutAndTheLiveOneAnswers() throws {
         servers = try startMemcached(3)
         var options = MemcachedTier.Options()
