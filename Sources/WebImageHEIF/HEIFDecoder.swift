@@ -24,7 +24,9 @@ public struct HEIFDecoder: ImageDecoding {
     /// Decodes the primary image.
     ///
     /// - Throws: `ImageCodecError.limitExceeded` (libheif's security limit, or the declared size, before
-    ///   decoding), `.truncated`, `.corruptData` with libheif's message, `.allocationFailed`.
+    ///   decoding), `.truncated`, `.corruptData` with libheif's message or for item references that loop or
+    ///   nest past `maximumReferenceDepth` / `maximumReferencedDecodes` (checked before libheif reads the
+    ///   file), `.allocationFailed`.
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
         var (buffer, hasAlpha) = try Self.withPrimaryImage(data, limits: options.limits) { handle, limits in
             try Self.decodePixels(handle, limits: limits)
@@ -44,9 +46,19 @@ public struct HEIFDecoder: ImageDecoding {
         }
     }
 
+    /// The longest chain of nested decodes a file may start (a grid's tile, an identity item's source, an
+    /// alpha image): 16. libheif 1.15 recurses once per level and checks neither depth nor loops.
+    public static let maximumReferenceDepth = 16
+
+    /// The most decodes one file may start through its item references: 1 << 17 (a 256 × 256 grid has
+    /// 65,537). Grids of grids multiply them: eight levels of 8-tile grids would be 8^8 decodes.
+    public static let maximumReferencedDecodes = 1 << 17
+
     /// Reads `data` (libheif's size limit set first) and calls `body` with the primary image's handle.
     private static func withPrimaryImage<T>(_ data: Data, limits: DecodeLimits,
                                             _ body: (OpaquePointer, DecodeLimits) throws -> T) throws -> T {
+        // Before libheif: item references that loop would overflow its stack (see `HEIFItemReferences`).
+        try HEIFItemReferences(data).check(maximumDepth: maximumReferenceDepth, maximumDecodes: maximumReferencedDecodes)
         guard let context = heif_context_alloc() else { throw ImageCodecError.allocationFailed(byteCount: 0) }
         defer { heif_context_free(context) }
         // Before reading: libheif refuses larger sides (and their product) while parsing. Its default is
