@@ -82,7 +82,7 @@ final class DiskCacheCore: Sendable {
     /// the checkpoints their commits make due run in between (coalesced: one pending task at a time). During
     /// a trim too, between its steps (the log would otherwise grow by every read for as long as the trim
     /// lasts: `KVCacheAccessLogDuringTrimReviewTests`), but never while the trim checkpoints between two
-    /// steps: the trim sets `defersAccessFlush` in the same hold of the lock as its step, and a fold checks it
+    /// steps: the trim sets `trimDefersAccessFlush` in the same hold of the lock as its step, and a fold checks it
     /// under the lock, so no commit of ours races that checkpoint.
     func scheduleLogFolds() {
         guard logFoldsScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
@@ -123,27 +123,18 @@ final class DiskCacheCore: Sendable {
             // with, and the WAL grew to the bound where a commit checkpoints under the store lock
             // (`KVCacheReadStreamWALBoundReviewTests`). Writes still commit: for a stream of them that bound
             // is the fallback.
-            let deferred = self?.beginCheckpointDeferral() ?? false
+            self?.storage.withLock { $0.checkpointDefersAccessFlush = true }
             Self.checkpoint(path, gate: gate)
-            if deferred { self?.endCheckpointDeferral() }
+            self?.endAccessFlushDeferral(byTrim: false)
         }
     }
 
-    /// Sets `defersAccessFlush` for a background checkpoint, unless a trim's checkpoint has it set already;
-    /// returns whether it set it.
-    private func beginCheckpointDeferral() -> Bool {
-        storage.withLock { storage -> Bool in
-            guard !storage.defersAccessFlush else { return false }
-            storage.defersAccessFlush = true
-            return true
-        }
-    }
-
-    /// Clears `defersAccessFlush` after a background checkpoint; the folds owed meanwhile are scheduled.
-    private func endCheckpointDeferral() {
+    /// Clears one reason to defer access-time flushes (a trim's or the background checkpoint's, each its
+    /// own flag, so neither ends the other's); when none is left, schedules the folds owed meanwhile.
+    private func endAccessFlushDeferral(byTrim: Bool) {
         let foldsOwed = storage.withLock { storage -> Bool in
-            storage.defersAccessFlush = false
-            return storage.owedLogFolds > 0
+            if byTrim { storage.trimDefersAccessFlush = false } else { storage.checkpointDefersAccessFlush = false }
+            return storage.owedLogFolds > 0 && !storage.defersAccessFlush
         }
         if foldsOwed { scheduleLogFolds() }
     }
@@ -248,22 +239,16 @@ final class DiskCacheCore: Sendable {
     func trim(to target: TrimLimits) throws(KVCacheError) {
         var limits = target
         var steps = 0
-        defer {
-            // Not left set by a trim that fails or ends right after a checkpoint; the folds reads left meanwhile.
-            let foldsOwed = storage.withLock { storage -> Bool in
-                storage.defersAccessFlush = false
-                return storage.owedLogFolds > 0
-            }
-            if foldsOwed { scheduleLogFolds() }
-        }
+        // Not left set by a trim that fails or ends right after a checkpoint; the folds reads left meanwhile.
+        defer { endAccessFlushDeferral(byTrim: true) }
         while true {
             let (more, checkpointDue) = try withStorage { (storage) throws(KVCacheError) -> (Bool, Bool) in
                 // Reads meanwhile kept their access times in memory; they are appended after this step,
                 // whose commit (the first since the checkpoint) restarts the WAL.
-                storage.defersAccessFlush = false
+                storage.trimDefersAccessFlush = false
                 let more = try storage.trimStep(&limits)
                 let due = storage.takeCheckpointDue()
-                storage.defersAccessFlush = due
+                storage.trimDefersAccessFlush = due
                 return (more, due)
             }
             if checkpointDue {

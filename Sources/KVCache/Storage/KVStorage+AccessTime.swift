@@ -13,7 +13,13 @@ import Foundation
 //      `accessLogCap` (so a store nobody trims keeps a log at most about as long as it has entries).
 //      `DiskCache` folds those batches on a background queue, each in its own hold of the store lock
 //      (`defersLogFolds`): folded inside the read that flushed, up to 4 × 256 row rewrites held every other
-//      reader for tens of milliseconds (the worst read during a trim of a 100k-entry store).
+//      reader for tens of milliseconds (the worst read during a trim of a 100k-entry store). When those
+//      folds fall behind (their queue starved of CPU while readers run), the log is "full" past its cap plus
+//      `accessLogBackgroundSlack`: reads then keep their times in memory, up to `pendingAccessHardLimit`
+//      distinct keys, and past that a newly read key's time is not recorded (it keeps its older one, so it
+//      may be evicted a little early) until the folds catch up. So the log stays within its cap plus
+//      `pendingAccessHardLimit` rows and memory within that many keys, whatever the scheduler does, and no
+//      read folds or commits more because of it (`KVCacheAccessLogGrowthReviewTests`).
 // A crash loses at most the pending tier; never a value.
 
 extension KVStorage {
@@ -25,18 +31,44 @@ extension KVStorage {
     /// store lock (each folded key rewrites its row: about 30 µs of CPU with a 2 KB inline value in a 1M-entry
     /// store, so a step is under 10 ms).
     static let accessFoldBatch: Int64 = 256
+    /// Rows `access_log` may run over its cap, while `DiskCache`'s background folds catch up, before it is
+    /// full (see the top of this file).
+    static let accessLogBackgroundSlack: Int64 = 2 * Int64(pendingAccessLimit)
 
     /// Notes a read of `item`; access times reach the manifest in batches (see the top of this file). The
     /// item keeps the access time before this one (a pending one if any, else the manifest's, which does not
     /// yet include reads still in `access_log`): one hash of the key.
     func recordAccess(_ item: inout KVStorageItem) {
-        if let previous = pendingAccessTimes.updateValue(nextStamp(), forKey: ExactKey(item.key)) {
+        let key = ExactKey(item.key)
+        if accessLogFull, pendingAccessTimes.count >= Self.pendingAccessHardLimit, pendingAccessTimes[key] == nil,
+           !recheckAccessLogFull() {
+            accessTimesDropped += 1
+            return
+        }
+        if let previous = pendingAccessTimes.updateValue(nextStamp(), forKey: key) {
             item.lastAccessTime = Date(manifestTime: previous)
         }
-        if pendingAccessTimes.count >= Self.pendingAccessLimit
-            && (!defersAccessFlush || pendingAccessTimes.count >= Self.pendingAccessHardLimit) {
+        if pendingAccessTimes.count >= Self.pendingAccessLimit, !accessLogFull,
+           !defersAccessFlush || pendingAccessTimes.count >= Self.pendingAccessHardLimit {
             flushAccessTimes()
         }
+    }
+
+    /// Whether `access_log` is no longer full, rechecked on the first dropped read and every 256th after
+    /// (a fold that failed, or a cap that shrank with the entry count, must not leave reads unrecorded for
+    /// good); while it still is, makes sure a fold is owed, for the owner to schedule.
+    private func recheckAccessLogFull() -> Bool {
+        guard accessTimesDropped % 256 == 0 else { return false }
+        do {
+            if try accessLogLength() <= accessLogCap() {
+                accessLogFull = false
+                return true
+            }
+        } catch {
+            kvLog.warning("KVStorage at \(path): access log length unknown: \(error)")
+        }
+        owedLogFolds = max(owedLogFolds, 1)
+        return false
     }
 
     /// Appends pending access times to `access_log` in one transaction (and folds one batch of the log into
@@ -66,6 +98,7 @@ extension KVStorage {
                 // The owner folds them, a batch per lock hold (`DiskCacheCore.scheduleLogFolds`): all the log
                 // is over its cap by, as no hold grows with it (a reader that no longer folds appends faster).
                 if over > 0 { owedLogFolds = max(owedLogFolds, Int((over + Self.accessFoldBatch - 1) / Self.accessFoldBatch)) }
+                if over > Self.accessLogBackgroundSlack { accessLogFull = true }
                 return
             }
             var steps = 0
@@ -101,6 +134,7 @@ extension KVStorage {
                 let first = try database.prepare("SELECT min(rowid), max(rowid) FROM access_log")
                 guard try first.step(), !first.isNull(0) else {
                     first.reset()
+                    accessLogFull = false
                     return false
                 }
                 let (low, high) = (first.int64(0), min(limit, first.int64(1)))
@@ -118,10 +152,16 @@ extension KVStorage {
                     try fold.run()
                 }
                 let delete = try database.prepare("DELETE FROM access_log WHERE rowid <= ?1")
-                defer { delete.reset() }
-                delete.bind(cut, at: 1)
-                try delete.run()
+                do {
+                    defer { delete.reset() }
+                    delete.bind(cut, at: 1)
+                    try delete.run()
+                }
                 accessLogFolds += 1
+                if accessLogFull {
+                    // Full until the log is back under its cap; until then another batch is owed.
+                    if try accessLogLength() <= accessLogCap() { accessLogFull = false } else { owedLogFolds = max(owedLogFolds, 1) }
+                }
                 return true
             }
         }

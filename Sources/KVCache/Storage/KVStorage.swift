@@ -136,15 +136,26 @@ public final class KVStorage {
     /// Reads not yet appended to `access_log`: appended in one transaction when 1,024 keys are pending,
     /// before evictions and at close. Keyed by the key's bytes (`ExactKey`), as the manifest is.
     var pendingAccessTimes: [ExactKey<String>: Int64] = [:]
-    /// While set, reads append their access times only once `pendingAccessHardLimit` keys are pending (a
-    /// trim sets it while it checkpoints between two steps: see KVStorage+Checkpoint.swift).
-    var defersAccessFlush = false
+    /// Set by a trim while it checkpoints between two steps (see KVStorage+Checkpoint.swift).
+    var trimDefersAccessFlush = false
+    /// Set by `DiskCache` while its background checkpoint runs.
+    var checkpointDefersAccessFlush = false
+    /// While either is set, reads append their access times only once `pendingAccessHardLimit` keys are
+    /// pending, and owed folds wait: no commit of this instance races the checkpoint.
+    var defersAccessFlush: Bool { trimDefersAccessFlush || checkpointDefersAccessFlush }
     /// Set by `DiskCache`: a flush of access times that finds `access_log` past its cap records the batches
     /// it owes in `owedLogFolds` instead of folding them inside the read or write that flushed; the owner
     /// folds them later, one batch per hold of its lock (see KVStorage+AccessTime.swift).
     var defersLogFolds = false
     /// Batches of `access_log` a flush left to fold (with `defersLogFolds`): what the log is over its cap.
     var owedLogFolds = 0
+    /// Set (with `defersLogFolds`) by a flush that leaves `access_log` more than `accessLogBackgroundSlack`
+    /// rows over its cap, cleared by the fold that brings it back under: meanwhile reads append nothing (see
+    /// `recordAccess`).
+    var accessLogFull = false
+    /// Reads whose access time was not recorded because `access_log` was full and `pendingAccessHardLimit`
+    /// keys were pending (tests, diagnostics).
+    var accessTimesDropped = 0
     /// Keeps background checkpoints out of the reopen's window and after `close()` (KVStorage+Checkpoint).
     let checkpointGate = CheckpointGate()
     /// Whether this instance's `reopenManifest` holds `checkpointGate` (a reopen nested in a reopen's

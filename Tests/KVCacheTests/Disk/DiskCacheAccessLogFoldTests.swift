@@ -58,4 +58,66 @@ final class DiskCacheAccessLogFoldTests: XCTestCase {
         XCTAssertEqual(try cache.totalCount(), keys - 50)
         for i in 0..<KVStorage.pendingAccessLimit { XCTAssertEqual(try cache.object(forKey: "key-\(i)"), testBytes(64, seed: i), "key-\(i)") }
     }
+
+    /// With the background folds starved (their queue suspended), a long run of reads of many keys keeps
+    /// `access_log` within its cap plus `pendingAccessHardLimit` rows and the pending times within that many
+    /// keys, folds nothing inside a read, and counts the reads it could not record; once the folds run again
+    /// the log is back under its cap and reads append again. (Before, every flush appended its 1,024 rows
+    /// whatever the log's length: on a loaded machine `KVCacheAccessLogGrowthReviewTests` saw 200k rows.)
+    func testStarvedFoldsKeepTheLogAndThePendingTimesBounded() throws {
+        let directory = try TemporaryDirectory("kvcache-access-fold")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        let keys = 6_000
+        for i in 0..<keys { try cache.setObject(testBytes(32, seed: i), forKey: "key-\(i)") }
+        let cap = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> Int64 in
+            storage.endReadSnapshot()
+            try storage.database.execute("""
+                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 66000)
+                INSERT INTO access_log (key, time) SELECT 'key-' || (i % \(keys)), i FROM n
+                """)
+            return try storage.accessLogCap()
+        }
+        let (appendsBefore, foldsBefore) = cache.core.storage.withLock { ($0.accessLogAppends, $0.accessLogFolds) }
+
+        cache.core.checkpointQueue.suspend()
+        var suspended = true
+        defer { if suspended { cache.core.checkpointQueue.resume() } }
+        var longest: Int64 = 0, mostPending = 0
+        for round in 0..<3 {
+            for i in 0..<keys {
+                XCTAssertEqual(try cache.object(forKey: "key-\((i + round * 977) % keys)"), testBytes(32, seed: (i + round * 977) % keys))
+                if i % 64 == 0 {
+                    let (length, pending) = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> (Int64, Int) in
+                        (try storage.accessLogLength(), storage.pendingAccessTimes.count)
+                    }
+                    longest = max(longest, length)
+                    mostPending = max(mostPending, pending)
+                }
+            }
+        }
+        let (appends, foldsByReads, dropped, full) = cache.core.storage.withLock {
+            ($0.accessLogAppends - appendsBefore, $0.accessLogFolds - foldsBefore, $0.accessTimesDropped, $0.accessLogFull)
+        }
+        XCTAssertLessThanOrEqual(longest, cap + Int64(KVStorage.pendingAccessHardLimit), "access_log grew past its bound")
+        XCTAssertLessThanOrEqual(mostPending, KVStorage.pendingAccessHardLimit)
+        XCTAssertEqual(foldsByReads, 0, "a read folded the access log while it held the store lock")
+        XCTAssertGreaterThan(appends, 0)
+        XCTAssertGreaterThan(dropped, 0, "18,000 reads of 6,000 keys never reached the hard limit")
+        XCTAssertTrue(full)
+
+        cache.core.checkpointQueue.resume()
+        suspended = false
+        for _ in 0..<10_000 where cache.core.storage.withLock({ $0.owedLogFolds > 0 }) { cache.core.waitForCheckpoint() }
+        cache.core.waitForCheckpoint()
+        let (after, stillFull) = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> (Int64, Bool) in
+            (try storage.accessLogLength(), storage.accessLogFull)
+        }
+        XCTAssertFalse(stillFull, "the folds caught up but reads still record nothing")
+        XCTAssertLessThanOrEqual(after, cap)
+        // Reads append again: the pending times (up to the hard limit) go out with the next read.
+        let appendsNow = cache.core.storage.withLock { $0.accessLogAppends }
+        _ = try cache.object(forKey: "key-0")
+        XCTAssertEqual(cache.core.storage.withLock { $0.accessLogAppends }, appendsNow + 1)
+    }
 }

@@ -100,7 +100,7 @@ final class DiskCacheCheckpointTests: XCTestCase {
         let keys = KVStorage.pendingAccessHardLimit + 8
         for i in 0..<keys { try storage.save(key: "k\(i)", value: testBytes(16, seed: i)) }
         let appends = storage.accessLogAppends
-        storage.defersAccessFlush = true
+        storage.trimDefersAccessFlush = true
         for i in 0..<(KVStorage.pendingAccessHardLimit - 1) { XCTAssertNotNil(try storage.itemValue(forKey: "k\(i)")) }
         XCTAssertEqual(storage.accessLogAppends, appends, "a read committed while the trim checkpoints")
         XCTAssertEqual(storage.pendingAccessTimes.count, KVStorage.pendingAccessHardLimit - 1)
@@ -108,7 +108,7 @@ final class DiskCacheCheckpointTests: XCTestCase {
         XCTAssertEqual(storage.accessLogAppends, appends + 1, "pending access times outgrew the hard limit")
         XCTAssertTrue(storage.pendingAccessTimes.isEmpty)
 
-        storage.defersAccessFlush = false
+        storage.trimDefersAccessFlush = false
         for i in 0..<KVStorage.pendingAccessLimit { XCTAssertNotNil(try storage.itemValue(forKey: "k\(i)")) }
         XCTAssertEqual(storage.accessLogAppends, appends + 2)
     }
@@ -151,5 +151,25 @@ final class DiskCacheCheckpointTests: XCTestCase {
             }
         }
         XCTAssertEqual(kept, count / 3)
+    }
+
+    /// A trim that runs while the background checkpoint defers access-time flushes ends only its own
+    /// deferral: reads go on keeping their access times in memory until the checkpoint ends (one shared flag
+    /// let the trim's end, or its next step, clear the checkpoint's).
+    func testATrimDuringTheBackgroundCheckpointLeavesTheCheckpointsDeferral() throws {
+        let directory = try TemporaryDirectory("kvcache-checkpoint")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        let count = 600
+        for i in 0..<count { try cache.setObject(testBytes(512, seed: i), forKey: "key-\(i)") }
+        cache.core.waitForCheckpoint()
+        cache.core.storage.withLock { $0.checkpointDefersAccessFlush = true }  // as the background checkpoint does
+        try cache.trim(toCount: count / 2)
+        let appends = cache.core.storage.withLock { $0.accessLogAppends }
+        for i in 0..<count { _ = try cache.object(forKey: "key-\(i)") }
+        XCTAssertTrue(cache.core.storage.withLock { $0.defersAccessFlush }, "the trim ended the checkpoint's deferral")
+        XCTAssertEqual(cache.core.storage.withLock { $0.accessLogAppends }, appends, "a read committed while the checkpoint runs")
+        cache.core.storage.withLock { $0.checkpointDefersAccessFlush = false }
+        XCTAssertEqual(try cache.totalCount(), count / 2)
     }
 }
