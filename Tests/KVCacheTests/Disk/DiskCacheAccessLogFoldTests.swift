@@ -29,6 +29,8 @@ final class DiskCacheAccessLogFoldTests: XCTestCase {
         let foldsBefore = cache.core.storage.withLock { $0.accessLogFolds }
 
         // Hold back the background queue: whatever is folded meanwhile was folded by the reads themselves.
+        // A checkpoint still running would defer the reads' flush (`checkpointDefersAccessFlush`): let it end.
+        cache.core.waitForCheckpoint()
         cache.core.checkpointQueue.suspend()
         var suspended = true
         defer { if suspended { cache.core.checkpointQueue.resume() } }
@@ -79,6 +81,10 @@ final class DiskCacheAccessLogFoldTests: XCTestCase {
             return try storage.accessLogCap()
         }
         let (appendsBefore, foldsBefore) = cache.core.storage.withLock { ($0.accessLogAppends, $0.accessLogFolds) }
+
+        // A checkpoint still running would defer the reads' flush (`checkpointDefersAccessFlush`): let it end.
+
+        cache.core.waitForCheckpoint()
 
         cache.core.checkpointQueue.suspend()
         var suspended = true

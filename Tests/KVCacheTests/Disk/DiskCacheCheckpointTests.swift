@@ -23,6 +23,8 @@ final class DiskCacheCheckpointTests: XCTestCase {
         defer { try? directory.remove() }
         let cache = try DiskCache(path: directory.path)
         // Hold back the background checkpoint: whatever is checkpointed meanwhile was checkpointed by a commit.
+        // A checkpoint still running would defer the reads' flush (`checkpointDefersAccessFlush`): let it end.
+        cache.core.waitForCheckpoint()
         cache.core.checkpointQueue.suspend()
         var suspended = true
         defer { if suspended { cache.core.checkpointQueue.resume() } }

@@ -14,6 +14,8 @@ final class KVCacheTrimOrderWithUnfoldedLogReviewTests: XCTestCase {
         let cache = try DiskCache(path: directory.path)
         let keys = 1_200
         let cap = try cache.review7Fill(keys: keys, rows: 66000, timeZero: true)
+        // A checkpoint still running would defer the reads' flush (`checkpointDefersAccessFlush`): let it end.
+        cache.core.waitForCheckpoint()
         cache.core.checkpointQueue.suspend()
         var suspended = true
         defer { if suspended { cache.core.checkpointQueue.resume() } }
