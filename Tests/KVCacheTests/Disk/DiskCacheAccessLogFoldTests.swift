@@ -71,15 +71,7 @@ final class DiskCacheAccessLogFoldTests: XCTestCase {
         defer { try? directory.remove() }
         let cache = try DiskCache(path: directory.path)
         let keys = 6_000
-        for i in 0..<keys { try cache.setObject(testBytes(32, seed: i), forKey: "key-\(i)") }
-        let cap = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> Int64 in
-            storage.endReadSnapshot()
-            try storage.database.execute("""
-                WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 66000)
-                INSERT INTO access_log (key, time) SELECT 'key-' || (i % \(keys)), i FROM n
-                """)
-            return try storage.accessLogCap()
-        }
+        let cap = try cache.review7Fill(keys: keys, valueSize: 32, rows: 66_000)  // a log past its cap
         let (appendsBefore, foldsBefore) = cache.core.storage.withLock { ($0.accessLogAppends, $0.accessLogFolds) }
 
         // A checkpoint still running would defer the reads' flush (`checkpointDefersAccessFlush`): let it end.
