@@ -140,15 +140,9 @@ public final class KVStorage {
     var trimDefersAccessFlush = false
     /// Set by `DiskCache` while its background checkpoint runs.
     var checkpointDefersAccessFlush = false
-    /// While either is set, or the WAL is half-way to the bound where a commit checkpoints itself
-    /// (`walIsLong`), reads append their access times only once `pendingAccessHardLimit` keys are pending,
-    /// and owed folds wait: no optional commit of this instance races a checkpoint.
-    var defersAccessFlush: Bool { trimDefersAccessFlush || checkpointDefersAccessFlush || walIsLong }
-    /// Whether this connection last saw the WAL at half of `inlineCheckpointFrames` or more: the background
-    /// checkpoint is behind (its queue starved of CPU, or still copying), and access-time commits, which
-    /// are optional, would take the WAL to the bound (`KVCacheReadStreamWALBoundReviewTests` on a loaded
-    /// machine). Real writes still commit; the next commit after a checkpoint restarts the WAL.
-    var walIsLong: Bool { (database.walState?.frames ?? 0) >= Self.inlineCheckpointFrames / 2 }
+    /// While either is set, reads append their access times only once `pendingAccessHardLimit` keys are
+    /// pending, and owed folds wait: no commit of this instance races the checkpoint.
+    var defersAccessFlush: Bool { trimDefersAccessFlush || checkpointDefersAccessFlush }
     /// Set by `DiskCache`: a flush of access times that finds `access_log` past its cap records the batches
     /// it owes in `owedLogFolds` instead of folding them inside the read or write that flushed; the owner
     /// folds them later, one batch per hold of its lock (see KVStorage+AccessTime.swift).
