@@ -13,12 +13,12 @@ import Foundation
 //      `accessLogCap` (so a store nobody trims keeps a log at most about as long as it has entries).
 //      `DiskCache` folds those batches on a background queue, each in its own hold of the store lock
 //      (`defersLogFolds`): folded inside the read that flushed, up to 4 × 256 row rewrites held every other
-//      reader for tens of milliseconds (the worst read during a trim of a 100k-entry store). When those
-//      folds fall behind (their queue starved of CPU while readers run), the log is "full" past its cap plus
-//      `accessLogBackgroundSlack`: reads then keep their times in memory, up to `pendingAccessHardLimit`
-//      distinct keys, and past that a newly read key's time is not recorded (it keeps its older one, so it
-//      may be evicted a little early) until the folds catch up. So the log stays within its cap plus
-//      `pendingAccessHardLimit` rows and memory within that many keys, whatever the scheduler does, and no
+//      reader for tens of milliseconds (the worst read during a trim of a 100k-entry store). While the log
+//      is past its cap ("full", `accessLogFull`) reads append nothing: they keep their times in memory, up
+//      to `pendingAccessHardLimit` distinct keys, and past that a newly read key's time is not recorded (it
+//      keeps its older one, so it may be evicted a little early) until the folds bring the log back under
+//      its cap. So the log stays within its cap plus `pendingAccessHardLimit` rows and memory within that
+//      many keys, however far the folds fall behind (their queue starved of CPU while readers run), and no
 //      read folds or commits more because of it (`KVCacheAccessLogGrowthReviewTests`).
 // A crash loses at most the pending tier; never a value.
 
@@ -31,9 +31,6 @@ extension KVStorage {
     /// store lock (each folded key rewrites its row: about 30 µs of CPU with a 2 KB inline value in a 1M-entry
     /// store, so a step is under 10 ms).
     static let accessFoldBatch: Int64 = 256
-    /// Rows `access_log` may run over its cap, while `DiskCache`'s background folds catch up, before it is
-    /// full (see the top of this file).
-    static let accessLogBackgroundSlack: Int64 = 2 * Int64(pendingAccessLimit)
 
     /// Notes a read of `item`; access times reach the manifest in batches (see the top of this file). The
     /// item keeps the access time before this one (a pending one if any, else the manifest's, which does not
@@ -49,8 +46,25 @@ extension KVStorage {
             item.lastAccessTime = Date(manifestTime: previous)
         }
         if pendingAccessTimes.count >= Self.pendingAccessLimit, !accessLogFull,
-           !defersAccessFlush || pendingAccessTimes.count >= Self.pendingAccessHardLimit {
+           !defersAccessFlush || pendingAccessTimes.count >= Self.pendingAccessHardLimit,
+           !(defersLogFolds && accessLogIsPastCap()) {
             flushAccessTimes()
+        }
+    }
+
+    /// Whether `access_log` is past its cap (two B-tree probes and the totals row, once per flush); if so
+    /// marks it full and owes the folds that bring it back, for the owner to schedule. A failure to read
+    /// the length counts as "not past": the flush goes ahead, as before the log had a bound.
+    private func accessLogIsPastCap() -> Bool {
+        do {
+            let over = try accessLogLength() - accessLogCap()
+            guard over > 0 else { return false }
+            owedLogFolds = max(owedLogFolds, Int((over + Self.accessFoldBatch - 1) / Self.accessFoldBatch))
+            accessLogFull = true
+            return true
+        } catch {
+            kvLog.warning("KVStorage at \(path): access log length unknown: \(error)")
+            return false
         }
     }
 
@@ -97,8 +111,10 @@ extension KVStorage {
             if defersLogFolds {
                 // The owner folds them, a batch per lock hold (`DiskCacheCore.scheduleLogFolds`): all the log
                 // is over its cap by, as no hold grows with it (a reader that no longer folds appends faster).
-                if over > 0 { owedLogFolds = max(owedLogFolds, Int((over + Self.accessFoldBatch - 1) / Self.accessFoldBatch)) }
-                if over > Self.accessLogBackgroundSlack { accessLogFull = true }
+                if over > 0 {
+                    owedLogFolds = max(owedLogFolds, Int((over + Self.accessFoldBatch - 1) / Self.accessFoldBatch))
+                    accessLogFull = true
+                }
                 return
             }
             var steps = 0

@@ -149,9 +149,8 @@ public final class KVStorage {
     var defersLogFolds = false
     /// Batches of `access_log` a flush left to fold (with `defersLogFolds`): what the log is over its cap.
     var owedLogFolds = 0
-    /// Set (with `defersLogFolds`) by a flush that leaves `access_log` more than `accessLogBackgroundSlack`
-    /// rows over its cap, cleared by the fold that brings it back under: meanwhile reads append nothing (see
-    /// `recordAccess`).
+    /// Set (with `defersLogFolds`) when a flush finds or leaves `access_log` past its cap, cleared by the fold
+    /// that brings it back under: meanwhile reads append nothing (see KVStorage+AccessTime.swift).
     var accessLogFull = false
     /// Reads whose access time was not recorded because `access_log` was full and `pendingAccessHardLimit`
     /// keys were pending (tests, diagnostics).
