@@ -23,7 +23,11 @@ final class KVCacheWaitingOpenerReviewTests: XCTestCase {
 
     /// Whether `/proc/locks` shows a process blocked on a `flock` of the file with inode `inode`.
     private func hasBlockedWaiter(inode: UInt64) throws -> Bool {
-        let locks = try String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        // Read to its end: `String(contentsOfFile:)` stops after the first 4 KB of a /proc file, and in a
+        // full test run (hundreds of locks) the waiter's line came later: the predicate never held.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/locks") else { return false }
+        defer { try? handle.close() }
+        let locks = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
         return locks.split(separator: "\n").contains { $0.contains("-> FLOCK") && $0.contains(":\(inode) ") }
     }
 
