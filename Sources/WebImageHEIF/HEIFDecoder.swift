@@ -24,11 +24,12 @@ public struct HEIFDecoder: ImageDecoding {
     /// Decodes the primary image.
     ///
     /// - Throws: `ImageCodecError.limitExceeded` (libheif's security limit, or the declared size, before
-    ///   decoding), `.truncated`, `.corruptData` with libheif's message or for item references that loop or
-    ///   nest past `maximumReferenceDepth` / `maximumReferencedDecodes` (checked before libheif reads the
-    ///   file), `.allocationFailed`.
+    ///   decoding: the primary image's, and the canvas every grid or overlay item declares), `.truncated`,
+    ///   `.corruptData` with libheif's message or for item references that loop or nest past
+    ///   `maximumReferenceDepth` / `maximumReferencedDecodes`, or a grid tile with its own alpha image
+    ///   (checked before libheif reads the file), `.allocationFailed`.
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        var (buffer, hasAlpha) = try Self.withPrimaryImage(data, limits: options.limits) { handle, limits in
+        var (buffer, hasAlpha) = try Self.withPrimaryImage(data, limits: options.limits, decoding: true) { handle, limits in
             try Self.decodePixels(handle, limits: limits)
         }
         buffer.convert(to: options.pixelFormat)  // in place: the buffer is not shared
@@ -39,7 +40,7 @@ public struct HEIFDecoder: ImageDecoding {
 
     /// The primary image's declared size (after its transforms) and alpha; no pixels are decoded.
     public func info(_ data: Data) throws -> ImageInfo {
-        try Self.withPrimaryImage(data, limits: .default) { handle, _ in
+        try Self.withPrimaryImage(data, limits: .default, decoding: false) { handle, _ in
             ImageInfo(format: .heif, width: Int(heif_image_handle_get_width(handle)),
                       height: Int(heif_image_handle_get_height(handle)),
                       hasAlpha: heif_image_handle_has_alpha_channel(handle) != 0)
@@ -55,10 +56,19 @@ public struct HEIFDecoder: ImageDecoding {
     public static let maximumReferencedDecodes = 1 << 17
 
     /// Reads `data` (libheif's size limit set first) and calls `body` with the primary image's handle.
-    private static func withPrimaryImage<T>(_ data: Data, limits: DecodeLimits,
+    /// `decoding`: `body` decodes, so the derived images' canvases and tiles are checked first.
+    private static func withPrimaryImage<T>(_ data: Data, limits: DecodeLimits, decoding: Bool,
                                             _ body: (OpaquePointer, DecodeLimits) throws -> T) throws -> T {
         // Before libheif: item references that loop would overflow its stack (see `HEIFItemReferences`).
-        try HEIFItemReferences(data).check(maximumDepth: maximumReferenceDepth, maximumDecodes: maximumReferencedDecodes)
+        let references = HEIFItemReferences(data)
+        try references.check(maximumDepth: maximumReferenceDepth, maximumDecodes: maximumReferencedDecodes)
+        if decoding {
+            // Canvases libheif would allocate past the limits, tiles whose alpha it would paste out of
+            // bounds (see `HEIFDerivedImages`).
+            let derivedImages = HEIFDerivedImages(data)
+            try derivedImages.check(limits: limits)
+            try derivedImages.checkTileAlpha(references)
+        }
         guard let context = heif_context_alloc() else { throw ImageCodecError.allocationFailed(byteCount: 0) }
         defer { heif_context_free(context) }
         // Before reading: libheif refuses larger sides (and their product) while parsing. Its default is

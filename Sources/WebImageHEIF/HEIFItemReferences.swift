@@ -20,6 +20,13 @@ struct HEIFItemReferences {
     /// counts each time).
     private(set) var dependencies: [UInt32: [UInt32]] = [:]
 
+    /// For each derived item, the items its `dimg` references name (a grid's tiles, an overlay's layers, an
+    /// identity item's source).
+    private(set) var sources: [UInt32: [UInt32]] = [:]
+
+    /// The items some `auxl` reference names: the masters that may have an alpha image.
+    private(set) var mastersOfAuxiliaryImages: Set<UInt32> = []
+
     /// Reads the references of `data`; bytes that are not a HEIF file give no references.
     init(_ data: Data) {
         data.withUnsafeBytes { bytes in
@@ -93,15 +100,21 @@ struct HEIFItemReferences {
             for _ in 0..<count {
                 guard let to = reader.id(at: offset, size: idSize, end: content.upperBound) else { return }
                 offset += idSize
-                if type == BoxReader.fourCC("dimg") { dependencies[from, default: []].append(to) }
-                if type == BoxReader.fourCC("auxl") { dependencies[to, default: []].append(from) }
+                if type == BoxReader.fourCC("dimg") {
+                    dependencies[from, default: []].append(to)
+                    sources[from, default: []].append(to)
+                }
+                if type == BoxReader.fourCC("auxl") {
+                    dependencies[to, default: []].append(from)
+                    mastersOfAuxiliaryImages.insert(to)
+                }
             }
         }
     }
 }
 
 /// Reads ISO base media file format boxes (ISO/IEC 14496-12) from bytes, bounds-checked.
-private struct BoxReader {
+struct BoxReader {
     let bytes: UnsafeRawBufferPointer
 
     /// The boxes one after another in `range`: type and content. A box running past the range is cut at its

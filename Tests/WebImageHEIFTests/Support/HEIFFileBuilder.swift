@@ -7,8 +7,15 @@ import Foundation
 /// one row of as many tiles as it has `dimg` references. Coded items (`hvc1`) have no `hvcC` and no real
 /// data, so a file libheif accepts fails only when it reaches a coded image.
 struct HEIFFileBuilder {
-    /// One item: its id and four-character type (`iden`, `grid`, `hvc1`, …).
-    struct Item { var id: UInt16; var type: String }
+    /// One item: its id and four-character type (`iden`, `grid`, `hvc1`, …); optionally its own data (instead
+    /// of the eight bytes described below), its own property boxes (instead of the shared `ispe`), hidden.
+    struct Item {
+        var id: UInt16
+        var type: String
+        var data: Data? = nil
+        var properties: [Data]? = nil
+        var isHidden = false
+    }
     /// One reference: `type` (`dimg`, `auxl`, `thmb`) from one item to others, in order.
     struct Reference { var type: String; var from: UInt16; var to: [UInt16] }
 
@@ -30,6 +37,7 @@ struct HEIFFileBuilder {
     /// Eight bytes per item: a grid's descriptor (version 0, flags 0, rows - 1, columns - 1, 16-bit output
     /// width and height), zeros for every other item.
     private func itemData(_ item: Item) -> Data {
+        if let data = item.data { return data }
         guard item.type == "grid" else { return Data(count: 8) }
         let tiles = references.filter { $0.type == "dimg" && $0.from == item.id }.reduce(0) { $0 + $1.to.count }
         let columns = UInt8(clamping: max(tiles, 1))
@@ -41,7 +49,7 @@ struct HEIFFileBuilder {
         meta += Self.box("pitm", fullBox: 0, Self.be16(primary))
         var iinf = Self.be16(UInt16(items.count))
         for item in items {
-            iinf += Self.box("infe", fullBox: 2 << 24, Self.be16(item.id) + Self.be16(0) + Data(item.type.utf8) + Data([0]))
+            iinf += Self.box("infe", fullBox: 2 << 24 | (item.isHidden ? 1 : 0), Self.be16(item.id) + Self.be16(0) + Data(item.type.utf8) + Data([0]))
         }
         meta += Self.box("iinf", fullBox: 0, iinf)
         if !references.isEmpty {
@@ -53,17 +61,50 @@ struct HEIFFileBuilder {
             }
             meta += Self.box("iref", fullBox: 0, iref)
         }
-        let ipco = Self.box("ipco", Self.box("ispe", fullBox: 0, Self.be32(width) + Self.be32(height)))
+        // Property 1 is the shared `ispe`; items with their own properties get theirs (each box once).
+        var properties = [Self.box("ispe", fullBox: 0, Self.be32(width) + Self.be32(height))]
         var ipma = Self.be32(UInt32(items.count))
-        for item in items { ipma += Self.be16(item.id) + Data([1, 0x81]) }  // one essential association: property 1
+        for item in items {
+            let indices = (item.properties ?? [properties[0]]).map { property in
+                if let index = properties.firstIndex(of: property) { return UInt8(index + 1) }
+                properties.append(property)
+                return UInt8(properties.count)
+            }
+            ipma += Self.be16(item.id) + Data([UInt8(indices.count)]) + Data(indices.map { 0x80 | $0 })  // essential
+        }
+        let ipco = Self.box("ipco", properties.reduce(Data(), +))
         meta += Self.box("iprp", ipco + Self.box("ipma", fullBox: 0, ipma))
         // iloc version 0: 4-byte offsets and lengths, no base offset; one 8-byte extent per item.
         var iloc = Data([0x44, 0x00]) + Self.be16(UInt16(items.count))
-        for (index, item) in items.enumerated() {
-            iloc += Self.be16(item.id) + Self.be16(0) + Self.be16(1) + Self.be32(dataStart + UInt32(8 * index)) + Self.be32(8)
+        var offset = dataStart
+        for item in items {
+            let length = UInt32(itemData(item).count)
+            iloc += Self.be16(item.id) + Self.be16(0) + Self.be16(1) + Self.be32(offset) + Self.be32(length)
+            offset += length
         }
         meta += Self.box("iloc", fullBox: 0, iloc)
         return Self.box("meta", fullBox: 0, meta)
+    }
+
+    /// An `ispe` property: the image's size.
+    static func ispe(width: UInt32, height: UInt32) -> Data { box("ispe", fullBox: 0, be32(width) + be32(height)) }
+
+    /// A `pixi` property: bits per channel.
+    static func pixi(_ bits: [UInt8]) -> Data { box("pixi", fullBox: 0, Data([UInt8(bits.count)] + bits)) }
+
+    /// An `auxC` property marking an alpha image.
+    static let alphaAuxC = box("auxC", fullBox: 0, Data("urn:mpeg:hevc:2015:auxid:1".utf8) + Data([0]))
+
+    /// An overlay's (`iovl`) data, version 0 with 16-bit fields: background RGBA (16 bits each), canvas
+    /// size, one offset per layer.
+    static func overlay(width: UInt16, height: UInt16, background: [UInt16] = [0, 0, 0, 0xFFFF], offsets: [(Int16, Int16)] = []) -> Data {
+        Data([0, 0]) + background.map(be16).reduce(Data(), +) + be16(width) + be16(height)
+            + offsets.map { be16(UInt16(bitPattern: $0.0)) + be16(UInt16(bitPattern: $0.1)) }.reduce(Data(), +)
+    }
+
+    /// A grid's data, version 0 with 32-bit output size.
+    static func grid(rows: UInt8, columns: UInt8, width: UInt32, height: UInt32) -> Data {
+        Data([0, 1, rows - 1, columns - 1]) + be32(width) + be32(height)
     }
 
     /// A box: 32-bit size, type, then (for a full box) version and flags, then `body`.

@@ -1,0 +1,200 @@
+import Foundation
+import ImageCodec
+
+/// The derived images of a HEIF file (`grid`, `iovl`) as libheif 1.15 would build them, read from the
+/// file's `iinf`, `iloc` and `idat` boxes without libheif, so that two of its memory faults are refused
+/// before it decodes anything:
+///
+/// - A grid's or overlay's canvas comes from the item's own data (rows, columns, output size), not from its
+///   `ispe`: libheif 1.15 allocates the canvas, and fills an overlay's, before any tile is decoded, bounded
+///   only by its per-side limit (3 GB for an overlay of 32767 × 32767 from a 200-byte file). The declared
+///   canvases are checked against the `DecodeLimits` first (`check(limits:)`).
+/// - libheif 1.15 pastes a tile's alpha plane into a grid with the byte width of the tile's colour plane: a
+///   tile with 10-bit colour and an 8-bit alpha image writes past the grid's alpha plane (a heap overflow).
+///   The bit depth that counts is the coded stream's, which only the decoder sees, so a grid below which an
+///   item has an alpha image is refused (`checkTileAlpha(_:)`); libheif 1.15 says it has never seen such a
+///   file, and encoders put a grid's alpha on the grid item, which stays allowed.
+///
+/// Like `HEIFItemReferences`, the reading takes more than libheif does, never less: the `infe`, `iloc` and
+/// `idat` boxes of every top-level `meta` (libheif uses those of the last), every location an `iloc` gives
+/// an item (libheif takes the first), extents cut short by the end of the data read as far as they go.
+///
+/// - Important: A value type; reading runs on the calling thread in time linear in the size of the data.
+struct HEIFDerivedImages {
+    /// A canvas a `grid` or `iovl` item declares in its data.
+    struct Canvas: Equatable {
+        /// The item's id.
+        var item: UInt32
+        /// `grid` or `iovl`.
+        var type: String
+        /// The declared output size.
+        var width: Int, height: Int
+    }
+
+    /// The items whose `infe` names them `grid`.
+    private(set) var grids: Set<UInt32> = []
+    /// The canvas of every `grid` and `iovl` item, once per location its data may be read from.
+    private(set) var canvases: [Canvas] = []
+
+    /// Reads `data`; bytes that are not a HEIF file give no derived images.
+    init(_ data: Data) {
+        data.withUnsafeBytes { bytes in
+            let reader = BoxReader(bytes: bytes)
+            let metas = reader.boxes(in: 0..<bytes.count).filter { $0.type == BoxReader.fourCC("meta") }.map {
+                // A full box: version and flags first.
+                reader.boxes(in: min($0.content.lowerBound + 4, $0.content.upperBound)..<$0.content.upperBound)
+            }
+            var types: [UInt32: Set<UInt32>] = [:]
+            for children in metas {
+                for iinf in children where iinf.type == BoxReader.fourCC("iinf") {
+                    Self.readItemTypes(reader, iinf.content, into: &types)
+                }
+            }
+            grids = Set(types.filter { $0.value.contains(BoxReader.fourCC("grid")) }.keys)
+            let derived = types.filter { $0.value.contains(BoxReader.fourCC("grid")) || $0.value.contains(BoxReader.fourCC("iovl")) }
+            guard !derived.isEmpty else { return }
+            for children in metas {
+                let idat = children.first { $0.type == BoxReader.fourCC("idat") }?.content
+                for iloc in children where iloc.type == BoxReader.fourCC("iloc") {
+                    Self.readLocations(reader, iloc.content) { item, constructionMethod, extents in
+                        guard let itemTypes = derived[item] else { return }
+                        let prefix = Self.prefix(reader, of: extents, constructionMethod: constructionMethod, idat: idat)
+                        for type in itemTypes {
+                            if let canvas = Self.canvas(of: type, item: item, prefix) { canvases.append(canvas) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Throws `ImageCodecError.limitExceeded` when a grid or overlay declares a canvas past `limits`
+    /// (`DecodeLimits.check(width:height:)`). An empty canvas is left to libheif, which refuses it.
+    func check(limits: DecodeLimits) throws {
+        for canvas in canvases where canvas.width > 0 && canvas.height > 0 {
+            try limits.check(width: canvas.width, height: canvas.height)
+        }
+    }
+
+    /// Throws `ImageCodecError.corruptData` when an item below a grid (a tile, or an item a tile is derived
+    /// from, through any number of `dimg` references) has an alpha image: see the type's comment.
+    /// `references` must have passed `HEIFItemReferences.check` (no loops).
+    func checkTileAlpha(_ references: HEIFItemReferences) throws {
+        var visited: Set<UInt32> = []
+        for grid in grids.sorted() {
+            var stack = references.sources[grid] ?? []
+            while let item = stack.popLast() {
+                guard visited.insert(item).inserted else { continue }
+                if references.mastersOfAuxiliaryImages.contains(item) {
+                    throw ImageCodecError.corruptData(format: .heif, message: "grid \(grid) has a tile with its own alpha image (item \(item))")
+                }
+                stack += references.sources[item] ?? []
+            }
+        }
+    }
+
+    /// The 18 bytes a descriptor needs at most (an overlay with 32-bit fields).
+    private static let descriptorSize = 18
+
+    /// Adds the type of each `infe` (versions 2 and 3; earlier ones have none) to `types`.
+    private static func readItemTypes(_ reader: BoxReader, _ content: Range<Int>, into types: inout [UInt32: Set<UInt32>]) {
+        guard let version = reader.uint8(at: content.lowerBound) else { return }
+        let entries = min(content.lowerBound + (version == 0 ? 6 : 8), content.upperBound)..<content.upperBound
+        for infe in reader.boxes(in: entries) where infe.type == BoxReader.fourCC("infe") {
+            let start = infe.content.lowerBound, end = infe.content.upperBound
+            guard let infeVersion = reader.uint8(at: start), infeVersion >= 2 else { continue }
+            let idSize = infeVersion == 2 ? 2 : 4
+            guard let item = reader.id(at: start + 4, size: idSize, end: end),
+                  start + 4 + idSize + 6 <= end, let type = reader.uint32(at: start + 4 + idSize + 2) else { continue }
+            types[item, default: []].insert(type)
+        }
+    }
+
+    /// Calls `body` with each item of an `iloc` box: its id, construction method and extents (offset from
+    /// the base offset included, length), read as libheif 1.15 reads them (an extent index only from
+    /// version 2 on; field sizes other than 4 and 8 read as absent). Stops where libheif would refuse the box.
+    private static func readLocations(_ reader: BoxReader, _ content: Range<Int>,
+                                      _ body: (UInt32, Int, [(offset: UInt64, length: UInt64)]) -> Void) {
+        var offset = content.lowerBound
+        func read(_ size: Int) -> UInt64? {
+            let value: UInt64?
+            switch size {
+            case 2: value = reader.uint16(at: offset).map(UInt64.init)
+            case 4: value = reader.uint32(at: offset).map(UInt64.init)
+            case 8: value = reader.uint64(at: offset)
+            default: return 0
+            }
+            guard let value, offset + size <= content.upperBound else { return nil }
+            offset += size
+            return value
+        }
+        guard let version = reader.uint8(at: offset) else { return }
+        offset += 4
+        guard let sizes = read(2) else { return }
+        let offsetSize = Int(sizes >> 12 & 0xF), lengthSize = Int(sizes >> 8 & 0xF), baseSize = Int(sizes >> 4 & 0xF)
+        let indexSize = version > 1 ? Int(sizes & 0xF) : 0
+        // libheif refuses the file past 20,000 items or 32 extents per item (which also bounds the loops
+        // below when every field size is 0).
+        guard let count = read(version < 2 ? 2 : 4), count <= 20_000 else { return }
+        for _ in 0..<count {
+            guard let item = read(version < 2 ? 2 : 4) else { return }
+            var method = 0
+            if version >= 1 {
+                guard let value = read(2) else { return }
+                method = Int(value & 0xF)
+            }
+            guard read(2) != nil, let base = read(baseSize == 4 || baseSize == 8 ? baseSize : 0),
+                  let extentCount = read(2), extentCount <= 32 else { return }
+            var extents: [(UInt64, UInt64)] = []
+            for _ in 0..<extentCount {
+                guard read(indexSize == 4 || indexSize == 8 ? indexSize : 0) != nil,
+                      let start = read(offsetSize == 4 || offsetSize == 8 ? offsetSize : 0),
+                      let length = read(lengthSize == 4 || lengthSize == 8 ? lengthSize : 0) else { return }
+                extents.append((base &+ start, length))
+            }
+            body(UInt32(truncatingIfNeeded: item), method, extents)
+        }
+    }
+
+    /// The first `descriptorSize` bytes of an item's data: its extents one after the other, from the file
+    /// (construction method 0) or from the `idat` box (1), each cut at the end of the data.
+    private static func prefix(_ reader: BoxReader, of extents: [(offset: UInt64, length: UInt64)],
+                               constructionMethod: Int, idat: Range<Int>?) -> [UInt8] {
+        var prefix: [UInt8] = []
+        for extent in extents where prefix.count < descriptorSize {
+            let origin: Int
+            switch constructionMethod {
+            case 0: origin = 0
+            case 1: guard let idat else { return prefix }; origin = idat.lowerBound
+            default: return prefix
+            }
+            guard extent.offset < UInt64(reader.bytes.count), extent.length < UInt64(reader.bytes.count) else { return prefix }
+            let start = origin + Int(extent.offset)
+            let end = min(start + Int(extent.length), reader.bytes.count, start + descriptorSize - prefix.count)
+            guard start < end else { continue }
+            prefix += reader.bytes[start..<end]
+        }
+        return prefix
+    }
+
+    /// The canvas a grid's (`ImageGrid::parse`) or overlay's (`ImageOverlay::parse`) descriptor declares;
+    /// nil for other types and for descriptors libheif refuses as too short.
+    private static func canvas(of type: UInt32, item: UInt32, _ bytes: [UInt8]) -> Canvas? {
+        func field(at offset: Int, size: Int) -> Int? {
+            guard offset + size <= bytes.count else { return nil }
+            return bytes[offset..<offset + size].reduce(0) { $0 << 8 | Int($1) }
+        }
+        guard bytes.count >= 2 else { return nil }
+        let size = bytes[1] & 1 == 1 ? 4 : 2
+        switch type {
+        case BoxReader.fourCC("grid"):
+            guard let width = field(at: 4, size: size), let height = field(at: 4 + size, size: size) else { return nil }
+            return Canvas(item: item, type: "grid", width: width, height: height)
+        case BoxReader.fourCC("iovl"):
+            guard let width = field(at: 10, size: size), let height = field(at: 10 + size, size: size) else { return nil }
+            return Canvas(item: item, type: "iovl", width: width, height: height)
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import ImageCodec
+import TestSupport
+import WebImageHEIF
+import XCTest
+
+/// Derived images (`grid`, `iovl`) that make libheif 1.15 allocate past the limits or write out of bounds,
+/// built box by box: each must be refused with a typed error before libheif decodes; the layouts encoders
+/// write still decode.
+final class HEIFDerivedImageTests: XCTestCase {
+    private typealias Builder = HEIFFileBuilder
+
+    private func assertLimitExceeded(_ data: Data, limits: DecodeLimits, actual expected: Int,
+                                     file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertThrowsError(try HEIFDecoder().decode(data, options: DecodeOptions(limits: limits)), file: file, line: line) { error in
+            guard case .limitExceeded(.pixelsPerFrame, let actual, _)? = error as? ImageCodecError else {
+                return XCTFail("\(error)", file: file, line: line)
+            }
+            XCTAssertEqual(actual, expected, file: file, line: line)
+        }
+    }
+
+    /// An overlay whose `ispe` says 64×64 but whose data declares a 4096×4096 canvas: libheif 1.15 allocates
+    /// and fills the canvas before it decodes the first layer (here a broken one, so without the check the
+    /// error is the layer's). At 32767×32767 that is 3 GB, 7 GB with the RGBA conversion, from 200 bytes:
+    /// `make fuzz` dies of its RSS limit. The declared canvas is checked against the limits first.
+    func testOverlayCanvasPastTheLimitsIsRefusedBeforeDecoding() {
+        let file = Builder(items: [.init(id: 1, type: "iovl", data: Builder.overlay(width: 4096, height: 4096, offsets: [(0, 0)])),
+                                   .init(id: 2, type: "iden", isHidden: true)],
+                           references: [.init(type: "dimg", from: 1, to: [2])])
+        assertLimitExceeded(file.build(), limits: DecodeLimits(maxPixelsPerFrame: 1 << 20), actual: 4096 * 4096)
+        // `info` decodes nothing and reports the declared size.
+        XCTAssertEqual(try HEIFDecoder().info(file.build()).width, 64)
+    }
+
+    /// The same for a grid: a 1×1 grid declaring an 8192×8192 output (libheif allocates three planes for
+    /// it before the tile).
+    func testGridCanvasPastTheLimitsIsRefusedBeforeDecoding() {
+        let file = Builder(items: [.init(id: 1, type: "grid", data: Builder.grid(rows: 1, columns: 1, width: 8192, height: 8192),
+                                         properties: [Builder.ispe(width: 64, height: 64), Builder.pixi([8, 8, 8])]),
+                                   .init(id: 2, type: "iden", isHidden: true)],
+                           references: [.init(type: "dimg", from: 1, to: [2])])
+        assertLimitExceeded(file.build(), limits: DecodeLimits(maxPixelsPerFrame: 1 << 20), actual: 8192 * 8192)
+    }
+
+    /// A canvas inside the limits decodes: an overlay without layers is its background.
+    func testOverlayInsideTheLimitsDecodesToItsBackground() throws {
+        let file = Builder(items: [.init(id: 1, type: "iovl", data: Builder.overlay(width: 64, height: 64, background: [0xFFFF, 0, 0, 0xFFFF]))],
+                           references: [.init(type: "dimg", from: 99, to: [98])])  // libheif wants an `iref`
+        let image = try HEIFDecoder().decode(file.build(), options: DecodeOptions(limits: DecodeLimits(maxPixelsPerFrame: 64 * 64)))
+        XCTAssertEqual(image.width, 64)
+        XCTAssertEqual(image.firstFrame.buffer.pixel(x: 63, y: 63), RGBA(r: 255, g: 0, b: 0, a: 255))
+    }
+
+    /// The 10-bit HEVC tile of `pillowheif__RGB_10__29x100.heif` (64×100) as an item of a built file.
+    private func tenBitTile(id: UInt16) throws -> Builder.Item {
+        let url: URL
+        do {
+            url = try XCTUnwrap(try ModernCorpus.entries(format: "heic").first { $0.path.hasSuffix("pillowheif__RGB_10__29x100.heif") }).url
+        } catch let missing as Corpus.Missing { throw XCTSkip(missing.description) }
+        let tile = try XCTUnwrap(HEIFCodedItem(try Data(contentsOf: url), item: 1))
+        XCTAssertTrue(tile.properties.contains(Builder.ispe(width: 64, height: 100)))
+        return .init(id: id, type: "hvc1", data: tile.data, properties: tile.properties, isHidden: true)
+    }
+
+    /// An 8-bit alpha image (an overlay, so no codec) of 64×100 for item `id`.
+    private func alpha(id: UInt16) -> Builder.Item {
+        .init(id: id, type: "iovl", data: Builder.overlay(width: 64, height: 100, background: [0x8000, 0, 0, 0xFFFF]),
+              properties: [Builder.ispe(width: 64, height: 100), Builder.alphaAuxC], isHidden: true)
+    }
+
+    /// A grid of 8 copies of a 10-bit tile that has its own 8-bit alpha image: libheif 1.15 copies the alpha
+    /// rows with the byte width of the 16-bit colour plane, writing past the grid's alpha plane (valgrind:
+    /// "Invalid write" in `decode_and_paste_tile_image`; under ASan, as in `make fuzz`, a heap-buffer-overflow).
+    /// Without the check the decode returns an image, or the process dies of the corrupted heap.
+    func testGridTileWithItsOwnAlphaImageIsRefused() throws {
+        let file = Builder(items: [.init(id: 1, type: "grid", data: Builder.grid(rows: 1, columns: 8, width: 512, height: 100),
+                                         properties: [Builder.ispe(width: 512, height: 100), Builder.pixi([10, 10, 10])]),
+                                   try tenBitTile(id: 2), alpha(id: 3)],
+                           references: [.init(type: "dimg", from: 1, to: Array(repeating: 2, count: 8)), .init(type: "auxl", from: 3, to: [2])])
+        XCTAssertThrowsError(try HEIFDecoder().decode(file.build(), options: DecodeOptions())) { error in
+            guard case .corruptData(.heif, let message)? = error as? ImageCodecError else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains("alpha"), message)
+        }
+    }
+
+    /// The layout encoders write, the grid's alpha on the grid item, still decodes (alpha from the overlay's
+    /// red, 0x80).
+    func testGridWithAlphaOnTheGridItemDecodes() throws {
+        let file = Builder(items: [.init(id: 1, type: "grid", data: Builder.grid(rows: 1, columns: 1, width: 64, height: 100),
+                                         properties: [Builder.ispe(width: 64, height: 100), Builder.pixi([10, 10, 10])]),
+                                   try tenBitTile(id: 2), alpha(id: 3)],
+                           references: [.init(type: "dimg", from: 1, to: [2]), .init(type: "auxl", from: 3, to: [1])])
+        let image = try HEIFDecoder().decode(file.build(), options: DecodeOptions())
+        XCTAssertEqual(image.width, 64)
+        XCTAssertEqual(image.height, 100)
+        XCTAssertTrue(image.hasAlpha)
+        XCTAssertEqual(image.firstFrame.buffer.pixel(x: 10, y: 10).a, 0x80)
+    }
+}
