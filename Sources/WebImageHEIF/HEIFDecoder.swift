@@ -26,7 +26,7 @@ public struct HEIFDecoder: ImageDecoding {
     /// - Throws: `ImageCodecError.limitExceeded` (libheif's security limit, or the declared size, before
     ///   decoding: the primary image's, and the canvas every grid or overlay item declares), `.truncated`,
     ///   `.corruptData` with libheif's message or for item references that loop or nest past
-    ///   `maximumReferenceDepth` / `maximumReferencedDecodes`, or a grid tile with its own alpha image
+    ///   `maximumReferenceDepth` / `maximumReferencedDecodes`, or a grid tile or overlay layer with its own alpha image
     ///   (checked before libheif reads the file), `.allocationFailed`.
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
         var (buffer, hasAlpha) = try Self.withPrimaryImage(data, limits: options.limits, decoding: true) { handle, limits in
@@ -63,11 +63,11 @@ public struct HEIFDecoder: ImageDecoding {
         let references = HEIFItemReferences(data)
         try references.check(maximumDepth: maximumReferenceDepth, maximumDecodes: maximumReferencedDecodes)
         if decoding {
-            // Canvases libheif would allocate past the limits, tiles whose alpha it would paste out of
-            // bounds (see `HEIFDerivedImages`).
+            // Canvases libheif would allocate past the limits, tiles and layers whose alpha it would paste
+            // or blend out of bounds (see `HEIFDerivedImages`).
             let derivedImages = HEIFDerivedImages(data)
             try derivedImages.check(limits: limits)
-            try derivedImages.checkTileAlpha(references)
+            try derivedImages.checkLayerAlpha(references)
         }
         guard let context = heif_context_alloc() else { throw ImageCodecError.allocationFailed(byteCount: 0) }
         defer { heif_context_free(context) }

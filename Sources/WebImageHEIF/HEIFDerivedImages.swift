@@ -11,9 +11,12 @@ import ImageCodec
 ///   canvases are checked against the `DecodeLimits` first (`check(limits:)`).
 /// - libheif 1.15 pastes a tile's alpha plane into a grid with the byte width of the tile's colour plane: a
 ///   tile with 10-bit colour and an 8-bit alpha image writes past the grid's alpha plane (a heap overflow).
-///   The bit depth that counts is the coded stream's, which only the decoder sees, so a grid below which an
-///   item has an alpha image is refused (`checkTileAlpha(_:)`); libheif 1.15 says it has never seen such a
-///   file, and encoders put a grid's alpha on the grid item, which stays allowed.
+///   It blends an overlay's layer with the layer's alpha rows addressed by the colour plane's stride: a
+///   10-bit layer with an 8-bit alpha image reads past the alpha plane (fixed upstream in 2026,
+///   GHSA-hg7q-rjr2-8x46). The bit depth that counts is the coded stream's, which only the decoder sees, so
+///   a grid or overlay below which an item has an alpha image is refused (`checkLayerAlpha(_:)`): libheif
+///   1.15 says it has never seen a grid with tile alpha, encoders put a grid's alpha on the grid item, and
+///   an item's own alpha (a grid's, an overlay's) stays allowed.
 ///
 /// Like `HEIFItemReferences`, the reading takes more than libheif does, never less: the `infe`, `iloc` and
 /// `idat` boxes of every top-level `meta` (libheif uses those of the last), every location an `iloc` gives
@@ -31,8 +34,8 @@ struct HEIFDerivedImages {
         var width: Int, height: Int
     }
 
-    /// The items whose `infe` names them `grid`.
-    private(set) var grids: Set<UInt32> = []
+    /// The items whose `infe` names them `grid` or `iovl`: the images libheif composes from others.
+    private(set) var compositions: Set<UInt32> = []
     /// The canvas of every `grid` and `iovl` item, once per location its data may be read from.
     private(set) var canvases: [Canvas] = []
 
@@ -50,8 +53,8 @@ struct HEIFDerivedImages {
                     Self.readItemTypes(reader, iinf.content, into: &types)
                 }
             }
-            grids = Set(types.filter { $0.value.contains(BoxReader.fourCC("grid")) }.keys)
             let derived = types.filter { $0.value.contains(BoxReader.fourCC("grid")) || $0.value.contains(BoxReader.fourCC("iovl")) }
+            compositions = Set(derived.keys)
             guard !derived.isEmpty else { return }
             for children in metas {
                 let idat = children.first { $0.type == BoxReader.fourCC("idat") }?.content
@@ -76,17 +79,17 @@ struct HEIFDerivedImages {
         }
     }
 
-    /// Throws `ImageCodecError.corruptData` when an item below a grid (a tile, or an item a tile is derived
-    /// from, through any number of `dimg` references) has an alpha image: see the type's comment.
-    /// `references` must have passed `HEIFItemReferences.check` (no loops).
-    func checkTileAlpha(_ references: HEIFItemReferences) throws {
+    /// Throws `ImageCodecError.corruptData` when an item below a grid or overlay (a tile or layer, or an item
+    /// one is derived from, through any number of `dimg` references) has an alpha image: see the type's
+    /// comment. Visits each item once.
+    func checkLayerAlpha(_ references: HEIFItemReferences) throws {
         var visited: Set<UInt32> = []
-        for grid in grids.sorted() {
-            var stack = references.sources[grid] ?? []
+        for composition in compositions.sorted() {
+            var stack = references.sources[composition] ?? []
             while let item = stack.popLast() {
                 guard visited.insert(item).inserted else { continue }
                 if references.mastersOfAuxiliaryImages.contains(item) {
-                    throw ImageCodecError.corruptData(format: .heif, message: "grid \(grid) has a tile with its own alpha image (item \(item))")
+                    throw ImageCodecError.corruptData(format: .heif, message: "item \(composition) composes an image with its own alpha image (item \(item)): libheif 1.15 blends it out of bounds")
                 }
                 stack += references.sources[item] ?? []
             }

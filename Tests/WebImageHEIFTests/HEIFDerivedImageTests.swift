@@ -84,6 +84,27 @@ final class HEIFDerivedImageTests: XCTestCase {
         }
     }
 
+    /// An overlay whose layer is a 10-bit image with its own 8-bit alpha image: libheif 1.15 reads the alpha
+    /// rows with the stride of the 16-bit colour plane, up to twice past the alpha plane (valgrind: "Invalid
+    /// read … 0 bytes after a block" in `HeifPixelImage::overlay`; upstream fixed it in 2026,
+    /// GHSA-hg7q-rjr2-8x46). Without the check the decode returns an image blended with bytes from past the
+    /// plane; with large planes the read leaves the mapping.
+    func testOverlayLayerWithItsOwnAlphaImageIsRefused() throws {
+        let file = Builder(items: [.init(id: 1, type: "iovl", data: Builder.overlay(width: 64, height: 100, offsets: [(0, 0)]),
+                                         properties: [Builder.ispe(width: 64, height: 100)]),
+                                   try tenBitTile(id: 2), alpha(id: 3)],
+                           references: [.init(type: "dimg", from: 1, to: [2]), .init(type: "auxl", from: 3, to: [2])])
+        XCTAssertThrowsError(try HEIFDecoder().decode(file.build(), options: DecodeOptions())) { error in
+            guard case .corruptData(.heif, let message)? = error as? ImageCodecError else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains("alpha"), message)
+        }
+        // The same layer without its alpha image composes.
+        let plain = Builder(items: file.items.filter { $0.id != 3 }, references: [file.references[0]])
+        let image = try HEIFDecoder().decode(plain.build(), options: DecodeOptions())
+        XCTAssertEqual(image.width, 64)
+        XCTAssertFalse(image.hasAlpha)
+    }
+
     /// The layout encoders write, the grid's alpha on the grid item, still decodes (alpha from the overlay's
     /// red, 0x80).
     func testGridWithAlphaOnTheGridItemDecodes() throws {
