@@ -16,7 +16,7 @@ import ImageCodec
 ///   an HEIC sequence (`msf1`, `.heics`) gives its primary still (one frame).
 /// - Bounds: `heif_context_set_maximum_image_size_limit` is set from `DecodeLimits` before the file is read,
 ///   the primary image's declared size, and the canvas every grid or overlay item declares in its data
-///   (`HEIFDerivedImages`), are checked against the limits before decoding, and the pixel buffer
+///   (`HEIFImageItems`), are checked against the limits before decoding, and the pixel buffer
 ///   is sized from the decoded image, never from the header (a file declaring 30000×30000 holds a 29×100
 ///   image; libheif 1.15 accepts it).
 /// - No partial images while downloading (the final image only); no encoder. libheif decodes on the calling

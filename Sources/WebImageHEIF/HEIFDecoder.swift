@@ -64,10 +64,10 @@ public struct HEIFDecoder: ImageDecoding {
         try references.check(maximumDepth: maximumReferenceDepth, maximumDecodes: maximumReferencedDecodes)
         if decoding {
             // Canvases libheif would allocate past the limits, tiles and layers whose alpha it would paste
-            // or blend out of bounds (see `HEIFDerivedImages`).
-            let derivedImages = HEIFDerivedImages(data)
-            try derivedImages.check(limits: limits)
-            try derivedImages.checkLayerAlpha(references)
+            // or blend out of bounds (see `HEIFImageItems`).
+            let imageItems = HEIFImageItems(data)
+            try imageItems.check(limits: limits)
+            try imageItems.checkLayerAlpha(references)
         }
         guard let context = heif_context_alloc() else { throw ImageCodecError.allocationFailed(byteCount: 0) }
         defer { heif_context_free(context) }

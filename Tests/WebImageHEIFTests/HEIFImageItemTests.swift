@@ -4,10 +4,11 @@ import TestSupport
 import WebImageHEIF
 import XCTest
 
-/// Derived images (`grid`, `iovl`) that make libheif 1.15 allocate past the limits or write out of bounds,
-/// built box by box: each must be refused with a typed error before libheif decodes; the layouts encoders
-/// write still decode.
-final class HEIFDerivedImageTests: XCTestCase {
+/// Image items that make libheif 1.15 (and libde265) allocate past the limits or write out of bounds, built
+/// box by box: grids and overlays (`grid`, `iovl`) with large canvases or alpha below them, coded images
+/// whose HEVC parameter sets declare a larger size than their `ispe`. Each must be refused with a typed
+/// error before libheif decodes; the layouts encoders write still decode.
+final class HEIFImageItemTests: XCTestCase {
     private typealias Builder = HEIFFileBuilder
 
     private func assertLimitExceeded(_ data: Data, limits: DecodeLimits, actual expected: Int,
@@ -52,15 +53,48 @@ final class HEIFDerivedImageTests: XCTestCase {
         XCTAssertEqual(image.firstFrame.buffer.pixel(x: 63, y: 63), RGBA(r: 255, g: 0, b: 0, a: 255))
     }
 
-    /// The 10-bit HEVC tile of `pillowheif__RGB_10__29x100.heif` (64×100) as an item of a built file.
-    private func tenBitTile(id: UInt16) throws -> Builder.Item {
+    /// Item 1 of a corpus file.
+    private func corpusItem(_ name: String) throws -> HEIFCodedItem {
         let url: URL
         do {
-            url = try XCTUnwrap(try ModernCorpus.entries(format: "heic").first { $0.path.hasSuffix("pillowheif__RGB_10__29x100.heif") }).url
+            url = try XCTUnwrap(try ModernCorpus.entries(format: "heic").first { $0.path.hasSuffix(name) }).url
         } catch let missing as Corpus.Missing { throw XCTSkip(missing.description) }
-        let tile = try XCTUnwrap(HEIFCodedItem(try Data(contentsOf: url), item: 1))
+        return try XCTUnwrap(HEIFCodedItem(try Data(contentsOf: url), item: 1))
+    }
+
+    /// The 10-bit HEVC tile of `pillowheif__RGB_10__29x100.heif` (64×100) as an item of a built file.
+    private func tenBitTile(id: UInt16) throws -> Builder.Item {
+        let tile = try corpusItem("pillowheif__RGB_10__29x100.heif")
         XCTAssertTrue(tile.properties.contains(Builder.ispe(width: 64, height: 100)))
         return .init(id: id, type: "hvc1", data: tile.data, properties: tile.properties, isHidden: true)
+    }
+
+    /// The 8-bit tile of `pillowheif__RGB_8__29x100.heif` (`ispe` 64×100; its SPS codes 64×104, cropped by
+    /// the conformance window) with its SPS rewritten to code 8192×8192: libde265 allocates, and libheif
+    /// converts, 8192×8188 pixels (500 MB of RSS for a 3 KB file; up to 65535² are accepted) before the
+    /// decoded size can be checked. The coded size is checked against the limits first: the error reports
+    /// it (8192 × 8192); without the check, the decoded size (8192 × 8188) after the decode.
+    func testCodedSizePastTheLimitsIsRefusedBeforeDecoding() throws {
+        let tile = try corpusItem("pillowheif__RGB_8__29x100.heif")
+        let hvcC = try XCTUnwrap(tile.properties.first { $0.dropFirst(4).prefix(4) == Data("hvcC".utf8) })
+        let large = try XCTUnwrap(HEVCSequenceParameterSet.hvcC(hvcC, settingWidth: 8192, height: 8192))
+        let limits = DecodeLimits(maxPixelsPerFrame: 1 << 20)
+        let original = Builder(items: [.init(id: 1, type: "hvc1", data: tile.data, properties: tile.properties)], references: [])
+        let image = try HEIFDecoder().decode(original.build(), options: DecodeOptions(limits: limits))
+        XCTAssertEqual(image.width, 64)
+        XCTAssertEqual(image.height, 100)
+
+        // The large SPS in the `hvcC` property.
+        var file = original
+        file.items[0].properties = tile.properties.map { $0 == hvcC ? large : $0 }
+        assertLimitExceeded(file.build(), limits: limits, actual: 8192 * 8192)
+
+        // The same SPS in the item's data, after the small one of the `hvcC`, then the PPS again (libde265
+        // takes the last of each).
+        let units = try [33, 34].map { try XCTUnwrap(HEVCSequenceParameterSet.units(ofType: $0, in: large).first) }
+        file = original
+        file.items[0].data = units.map { Builder.be32(UInt32($0.count)) + $0 }.reduce(Data(), +) + tile.data
+        assertLimitExceeded(file.build(), limits: limits, actual: 8192 * 8192)
     }
 
     /// An 8-bit alpha image (an overlay, so no codec) of 64×100 for item `id`.

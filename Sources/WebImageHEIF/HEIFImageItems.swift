@@ -1,10 +1,12 @@
 import Foundation
 import ImageCodec
 
-/// The derived images of a HEIF file (`grid`, `iovl`) as libheif 1.15 would build them, read from the
-/// file's `iinf`, `iloc` and `idat` boxes without libheif, so that two of its memory faults are refused
-/// before it decodes anything:
+/// The image items of a HEIF file as libheif 1.15 would decode them, read from the file's `iinf`, `iloc`,
+/// `idat` and `ipco` boxes without libheif, so that its memory faults are refused before it decodes:
 ///
+/// - A coded image (`hvc1`) is decoded at the size its HEVC sequence parameter set declares, whatever its
+///   `ispe` says (see `HEIFImageItems+HEVC.swift`); those sizes are checked against the `DecodeLimits`
+///   first (`check(limits:)`).
 /// - A grid's or overlay's canvas comes from the item's own data (rows, columns, output size), not from its
 ///   `ispe`: libheif 1.15 allocates the canvas, and fills an overlay's, before any tile is decoded, bounded
 ///   only by its per-side limit (3 GB for an overlay of 32767 × 32767 from a 200-byte file). The declared
@@ -23,7 +25,7 @@ import ImageCodec
 /// an item (libheif takes the first), extents cut short by the end of the data read as far as they go.
 ///
 /// - Important: A value type; reading runs on the calling thread in time linear in the size of the data.
-struct HEIFDerivedImages {
+struct HEIFImageItems {
     /// A canvas a `grid` or `iovl` item declares in its data.
     struct Canvas: Equatable {
         /// The item's id.
@@ -38,8 +40,13 @@ struct HEIFDerivedImages {
     private(set) var compositions: Set<UInt32> = []
     /// The canvas of every `grid` and `iovl` item, once per location its data may be read from.
     private(set) var canvases: [Canvas] = []
+    /// The coded size of every HEVC sequence parameter set in the file (`HEIFImageItems+HEVC.swift`).
+    private(set) var codedSizes: [(width: Int, height: Int)] = []
+    /// False when the `hvc1` items' data holds more NAL units and parameter-set bytes than four times the
+    /// file's size plus 1 MiB (only items reading the same bytes over and over do): the check refuses it.
+    private(set) var isComplete = true
 
-    /// Reads `data`; bytes that are not a HEIF file give no derived images.
+    /// Reads `data`; bytes that are not a HEIF file give no items.
     init(_ data: Data) {
         data.withUnsafeBytes { bytes in
             let reader = BoxReader(bytes: bytes)
@@ -55,15 +62,32 @@ struct HEIFDerivedImages {
             }
             let derived = types.filter { $0.value.contains(BoxReader.fourCC("grid")) || $0.value.contains(BoxReader.fourCC("iovl")) }
             compositions = Set(derived.keys)
-            guard !derived.isEmpty else { return }
+            var budget = 4 * bytes.count + (1 << 20)
             for children in metas {
+                for iprp in children where iprp.type == BoxReader.fourCC("iprp") {
+                    for ipco in reader.boxes(in: iprp.content) where ipco.type == BoxReader.fourCC("ipco") {
+                        for hvcC in reader.boxes(in: ipco.content) where hvcC.type == BoxReader.fourCC("hvcC") {
+                            codedSizes += Self.codedSizes(inHVCC: hvcC.content, reader)
+                        }
+                    }
+                }
                 let idat = children.first { $0.type == BoxReader.fourCC("idat") }?.content
                 for iloc in children where iloc.type == BoxReader.fourCC("iloc") {
                     Self.readLocations(reader, iloc.content) { item, constructionMethod, extents in
-                        guard let itemTypes = derived[item] else { return }
-                        let prefix = Self.prefix(reader, of: extents, constructionMethod: constructionMethod, idat: idat)
-                        for type in itemTypes {
-                            if let canvas = Self.canvas(of: type, item: item, prefix) { canvases.append(canvas) }
+                        guard let itemTypes = types[item] else { return }
+                        let itemBytes = ItemBytes(reader, extents: extents, constructionMethod: constructionMethod, idat: idat)
+                        if derived[item] != nil {
+                            let prefix = itemBytes.bytes(reader, at: 0, count: Self.descriptorSize)
+                            for type in itemTypes {
+                                if let canvas = Self.canvas(of: type, item: item, prefix) { canvases.append(canvas) }
+                            }
+                        }
+                        if itemTypes.contains(BoxReader.fourCC("hvc1")), isComplete {
+                            if let sizes = Self.codedSizes(inNALUnits: itemBytes, reader, budget: &budget) {
+                                codedSizes += sizes
+                            } else {
+                                isComplete = false
+                            }
                         }
                     }
                 }
@@ -71,11 +95,19 @@ struct HEIFDerivedImages {
         }
     }
 
-    /// Throws `ImageCodecError.limitExceeded` when a grid or overlay declares a canvas past `limits`
-    /// (`DecodeLimits.check(width:height:)`). An empty canvas is left to libheif, which refuses it.
+    /// Throws `ImageCodecError.limitExceeded` when a grid or overlay declares a canvas, or an HEVC sequence
+    /// parameter set a coded size, past `limits` (`DecodeLimits.check(width:height:)`; an empty one is left
+    /// to the libraries, which refuse it), `.corruptData` when the `hvc1` items' data could not be read in
+    /// full within its budget.
     func check(limits: DecodeLimits) throws {
         for canvas in canvases where canvas.width > 0 && canvas.height > 0 {
             try limits.check(width: canvas.width, height: canvas.height)
+        }
+        for size in codedSizes where size.width > 0 && size.height > 0 {
+            try limits.check(width: size.width, height: size.height)
+        }
+        guard isComplete else {
+            throw ImageCodecError.corruptData(format: .heif, message: "HEVC item data referenced more than four times over")
         }
     }
 
@@ -157,27 +189,6 @@ struct HEIFDerivedImages {
             }
             body(UInt32(truncatingIfNeeded: item), method, extents)
         }
-    }
-
-    /// The first `descriptorSize` bytes of an item's data: its extents one after the other, from the file
-    /// (construction method 0) or from the `idat` box (1), each cut at the end of the data.
-    private static func prefix(_ reader: BoxReader, of extents: [(offset: UInt64, length: UInt64)],
-                               constructionMethod: Int, idat: Range<Int>?) -> [UInt8] {
-        var prefix: [UInt8] = []
-        for extent in extents where prefix.count < descriptorSize {
-            let origin: Int
-            switch constructionMethod {
-            case 0: origin = 0
-            case 1: guard let idat else { return prefix }; origin = idat.lowerBound
-            default: return prefix
-            }
-            guard extent.offset < UInt64(reader.bytes.count), extent.length < UInt64(reader.bytes.count) else { return prefix }
-            let start = origin + Int(extent.offset)
-            let end = min(start + Int(extent.length), reader.bytes.count, start + descriptorSize - prefix.count)
-            guard start < end else { continue }
-            prefix += reader.bytes[start..<end]
-        }
-        return prefix
     }
 
     /// The canvas a grid's (`ImageGrid::parse`) or overlay's (`ImageOverlay::parse`) descriptor declares;
