@@ -4,9 +4,9 @@ import ImageCodec
 /// The image items of a HEIF file as libheif 1.15 would decode them, read from the file's `iinf`, `iloc`,
 /// `idat` and `ipco` boxes without libheif, so that its memory faults are refused before it decodes:
 ///
-/// - A coded image (`hvc1`) is decoded at the size its HEVC sequence parameter set declares, whatever its
-///   `ispe` says (see `HEIFImageItems+HEVC.swift`); those sizes are checked against the `DecodeLimits`
-///   first (`check(limits:)`).
+/// - A coded image (`hvc1`, `av01`) is decoded at the size its HEVC sequence parameter set or AV1 sequence
+///   header declares, whatever its `ispe` says (see `HEIFImageItems+HEVC.swift`, `+AV1.swift`); those sizes
+///   are checked against the `DecodeLimits` first (`check(limits:)`).
 /// - A grid's or overlay's canvas comes from the item's own data (rows, columns, output size), not from its
 ///   `ispe`: libheif 1.15 allocates the canvas, and fills an overlay's, before any tile is decoded, bounded
 ///   only by its per-side limit (3 GB for an overlay of 32767 × 32767 from a 200-byte file). The declared
@@ -40,10 +40,11 @@ struct HEIFImageItems {
     private(set) var compositions: Set<UInt32> = []
     /// The canvas of every `grid` and `iovl` item, once per location its data may be read from.
     private(set) var canvases: [Canvas] = []
-    /// The coded size of every HEVC sequence parameter set in the file (`HEIFImageItems+HEVC.swift`).
+    /// The coded size of every HEVC sequence parameter set and the largest frame of every AV1 sequence
+    /// header in the file (`HEIFImageItems+HEVC.swift`, `+AV1.swift`).
     private(set) var codedSizes: [(width: Int, height: Int)] = []
-    /// False when the `hvc1` items' data holds more NAL units and parameter-set bytes than four times the
-    /// file's size plus 1 MiB (only items reading the same bytes over and over do): the check refuses it.
+    /// False when the coded items' data holds more NAL units, OBUs and parameter-set bytes than four times
+    /// the file's size plus 1 MiB (only items reading the same bytes over and over do): the check refuses it.
     private(set) var isComplete = true
 
     /// Reads `data`; bytes that are not a HEIF file give no items.
@@ -66,8 +67,15 @@ struct HEIFImageItems {
             for children in metas {
                 for iprp in children where iprp.type == BoxReader.fourCC("iprp") {
                     for ipco in reader.boxes(in: iprp.content) where ipco.type == BoxReader.fourCC("ipco") {
-                        for hvcC in reader.boxes(in: ipco.content) where hvcC.type == BoxReader.fourCC("hvcC") {
-                            codedSizes += Self.codedSizes(inHVCC: hvcC.content, reader)
+                        for property in reader.boxes(in: ipco.content) {
+                            if property.type == BoxReader.fourCC("hvcC") { codedSizes += Self.codedSizes(inHVCC: property.content, reader) }
+                            if property.type == BoxReader.fourCC("av1C") {
+                                if let sizes = Self.codedSizes(inAV1C: property.content, reader, budget: &budget) {
+                                    codedSizes += sizes
+                                } else {
+                                    isComplete = false
+                                }
+                            }
                         }
                     }
                 }
@@ -82,12 +90,14 @@ struct HEIFImageItems {
                                 if let canvas = Self.canvas(of: type, item: item, prefix) { canvases.append(canvas) }
                             }
                         }
-                        if itemTypes.contains(BoxReader.fourCC("hvc1")), isComplete {
-                            if let sizes = Self.codedSizes(inNALUnits: itemBytes, reader, budget: &budget) {
-                                codedSizes += sizes
-                            } else {
-                                isComplete = false
+                        for type in itemTypes where isComplete {
+                            let sizes: [(width: Int, height: Int)]??
+                            switch type {
+                            case BoxReader.fourCC("hvc1"): sizes = Self.codedSizes(inNALUnits: itemBytes, reader, budget: &budget)
+                            case BoxReader.fourCC("av01"): sizes = Self.codedSizes(inOBUs: itemBytes, reader, budget: &budget)
+                            default: sizes = .some([])
                             }
+                            if let sizes = sizes ?? nil { codedSizes += sizes } else { isComplete = false }
                         }
                     }
                 }
@@ -96,9 +106,9 @@ struct HEIFImageItems {
     }
 
     /// Throws `ImageCodecError.limitExceeded` when a grid or overlay declares a canvas, or an HEVC sequence
-    /// parameter set a coded size, past `limits` (`DecodeLimits.check(width:height:)`; an empty one is left
-    /// to the libraries, which refuse it), `.corruptData` when the `hvc1` items' data could not be read in
-    /// full within its budget.
+    /// parameter set or AV1 sequence header a coded size, past `limits` (`DecodeLimits.check(width:height:)`;
+    /// an empty one is left to the libraries, which refuse it), `.corruptData` when the coded items' data
+    /// could not be read in full within its budget.
     func check(limits: DecodeLimits) throws {
         for canvas in canvases where canvas.width > 0 && canvas.height > 0 {
             try limits.check(width: canvas.width, height: canvas.height)
@@ -107,7 +117,7 @@ struct HEIFImageItems {
             try limits.check(width: size.width, height: size.height)
         }
         guard isComplete else {
-            throw ImageCodecError.corruptData(format: .heif, message: "HEVC item data referenced more than four times over")
+            throw ImageCodecError.corruptData(format: .heif, message: "coded item data referenced more than four times over")
         }
     }
 

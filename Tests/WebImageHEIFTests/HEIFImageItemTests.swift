@@ -54,10 +54,10 @@ final class HEIFImageItemTests: XCTestCase {
     }
 
     /// Item 1 of a corpus file.
-    private func corpusItem(_ name: String) throws -> HEIFCodedItem {
+    private func corpusItem(_ name: String, format: String = "heic") throws -> HEIFCodedItem {
         let url: URL
         do {
-            url = try XCTUnwrap(try ModernCorpus.entries(format: "heic").first { $0.path.hasSuffix(name) }).url
+            url = try XCTUnwrap(try ModernCorpus.entries(format: format).first { $0.path.hasSuffix(name) }).url
         } catch let missing as Corpus.Missing { throw XCTSkip(missing.description) }
         return try XCTUnwrap(HEIFCodedItem(try Data(contentsOf: url), item: 1))
     }
@@ -101,6 +101,21 @@ final class HEIFImageItemTests: XCTestCase {
     private func alpha(id: UInt16) -> Builder.Item {
         .init(id: id, type: "iovl", data: Builder.overlay(width: 64, height: 100, background: [0x8000, 0, 0, 0xFFFF]),
               properties: [Builder.ispe(width: 64, height: 100), Builder.alphaAuxC], isHidden: true)
+    }
+
+    /// Debian's libheif 1.15 decodes `av01` items too (dav1d, libaom), with no frame size limit: the 1×1
+    /// image of `libavif__white_1x1.avif` in a HEIF file, its sequence header rewritten to allow frames of
+    /// 8192×8192, made dav1d allocate 400 MB before failing. The sequence header's size is checked first.
+    func testAV1SequenceHeaderPastTheLimitsIsRefusedBeforeDecoding() throws {
+        let white = try corpusItem("libavif__white_1x1.avif", format: "avif")
+        let original = Builder(items: [.init(id: 1, type: "av01", data: white.data, properties: white.properties)], references: [])
+        let image = try HEIFDecoder().decode(original.build(), options: DecodeOptions())
+        XCTAssertEqual(image.width, 1)
+        XCTAssertGreaterThan(image.firstFrame.buffer.pixel(x: 0, y: 0).g, 240, "white (YUV rounding: 253)")
+
+        var file = original
+        file.items[0].data = try XCTUnwrap(AV1SequenceHeader.stream(white.data, settingWidth: 8192, height: 8192))
+        assertLimitExceeded(file.build(), limits: DecodeLimits(maxPixelsPerFrame: 1 << 20), actual: 8192 * 8192)
     }
 
     /// A grid of 8 copies of a 10-bit tile that has its own 8-bit alpha image: libheif 1.15 copies the alpha
