@@ -24,7 +24,8 @@ public struct HEIFDecoder: ImageDecoding {
     /// Decodes the primary image.
     ///
     /// - Throws: `ImageCodecError.limitExceeded` (libheif's security limit, or the declared size, before
-    ///   decoding: the primary image's, and the canvas every grid or overlay item declares), `.truncated`,
+    ///   decoding: the primary image's, every grid's or overlay's canvas, every coded image's HEVC or AV1
+    ///   size, and those sizes times the decodes one item starts against `maxTotalPixels`), `.truncated`,
     ///   `.corruptData` with libheif's message or for item references that loop or nest past
     ///   `maximumReferenceDepth` / `maximumReferencedDecodes`, or a grid tile or overlay layer with its own alpha image
     ///   (checked before libheif reads the file), `.allocationFailed`.
@@ -61,12 +62,13 @@ public struct HEIFDecoder: ImageDecoding {
                                             _ body: (OpaquePointer, DecodeLimits) throws -> T) throws -> T {
         // Before libheif: item references that loop would overflow its stack (see `HEIFItemReferences`).
         let references = HEIFItemReferences(data)
-        try references.check(maximumDepth: maximumReferenceDepth, maximumDecodes: maximumReferencedDecodes)
+        let decodes = try references.check(maximumDepth: maximumReferenceDepth, maximumDecodes: maximumReferencedDecodes)
         if decoding {
-            // Canvases libheif would allocate past the limits, tiles and layers whose alpha it would paste
-            // or blend out of bounds (see `HEIFImageItems`).
+            // Coded sizes and canvases libheif would allocate past the limits, decodes repeated past them,
+            // tiles and layers whose alpha it would paste or blend out of bounds (see `HEIFImageItems`).
             let imageItems = HEIFImageItems(data)
             try imageItems.check(limits: limits)
+            try imageItems.checkWork(references, decodes: decodes, limits: limits)
             try imageItems.checkLayerAlpha(references)
         }
         guard let context = heif_context_alloc() else { throw ImageCodecError.allocationFailed(byteCount: 0) }

@@ -121,6 +121,36 @@ struct HEIFImageItems {
         }
     }
 
+    /// Throws `ImageCodecError.limitExceeded(.totalPixels, …)` when the pixels the decode of one item could
+    /// make pass `limits.maxTotalPixels`: `decodes` (the most one item's decode starts, from
+    /// `HEIFItemReferences.check`) times the file's largest coded image, plus the grids and overlays one
+    /// decode composes times the largest canvas. libheif 1.15 decodes a grid's tile once per reference and
+    /// places tiles by their `ispe`, so 255 × 255 references to one tile whose `ispe` says 1 × 1 decode it
+    /// 65,025 times into a 255 × 255 image: half a minute for a 64 × 104 tile, hours for a larger one, from
+    /// a few KB. Encoders' files pass: a 4032 × 3024 grid of 48 tiles of 512 × 512 makes 25 Mpx.
+    /// `references` must have passed `HEIFItemReferences.check` (its depth bound keeps the recursion here
+    /// shallow).
+    func checkWork(_ references: HEIFItemReferences, decodes: Int, limits: DecodeLimits) throws {
+        var compositionDecodes: [UInt32: Int] = [:]
+        func count(_ item: UInt32) -> Int {
+            if let known = compositionDecodes[item] { return known }
+            var total = compositions.contains(item) ? 1 : 0
+            for child in references.dependencies[item] ?? [] { total = min(total + count(child), 1 << 32) }
+            compositionDecodes[item] = total
+            return total
+        }
+        let composed = compositions.map(count).max() ?? 0
+        let largestCoded = codedSizes.map { $0.width * $0.height }.max() ?? 0
+        let largestCanvas = canvases.map { $0.width * $0.height }.max() ?? 0
+        let (codedWork, codedOverflow) = largestCoded.multipliedReportingOverflow(by: decodes)
+        let (canvasWork, canvasOverflow) = largestCanvas.multipliedReportingOverflow(by: composed)
+        let (work, sumOverflow) = codedWork.addingReportingOverflow(canvasWork)
+        guard !codedOverflow, !canvasOverflow, !sumOverflow, work <= limits.maxTotalPixels else {
+            throw ImageCodecError.limitExceeded(limit: .totalPixels, actual: codedOverflow || canvasOverflow || sumOverflow ? .max : work,
+                                                maximum: limits.maxTotalPixels)
+        }
+    }
+
     /// Throws `ImageCodecError.corruptData` when an item below a grid or overlay (a tile or layer, or an item
     /// one is derived from, through any number of `dimg` references) has an alpha image: see the type's
     /// comment. Visits each item once.

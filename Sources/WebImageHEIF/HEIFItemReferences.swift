@@ -43,7 +43,10 @@ struct HEIFItemReferences {
 
     /// Throws `ImageCodecError.corruptData` when the references loop, when one decode would start a chain
     /// of more than `maximumDepth` nested decodes, or more than `maximumDecodes` decodes in all.
-    func check(maximumDepth: Int, maximumDecodes: Int) throws {
+    /// - Returns: the most decodes the decode of one item starts (itself included; 1 without references).
+    @discardableResult
+    func check(maximumDepth: Int, maximumDecodes: Int) throws -> Int {
+        var mostDecodes = 1
         // Iterative depth-first search (the graph comes from the data; recursion here would be the same
         // stack overflow), computing for each item the longest chain below it and the decodes it starts.
         enum State { case open, done(depth: Int, decodes: Int) }
@@ -77,9 +80,11 @@ struct HEIFItemReferences {
                     throw ImageCodecError.corruptData(format: .heif, message: "item references start more than \(maximumDecodes) decodes (item \(item))")
                 }
                 states[item] = .done(depth: depth, decodes: decodes)
+                mostDecodes = max(mostDecodes, decodes)
                 stack.removeLast()
             }
         }
+        return mostDecodes
     }
 
     /// Reads the entries of one `iref` box: version 0 has 16-bit item ids, later versions 32-bit ones.

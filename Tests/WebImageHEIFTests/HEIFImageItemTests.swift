@@ -118,6 +118,23 @@ final class HEIFImageItemTests: XCTestCase {
         assertLimitExceeded(file.build(), limits: DecodeLimits(maxPixelsPerFrame: 1 << 20), actual: 8192 * 8192)
     }
 
+    /// A 60×60 grid whose 3,600 references name one 8-bit tile (coded 64×104) whose `ispe` says 1×1: libheif
+    /// 1.15 decodes the tile 3,600 times (24 Mpx of decoding for a 60×60 image; 255×255 references take half
+    /// a minute, a larger tile hours: `make fuzz`'s 30 s timeout). Refused when decodes × the coded size
+    /// pass `maxTotalPixels` (10 Mpx here); without the check the decode returns the 60×60 image.
+    func testRepeatedTileDecodesPastTheTotalPixelLimitAreRefused() throws {
+        let tile = try corpusItem("pillowheif__RGB_8__29x100.heif")
+        let properties = tile.properties.map { $0.dropFirst(4).prefix(4) == Data("ispe".utf8) ? Builder.ispe(width: 1, height: 1) : $0 }
+        let file = Builder(items: [.init(id: 1, type: "grid", data: Builder.grid(rows: 60, columns: 60, width: 60, height: 60),
+                                         properties: [Builder.ispe(width: 60, height: 60), Builder.pixi([8, 8, 8])]),
+                                   .init(id: 2, type: "hvc1", data: tile.data, properties: properties, isHidden: true)],
+                           references: [.init(type: "dimg", from: 1, to: Array(repeating: 2, count: 3600))])
+        XCTAssertThrowsError(try HEIFDecoder().decode(file.build(), options: DecodeOptions(limits: DecodeLimits(maxTotalPixels: 10_000_000)))) { error in
+            guard case .limitExceeded(.totalPixels, let actual, _)? = error as? ImageCodecError else { return XCTFail("\(error)") }
+            XCTAssertEqual(actual, 3601 * 64 * 104 + 60 * 60, "grid + 3,600 tile decodes at the coded size, plus one canvas")
+        }
+    }
+
     /// A grid of 8 copies of a 10-bit tile that has its own 8-bit alpha image: libheif 1.15 copies the alpha
     /// rows with the byte width of the 16-bit colour plane, writing past the grid's alpha plane (valgrind:
     /// "Invalid write" in `decode_and_paste_tile_image`; under ASan, as in `make fuzz`, a heap-buffer-overflow).
