@@ -1,3 +1,5 @@
+import ImageCodec
+
 /// The largest frame size of every AV1 sequence header a HEIF file holds, for `HEIFImageItems.codedSizes`.
 ///
 /// Debian's libheif 1.15 also decodes `av01` items (through dav1d or libaom), whatever the file's brands,

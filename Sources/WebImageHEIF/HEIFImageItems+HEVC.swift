@@ -1,3 +1,5 @@
+import ImageCodec
+
 /// The coded size of every HEVC sequence parameter set (SPS) a HEIF file holds, for
 /// `HEIFImageItems.codedSizes`.
 ///

@@ -51,10 +51,7 @@ struct HEIFImageItems {
     init(_ data: Data) {
         data.withUnsafeBytes { bytes in
             let reader = BoxReader(bytes: bytes)
-            let metas = reader.boxes(in: 0..<bytes.count).filter { $0.type == BoxReader.fourCC("meta") }.map {
-                // A full box: version and flags first.
-                reader.boxes(in: min($0.content.lowerBound + 4, $0.content.upperBound)..<$0.content.upperBound)
-            }
+            let metas = reader.metaChildren()
             var types: [UInt32: Set<UInt32>] = [:]
             for children in metas {
                 for iinf in children where iinf.type == BoxReader.fourCC("iinf") {
