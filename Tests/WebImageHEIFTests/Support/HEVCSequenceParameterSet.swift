@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Rewrites the picture size in the HEVC sequence parameter sets (SPS) of an `hvcC` box, for files whose
 /// coded size differs from their `ispe`. Handles what simple encoders write: one sub-layer.

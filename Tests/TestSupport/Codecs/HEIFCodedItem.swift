@@ -1,16 +1,16 @@
 import Foundation
 
-/// One coded item (`hvc1`) taken out of a real HEIF file: its property boxes (`hvcC`, `ispe`, …) and its
+/// One coded item (`hvc1`, `av01`) taken out of a real HEIF or AVIF file: its property boxes (`hvcC`, `ispe`, …) and its
 /// data, to put real HEVC images into files `HEIFFileBuilder` makes. Reads only what simple files hold:
 /// the first `meta`, `iloc` versions 0–2 with data in the file (construction method 0).
-struct HEIFCodedItem {
+public struct HEIFCodedItem {
     /// The item's property boxes, whole (header included), in association order.
-    var properties: [Data]
+    public var properties: [Data]
     /// The item's data, extents one after the other.
-    var data: Data
+    public var data: Data
 
     /// Reads item `id` of `file`; nil when the file does not hold it in the way described above.
-    init?(_ file: Data, item id: UInt32) {
+    public init?(_ file: Data, item id: UInt32) {
         let bytes = [UInt8](file)
         func int(_ offset: Int, _ size: Int) -> Int? {
             guard size > 0 else { return 0 }

@@ -1,33 +1,62 @@
 import Foundation
 
-/// Builds small HEIF files box by box, for tests that need a structure no encoder writes: item references
-/// that loop, chains of derived images, grids of grids.
+/// Builds small HEIF (and AVIF: `brands`) files box by box, for tests that need a structure no encoder
+/// writes: item references that loop, chains of derived images, grids of grids.
 ///
 /// Every item gets an `ispe` of `width × height` and eight bytes in an `mdat`; a `grid` item's bytes describe
 /// one row of as many tiles as it has `dimg` references. Coded items (`hvc1`) have no `hvcC` and no real
 /// data, so a file libheif accepts fails only when it reaches a coded image.
-struct HEIFFileBuilder {
+public struct HEIFFileBuilder {
     /// One item: its id and four-character type (`iden`, `grid`, `hvc1`, …); optionally its own data (instead
     /// of the eight bytes described below), its own property boxes (instead of the shared `ispe`), hidden.
-    struct Item {
-        var id: UInt16
-        var type: String
-        var data: Data? = nil
-        var properties: [Data]? = nil
-        var isHidden = false
+    public struct Item {
+        public var id: UInt16
+        public var type: String
+        public var data: Data?
+        public var properties: [Data]?
+        public var isHidden: Bool
+
+        /// An item; see the type.
+        public init(id: UInt16, type: String, data: Data? = nil, properties: [Data]? = nil, isHidden: Bool = false) {
+            self.id = id
+            self.type = type
+            self.data = data
+            self.properties = properties
+            self.isHidden = isHidden
+        }
     }
     /// One reference: `type` (`dimg`, `auxl`, `thmb`) from one item to others, in order.
-    struct Reference { var type: String; var from: UInt16; var to: [UInt16] }
+    public struct Reference {
+        public var type: String, from: UInt16, to: [UInt16]
 
-    var items: [Item]
-    var references: [Reference]
-    var primary: UInt16 = 1
-    var width: UInt32 = 64
-    var height: UInt32 = 64
+        /// A reference; see the type.
+        public init(type: String, from: UInt16, to: [UInt16]) {
+            self.type = type
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// The items, in `iinf`, `iloc` and `mdat` order.
+    public var items: [Item]
+    /// The references (one `iref` entry each).
+    public var references: [Reference]
+    /// The primary item (`pitm`).
+    public var primary: UInt16 = 1
+    /// The shared `ispe` property's size.
+    public var width: UInt32 = 64, height: UInt32 = 64
+    /// The `ftyp` box's major brand, then its compatible brands.
+    public var brands = ["heic", "mif1", "heic"]
+
+    /// A file of `items` and `references` (no `iref` box when there are none).
+    public init(items: [Item], references: [Reference]) {
+        self.items = items
+        self.references = references
+    }
 
     /// The file's bytes: `ftyp`, `meta`, `mdat`.
-    func build() -> Data {
-        let head = Self.box("ftyp", Data("heic".utf8) + Self.be32(0) + Data("mif1heic".utf8))
+    public func build() -> Data {
+        let head = Self.box("ftyp", Data(brands[0].utf8) + Self.be32(0) + Data(brands.dropFirst().joined().utf8))
         // The item data's offsets depend on the size of `meta`, which does not depend on their values.
         let metaSize = meta(dataStart: 0).count
         let dataStart = UInt32(head.count + metaSize + 8)
@@ -87,32 +116,32 @@ struct HEIFFileBuilder {
     }
 
     /// An `ispe` property: the image's size.
-    static func ispe(width: UInt32, height: UInt32) -> Data { box("ispe", fullBox: 0, be32(width) + be32(height)) }
+    public static func ispe(width: UInt32, height: UInt32) -> Data { box("ispe", fullBox: 0, be32(width) + be32(height)) }
 
     /// A `pixi` property: bits per channel.
-    static func pixi(_ bits: [UInt8]) -> Data { box("pixi", fullBox: 0, Data([UInt8(bits.count)] + bits)) }
+    public static func pixi(_ bits: [UInt8]) -> Data { box("pixi", fullBox: 0, Data([UInt8(bits.count)] + bits)) }
 
     /// An `auxC` property marking an alpha image.
-    static let alphaAuxC = box("auxC", fullBox: 0, Data("urn:mpeg:hevc:2015:auxid:1".utf8) + Data([0]))
+    public static let alphaAuxC = box("auxC", fullBox: 0, Data("urn:mpeg:hevc:2015:auxid:1".utf8) + Data([0]))
 
     /// An overlay's (`iovl`) data, version 0 with 16-bit fields: background RGBA (16 bits each), canvas
     /// size, one offset per layer.
-    static func overlay(width: UInt16, height: UInt16, background: [UInt16] = [0, 0, 0, 0xFFFF], offsets: [(Int16, Int16)] = []) -> Data {
+    public static func overlay(width: UInt16, height: UInt16, background: [UInt16] = [0, 0, 0, 0xFFFF], offsets: [(Int16, Int16)] = []) -> Data {
         Data([0, 0]) + background.map(be16).reduce(Data(), +) + be16(width) + be16(height)
             + offsets.map { be16(UInt16(bitPattern: $0.0)) + be16(UInt16(bitPattern: $0.1)) }.reduce(Data(), +)
     }
 
     /// A grid's data, version 0 with 32-bit output size.
-    static func grid(rows: UInt8, columns: UInt8, width: UInt32, height: UInt32) -> Data {
+    public static func grid(rows: UInt8, columns: UInt8, width: UInt32, height: UInt32) -> Data {
         Data([0, 1, rows - 1, columns - 1]) + be32(width) + be32(height)
     }
 
     /// A box: 32-bit size, type, then (for a full box) version and flags, then `body`.
-    static func box(_ type: String, fullBox versionAndFlags: UInt32? = nil, _ body: Data) -> Data {
+    public static func box(_ type: String, fullBox versionAndFlags: UInt32? = nil, _ body: Data) -> Data {
         let header = versionAndFlags.map { be32($0) } ?? Data()
         return be32(UInt32(8 + header.count + body.count)) + Data(type.utf8) + header + body
     }
 
-    static func be16(_ value: UInt16) -> Data { Data([UInt8(value >> 8), UInt8(value & 0xFF)]) }
-    static func be32(_ value: UInt32) -> Data { Data((0..<4).map { UInt8((value >> (24 - 8 * $0)) & 0xFF) }) }
+    public static func be16(_ value: UInt16) -> Data { Data([UInt8(value >> 8), UInt8(value & 0xFF)]) }
+    public static func be32(_ value: UInt32) -> Data { Data((0..<4).map { UInt8((value >> (24 - 8 * $0)) & 0xFF) }) }
 }
