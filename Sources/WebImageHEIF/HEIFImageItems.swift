@@ -137,8 +137,13 @@ struct HEIFImageItems {
             return total
         }
         let composed = compositions.map(count).max() ?? 0
-        let largestCoded = codedSizes.map { $0.width * $0.height }.max() ?? 0
-        let largestCanvas = canvases.map { $0.width * $0.height }.max() ?? 0
+        // Saturating: declared sizes come from the data (a grid's 32-bit fields multiply past Int).
+        func area(_ width: Int, _ height: Int) -> Int {
+            let (area, overflow) = width.multipliedReportingOverflow(by: height)
+            return overflow ? .max : area
+        }
+        let largestCoded = codedSizes.map { area($0.width, $0.height) }.max() ?? 0
+        let largestCanvas = canvases.map { area($0.width, $0.height) }.max() ?? 0
         let (codedWork, codedOverflow) = largestCoded.multipliedReportingOverflow(by: decodes)
         let (canvasWork, canvasOverflow) = largestCanvas.multipliedReportingOverflow(by: composed)
         let (work, sumOverflow) = codedWork.addingReportingOverflow(canvasWork)
