@@ -94,11 +94,8 @@ extension HEIFImageItems {
         return sizes
     }
 
-    /// `pic_width_in_luma_samples` × `pic_height_in_luma_samples` of an SPS NAL unit (type 33), read as
-    /// libde265 reads them (emulation prevention bytes removed, `profile_tier_level` skipped); nil for other
-    /// units and for sizes libde265 refuses to read.
-    static func codedSize(ofNALUnit unit: [UInt8]) -> (width: Int, height: Int)? {
-        guard unit.count >= 2, unit[0] >> 1 & 0x3F == 33 else { return nil }
+    /// A NAL unit's payload after its 2-byte header, emulation prevention bytes (`00 00 03`) removed.
+    static func rawPayload(of unit: [UInt8]) -> [UInt8] {
         var payload: [UInt8] = []
         var zeros = 0
         for byte in unit.dropFirst(2) {
@@ -106,6 +103,15 @@ extension HEIFImageItems {
             payload.append(byte)
             zeros = byte == 0 ? zeros + 1 : 0
         }
+        return payload
+    }
+
+    /// `pic_width_in_luma_samples` × `pic_height_in_luma_samples` of an SPS NAL unit (type 33), read as
+    /// libde265 reads them (emulation prevention bytes removed, `profile_tier_level` skipped); nil for other
+    /// units and for sizes libde265 refuses to read.
+    static func codedSize(ofNALUnit unit: [UInt8]) -> (width: Int, height: Int)? {
+        guard unit.count >= 2, unit[0] >> 1 & 0x3F == 33 else { return nil }
+        let payload = rawPayload(of: unit)
         var bit = 0
         func bits(_ count: Int) -> Int {
             var value = 0

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+@testable import WebImageHEIF
 
 /// Rewrites the picture size in the HEVC sequence parameter sets (SPS) of an `hvcC` box, for files whose
 /// coded size differs from their `ispe`. Handles what simple encoders write: one sub-layer.
@@ -54,14 +55,9 @@ enum HEVCSequenceParameterSet {
 
     /// One SPS NAL unit with its picture size replaced.
     private static func rewriting(_ unit: [UInt8], width: Int, height: Int) -> [UInt8]? {
-        // Emulation prevention bytes out, bits as a string of 0/1, fields replaced, bytes and escapes back.
-        var payload: [UInt8] = []
-        var zeros = 0
-        for byte in unit.dropFirst(2) {
-            if zeros >= 2 && byte == 3 { zeros = 0; continue }
-            payload.append(byte)
-            zeros = byte == 0 ? zeros + 1 : 0
-        }
+        // Emulation prevention bytes out (as the decoder's check reads them), bits, fields replaced, bytes and
+        // escapes back.
+        let payload = HEIFImageItems.rawPayload(of: unit)
         var bits = payload.flatMap { byte in (0..<8).map { byte >> (7 - $0) & 1 } }
         var position = 4 + 3 + 1 + 96
         guard bits.count > 8, bits[4] == 0, bits[5] == 0, bits[6] == 0 else { return nil }  // one sub-layer
@@ -86,7 +82,7 @@ enum HEVCSequenceParameterSet {
         bits += Array(repeating: 0, count: (8 - bits.count % 8) % 8)
         let packed = stride(from: 0, to: bits.count, by: 8).map { start in bits[start..<start + 8].reduce(0) { $0 << 1 | $1 } }
         var escaped: [UInt8] = []
-        zeros = 0
+        var zeros = 0
         for byte in packed {
             if zeros >= 2 && byte <= 3 { escaped.append(3); zeros = 0 }
             escaped.append(byte)
