@@ -40,6 +40,10 @@ public struct HEIFDecoder: ImageDecoding {
     }
 
     /// The primary image's declared size (after its transforms) and alpha; no pixels are decoded.
+    ///
+    /// - Throws: `ImageCodecError.corruptData` with libheif's message, or for item references that loop or
+    ///   nest too deep, or more deflate-compressed metadata than libheif may inflate (checked before libheif
+    ///   reads the file); `.limitExceeded` for libheif's security limit.
     public func info(_ data: Data) throws -> ImageInfo {
         try Self.withPrimaryImage(data, limits: .default, decoding: false) { handle, _ in
             ImageInfo(format: .heif, width: Int(heif_image_handle_get_width(handle)),
@@ -63,10 +67,12 @@ public struct HEIFDecoder: ImageDecoding {
         // Before libheif: item references that loop would overflow its stack (see `HEIFItemReferences`).
         let references = HEIFItemReferences(data)
         let decodes = try references.check(maximumDepth: maximumReferenceDepth, maximumDecodes: maximumReferencedDecodes)
+        // Metadata libheif would inflate without bound while reading; when decoding, coded sizes and
+        // canvases it would allocate past the limits, decodes repeated past them, tiles and layers whose
+        // alpha it would paste or blend out of bounds (see `HEIFImageItems`).
+        let imageItems = HEIFImageItems(data)
+        try imageItems.checkMetadata()
         if decoding {
-            // Coded sizes and canvases libheif would allocate past the limits, decodes repeated past them,
-            // tiles and layers whose alpha it would paste or blend out of bounds (see `HEIFImageItems`).
-            let imageItems = HEIFImageItems(data)
             try imageItems.check(limits: limits)
             try imageItems.checkWork(references, decodes: decodes, limits: limits)
             try imageItems.checkLayerAlpha(references)

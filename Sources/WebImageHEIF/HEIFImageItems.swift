@@ -20,6 +20,9 @@ import ImageCodec
 ///   1.15 says it has never seen a grid with tile alpha, encoders put a grid's alpha on the grid item, and
 ///   an item's own alpha (a grid's, an overlay's) stays allowed.
 ///
+/// - libheif 1.15 inflates deflate-compressed metadata items while reading a file, without a bound; their
+///   size is bounded first (`checkMetadata()`).
+///
 /// Like `HEIFItemReferences`, the reading takes more than libheif does, never less: the `infe`, `iloc` and
 /// `idat` boxes of every top-level `meta` (libheif uses those of the last), every location an `iloc` gives
 /// an item (libheif takes the first), extents cut short by the end of the data read as far as they go.
@@ -43,6 +46,8 @@ struct HEIFImageItems {
     /// The coded size of every HEVC sequence parameter set and the largest frame of every AV1 sequence
     /// header in the file (`HEIFImageItems+HEVC.swift`, `+AV1.swift`).
     private(set) var codedSizes: [(width: Int, height: Int)] = []
+    /// The bytes of the `mime` items whose content encoding is `deflate`, once per location.
+    private(set) var deflatedBytes = 0
     /// False when the coded items' data holds more NAL units, OBUs and parameter-set bytes than four times
     /// the file's size plus 1 MiB (only items reading the same bytes over and over do): the check refuses it.
     private(set) var isComplete = true
@@ -53,9 +58,10 @@ struct HEIFImageItems {
             let reader = BoxReader(bytes: bytes)
             let metas = reader.metaChildren()
             var types: [UInt32: Set<UInt32>] = [:]
+            var deflated: Set<UInt32> = []
             for children in metas {
                 for iinf in children where iinf.type == BoxReader.fourCC("iinf") {
-                    Self.readItemTypes(reader, iinf.content, into: &types)
+                    Self.readItemTypes(reader, iinf.content, into: &types, deflated: &deflated)
                 }
             }
             let derived = types.filter { $0.value.contains(BoxReader.fourCC("grid")) || $0.value.contains(BoxReader.fourCC("iovl")) }
@@ -81,6 +87,7 @@ struct HEIFImageItems {
                     Self.readLocations(reader, iloc.content) { item, constructionMethod, extents in
                         guard let itemTypes = types[item] else { return }
                         let itemBytes = ItemBytes(reader, extents: extents, constructionMethod: constructionMethod, idat: idat)
+                        if deflated.contains(item) { deflatedBytes += itemBytes.count }
                         if derived[item] != nil {
                             let prefix = itemBytes.bytes(reader, at: 0, count: Self.descriptorSize)
                             for type in itemTypes {
@@ -99,6 +106,20 @@ struct HEIFImageItems {
                     }
                 }
             }
+        }
+    }
+
+    /// The most bytes of deflate-compressed metadata (`mime` items with content encoding `deflate`, XMP) a
+    /// file may hold: 256 KiB. libheif 1.15 inflates every such item while reading the file (for `info`
+    /// too), without a bound: a 100 KB item inflates to 100 MB, and items may all point at the same bytes
+    /// (20 of them took 7 s).
+    static let maximumDeflatedBytes = 256 << 10
+
+    /// Throws `ImageCodecError.corruptData` when the file holds more deflate-compressed metadata than
+    /// `maximumDeflatedBytes` (checked before libheif reads the file, for `info` as for `decode`).
+    func checkMetadata() throws {
+        guard deflatedBytes <= Self.maximumDeflatedBytes else {
+            throw ImageCodecError.corruptData(format: .heif, message: "\(deflatedBytes) bytes of deflate-compressed metadata, more than \(Self.maximumDeflatedBytes): libheif 1.15 inflates them without bound")
         }
     }
 
@@ -173,8 +194,10 @@ struct HEIFImageItems {
     /// The 18 bytes a descriptor needs at most (an overlay with 32-bit fields).
     private static let descriptorSize = 18
 
-    /// Adds the type of each `infe` (versions 2 and 3; earlier ones have none) to `types`.
-    private static func readItemTypes(_ reader: BoxReader, _ content: Range<Int>, into types: inout [UInt32: Set<UInt32>]) {
+    /// Adds the type of each `infe` (versions 2 and 3; earlier ones have none) to `types`, and the `mime`
+    /// items whose content encoding is `deflate` to `deflated`.
+    private static func readItemTypes(_ reader: BoxReader, _ content: Range<Int>, into types: inout [UInt32: Set<UInt32>],
+                                      deflated: inout Set<UInt32>) {
         guard let version = reader.uint8(at: content.lowerBound) else { return }
         let entries = min(content.lowerBound + (version == 0 ? 6 : 8), content.upperBound)..<content.upperBound
         for infe in reader.boxes(in: entries) where infe.type == BoxReader.fourCC("infe") {
@@ -184,6 +207,16 @@ struct HEIFImageItems {
             guard let item = reader.id(at: start + 4, size: idSize, end: end),
                   start + 4 + idSize + 6 <= end, let type = reader.uint32(at: start + 4 + idSize + 2) else { continue }
             types[item, default: []].insert(type)
+            guard type == BoxReader.fourCC("mime") else { continue }
+            // item_name, content_type, content_encoding: strings ended by a zero byte (or the box).
+            var strings: [[UInt8]] = []
+            var offset = start + 4 + idSize + 6
+            while strings.count < 3, offset < end {
+                let stop = (offset..<end).first { reader.bytes[$0] == 0 } ?? end
+                strings.append(Array(reader.bytes[offset..<stop]))
+                offset = stop + 1
+            }
+            if strings.count == 3, strings[2] == Array("deflate".utf8) { deflated.insert(item) }
         }
     }
 

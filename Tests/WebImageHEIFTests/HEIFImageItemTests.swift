@@ -135,6 +135,29 @@ final class HEIFImageItemTests: XCTestCase {
         }
     }
 
+    /// libheif 1.15 inflates a deflate-compressed `mime` item (XMP) while reading the file, for `info` too,
+    /// without a bound (a 100 KB zlib stream of zeros made 100 MB; 20 items pointing at the same bytes took
+    /// 7 s). 300 KB of compressed metadata (47 MB inflated, here with fixed codes) is refused before libheif
+    /// reads the file; a small item still passes. Without the check `info` answers.
+    func testDeflatedMetadataPastTheBoundIsRefusedBeforeReading() throws {
+        func file(matches: Int) -> Data {
+            Builder(items: [.init(id: 1, type: "iovl", data: Builder.overlay(width: 64, height: 64)),
+                            .init(id: 2, type: "mime", data: Builder.zlibZeros(matches: matches), contentEncoding: "deflate")],
+                    references: [.init(type: "dimg", from: 99, to: [98])]).build()  // libheif wants an `iref`
+        }
+        XCTAssertEqual(try HEIFDecoder().info(file(matches: 1000)).width, 64)
+        XCTAssertEqual(try HEIFDecoder().decode(file(matches: 1000), options: DecodeOptions()).width, 64)
+        let large = file(matches: 190_000)  // 309 KB
+        XCTAssertGreaterThan(large.count, 256 << 10)
+        for (name, call) in [("info", { _ = try HEIFDecoder().info(large) }),
+                             ("decode", { _ = try HEIFDecoder().decode(large, options: DecodeOptions()) })] as [(String, () throws -> Void)] {
+            XCTAssertThrowsError(try call(), name) { error in
+                guard case .corruptData(.heif, let message)? = error as? ImageCodecError else { return XCTFail("\(name): \(error)") }
+                XCTAssertTrue(message.contains("deflate"), message)
+            }
+        }
+    }
+
     /// A grid of 8 copies of a 10-bit tile that has its own 8-bit alpha image: libheif 1.15 copies the alpha
     /// rows with the byte width of the 16-bit colour plane, writing past the grid's alpha plane (valgrind:
     /// "Invalid write" in `decode_and_paste_tile_image`; under ASan, as in `make fuzz`, a heap-buffer-overflow).

@@ -15,14 +15,18 @@ public struct HEIFFileBuilder {
         public var data: Data?
         public var properties: [Data]?
         public var isHidden: Bool
+        /// For a `mime` item: its content encoding (`deflate`), after content type `application/rdf+xml`.
+        public var contentEncoding: String?
 
         /// An item; see the type.
-        public init(id: UInt16, type: String, data: Data? = nil, properties: [Data]? = nil, isHidden: Bool = false) {
+        public init(id: UInt16, type: String, data: Data? = nil, properties: [Data]? = nil, isHidden: Bool = false,
+                    contentEncoding: String? = nil) {
             self.id = id
             self.type = type
             self.data = data
             self.properties = properties
             self.isHidden = isHidden
+            self.contentEncoding = contentEncoding
         }
     }
     /// One reference: `type` (`dimg`, `auxl`, `thmb`) from one item to others, in order.
@@ -78,7 +82,9 @@ public struct HEIFFileBuilder {
         meta += Self.box("pitm", fullBox: 0, Self.be16(primary))
         var iinf = Self.be16(UInt16(items.count))
         for item in items {
-            iinf += Self.box("infe", fullBox: 2 << 24 | (item.isHidden ? 1 : 0), Self.be16(item.id) + Self.be16(0) + Data(item.type.utf8) + Data([0]))
+            var infe = Self.be16(item.id) + Self.be16(0) + Data(item.type.utf8) + Data([0])
+            if let encoding = item.contentEncoding { infe += Data("application/rdf+xml".utf8) + Data([0]) + Data(encoding.utf8) + Data([0]) }
+            iinf += Self.box("infe", fullBox: 2 << 24 | (item.isHidden ? 1 : 0), infe)
         }
         meta += Self.box("iinf", fullBox: 0, iinf)
         if !references.isEmpty {
@@ -134,6 +140,31 @@ public struct HEIFFileBuilder {
     /// A grid's data, version 0 with 32-bit output size.
     public static func grid(rows: UInt8, columns: UInt8, width: UInt32, height: UInt32) -> Data {
         Data([0, 1, rows - 1, columns - 1]) + be32(width) + be32(height)
+    }
+
+    /// A zlib stream (RFC 1950/1951, fixed Huffman codes) of `1 + 258 × matches` zero bytes: one literal,
+    /// then `matches` copies of 258 bytes at distance 1, 13 bits each (about 159:1).
+    public static func zlibZeros(matches: Int) -> Data {
+        var bytes: [UInt8] = [0x78, 0x01], bitCount = 0
+        func put(_ value: Int, _ count: Int, huffman: Bool = false) {  // Huffman codes go most significant bit first
+            for index in 0..<count {
+                let bit = huffman ? value >> (count - 1 - index) & 1 : value >> index & 1
+                if bitCount % 8 == 0 { bytes.append(0) }
+                bytes[bytes.count - 1] |= UInt8(bit << (bitCount % 8))
+                bitCount += 1
+            }
+        }
+        put(1, 1)  // final block
+        put(1, 2)  // fixed Huffman codes
+        put(0x30, 8, huffman: true)  // literal 0
+        for _ in 0..<matches {
+            put(0xC5, 8, huffman: true)  // length 258 (code 285)
+            put(0, 5, huffman: true)  // distance 1 (code 0)
+        }
+        put(0, 7, huffman: true)  // end of block
+        let length = 1 + 258 * matches
+        let adler = UInt32(length % 65521) << 16 | 1  // Adler-32 of zeros: a = 1, b = length
+        return Data(bytes) + be32(adler)
     }
 
     /// A box: 32-bit size, type, then (for a full box) version and flags, then `body`.
