@@ -17,6 +17,8 @@ public struct HEIFFileBuilder {
         public var isHidden: Bool
         /// For a `mime` item: its content encoding (`deflate`), after content type `application/rdf+xml`.
         public var contentEncoding: String?
+        /// How many extents of `iloc` name the item's data (each the whole data, so readers read it that often).
+        public var extentCount: UInt16 = 1
 
         /// An item; see the type.
         public init(id: UInt16, type: String, data: Data? = nil, properties: [Data]? = nil, isHidden: Bool = false,
@@ -114,7 +116,8 @@ public struct HEIFFileBuilder {
         var offset = dataStart
         for item in items {
             let length = UInt32(itemData(item).count)
-            iloc += Self.be16(item.id) + Self.be16(0) + Self.be16(1) + Self.be32(offset) + Self.be32(length)
+            iloc += Self.be16(item.id) + Self.be16(0) + Self.be16(item.extentCount)
+            for _ in 0..<item.extentCount { iloc += Self.be32(offset) + Self.be32(length) }
             offset += length
         }
         meta += Self.box("iloc", fullBox: 0, iloc)
