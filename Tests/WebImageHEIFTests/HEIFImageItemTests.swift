@@ -1,7 +1,7 @@
 import Foundation
 import ImageCodec
 import TestSupport
-import WebImageHEIF
+@testable import WebImageHEIF
 import XCTest
 
 /// Image items that make libheif 1.15 (and libde265) allocate past the limits or write out of bounds, built
@@ -178,6 +178,50 @@ final class HEIFImageItemTests: XCTestCase {
         // Named once each, the same items pass.
         for index in items.indices { items[index].extentCount = 1 }
         XCTAssertEqual(try HEIFDecoder().info(Builder(items: items, references: [.init(type: "dimg", from: 999, to: [998])]).build()).width, 64)
+    }
+
+    /// The checks read hostile bytes before libheif does, so they must never trap themselves: seeded
+    /// mutations (byte flips, often in sizes and counts, and truncations) of the files above, each read by
+    /// every check. A trap kills the test; each variant must end in a result or a typed error.
+    func testChecksNeverTrapOnMutatedFiles() throws {
+        let seed = UInt64(ProcessInfo.processInfo.environment["WEBIMAGE_SEED"] ?? "") ?? 0x1E3F
+        var generator = SplitMix64(seed: seed)
+        let tile = try tenBitTile(id: 2)
+        let seeds = [
+            Builder(items: [.init(id: 1, type: "grid", data: Builder.grid(rows: 1, columns: 2, width: 128, height: 100),
+                                  properties: [Builder.ispe(width: 128, height: 100), Builder.pixi([10, 10, 10])]), tile, alpha(id: 3)],
+                    references: [.init(type: "dimg", from: 1, to: [2, 2]), .init(type: "auxl", from: 3, to: [1])]).build(),
+            Builder(items: [.init(id: 1, type: "iovl", data: Builder.overlay(width: 64, height: 64, offsets: [(0, 0)])),
+                            .init(id: 2, type: "av01", data: try corpusItem("libavif__white_1x1.avif", format: "avif").data),
+                            .init(id: 3, type: "mime", data: Builder.zlibZeros(matches: 10), contentEncoding: "deflate")],
+                    references: [.init(type: "dimg", from: 1, to: [2])]).build(),
+        ]
+        var outcomes = [0, 0]
+        for round in 0..<4000 {
+            var bytes = [UInt8](seeds[round % seeds.count])
+            for _ in 0..<Int.random(in: 1...8, using: &generator) {
+                let index = Int.random(in: 0..<bytes.count, using: &generator)
+                bytes[index] = [0, 0xFF, 1, 0x80, UInt8.random(in: 0...255, using: &generator)].randomElement(using: &generator)!
+            }
+            if Bool.random(using: &generator) { bytes.removeLast(Int.random(in: 0..<bytes.count, using: &generator)) }
+            let data = Data(bytes)
+            do {
+                let references = HEIFItemReferences(data)
+                let decodes = try references.check(maximumDepth: HEIFDecoder.maximumReferenceDepth, maximumDecodes: HEIFDecoder.maximumReferencedDecodes)
+                let items = HEIFImageItems(data)
+                try items.checkMetadata()
+                try items.check(limits: DecodeLimits(maxPixelsPerFrame: 1 << 20))
+                try items.checkWork(references, decodes: decodes, limits: .default)
+                try items.checkLayerAlpha(references)
+                outcomes[0] += 1
+            } catch is ImageCodecError {
+                outcomes[1] += 1
+            } catch {
+                return XCTFail("seed \(seed) (WEBIMAGE_SEED), round \(round): \(error)")
+            }
+        }
+        XCTAssertEqual(outcomes.reduce(0, +), 4000, "seed \(seed)")
+        XCTAssertGreaterThan(outcomes[1], 0, "some variants are refused")
     }
 
     /// A grid of 8 copies of a 10-bit tile that has its own 8-bit alpha image: libheif 1.15 copies the alpha
