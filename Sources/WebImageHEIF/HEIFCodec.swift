@@ -23,7 +23,8 @@ import ImageCodec
 /// - Before libheif reads a file, structures it would follow into a crash, a hang or unbounded memory are
 ///   refused with `ImageCodecError.corruptData`: item references that loop or nest too deep
 ///   (`HEIFItemReferences`), grid tiles or overlay layers with their own alpha image, more than 256 KiB of
-///   deflate-compressed metadata, item data named many times over (`HEIFImageItems`).
+///   deflate-compressed metadata, item data named many times over, grids with more references than libheif
+///   can look up among the items in reasonable time (`HEIFImageItems`).
 /// - No partial images while downloading (the final image only); no encoder. libheif decodes on the calling
 ///   thread (`heif_context_set_max_decoding_threads(0)`).
 ///

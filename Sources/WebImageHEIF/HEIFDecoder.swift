@@ -72,6 +72,7 @@ public struct HEIFDecoder: ImageDecoding {
         // alpha it would paste or blend out of bounds (see `HEIFImageItems`).
         let imageItems = HEIFImageItems(data)
         try imageItems.checkMetadata()
+        try imageItems.checkReferenceScans(references)
         if decoding {
             try imageItems.check(limits: limits)
             try imageItems.checkWork(references, decodes: decodes, limits: limits)

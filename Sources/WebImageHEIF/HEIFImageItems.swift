@@ -55,6 +55,8 @@ struct HEIFImageItems {
     private(set) var isComplete = true
     /// The size of the file read.
     private(set) var fileSize = 0
+    /// The distinct item ids of the `infe` boxes.
+    private(set) var itemCount = 0
 
     /// Reads `data`; bytes that are not a HEIF file give no items.
     init(_ data: Data) {
@@ -69,6 +71,7 @@ struct HEIFImageItems {
                     Self.readItemTypes(reader, iinf.content, into: &types, deflated: &deflated)
                 }
             }
+            itemCount = types.count
             let derived = types.filter { $0.value.contains(BoxReader.fourCC("grid")) || $0.value.contains(BoxReader.fourCC("iovl")) }
             compositions = Set(derived.keys)
             var budget = 4 * bytes.count + (1 << 20)
@@ -132,6 +135,24 @@ struct HEIFImageItems {
         }
         guard deflatedBytes <= Self.maximumDeflatedBytes else {
             throw ImageCodecError.corruptData(format: .heif, message: "\(deflatedBytes) bytes of deflate-compressed metadata, more than \(Self.maximumDeflatedBytes): libheif 1.15 inflates them without bound")
+        }
+    }
+
+    /// The most `dimg` references of one grid or overlay times the items of the file: 1 << 26. libheif 1.15
+    /// looks each tile of a grid up among all image items by a linear search, in
+    /// `heif_image_handle_has_alpha_channel` (so in `info`) and again before decoding: 65,025 references
+    /// among 19,990 items (a 730 KB file) took 8 s a call.
+    static let maximumReferenceScans = 1 << 26
+
+    /// Throws `ImageCodecError.corruptData` when a grid or overlay has so many `dimg` references that
+    /// libheif's look-ups of them among the file's items pass `maximumReferenceScans` (checked before
+    /// libheif reads the file, for `info` as for `decode`).
+    func checkReferenceScans(_ references: HEIFItemReferences) throws {
+        for composition in compositions.sorted() {
+            let (scans, overflow) = (references.sources[composition]?.count ?? 0).multipliedReportingOverflow(by: itemCount)
+            guard !overflow, scans <= Self.maximumReferenceScans else {
+                throw ImageCodecError.corruptData(format: .heif, message: "item \(composition) has \(references.sources[composition]?.count ?? 0) references among \(itemCount) items: libheif 1.15 would search them for minutes")
+            }
         }
     }
 

@@ -180,6 +180,22 @@ final class HEIFImageItemTests: XCTestCase {
         XCTAssertEqual(try HEIFDecoder().info(Builder(items: items, references: [.init(type: "dimg", from: 999, to: [998])]).build()).width, 64)
     }
 
+    /// libheif 1.15 looks each grid tile up among all image items by a linear search, for `info` too: a
+    /// 255×255 grid over 5,000 items makes 3.3 × 10^8 steps a call (65,025 among 19,990 took 8 s). Refused
+    /// past 2^26 before libheif reads the file; without the check `info` answers after the search.
+    func testGridReferencesSearchedAmongManyItemsAreRefused() throws {
+        let ids = (2...5001).map(UInt16.init)
+        let items = [Builder.Item(id: 1, type: "grid", data: Builder.grid(rows: 255, columns: 255, width: 255, height: 255),
+                                  properties: [Builder.ispe(width: 255, height: 255), Builder.pixi([8, 8, 8])])]
+            + ids.map { Builder.Item(id: $0, type: "iden", isHidden: true) }
+        let tiles = (0..<255 * 255).map { ids[$0 % ids.count] }
+        let data = Builder(items: items, references: [.init(type: "dimg", from: 1, to: tiles)]).build()
+        XCTAssertThrowsError(try HEIFDecoder().info(data)) { error in
+            guard case .corruptData(.heif, let message)? = error as? ImageCodecError else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains("65025 references among 5001 items"), message)
+        }
+    }
+
     /// The checks read hostile bytes before libheif does, so they must never trap themselves: seeded
     /// mutations (byte flips, often in sizes and counts, and truncations) of the files above, each read by
     /// every check. A trap kills the test; each variant must end in a result or a typed error.
