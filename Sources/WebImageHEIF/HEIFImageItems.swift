@@ -138,16 +138,22 @@ struct HEIFImageItems {
         }
     }
 
-    /// The most `dimg` references of one grid or overlay times the items of the file: 1 << 26. libheif 1.15
-    /// looks each tile of a grid up among all image items by a linear search, in
-    /// `heif_image_handle_has_alpha_channel` (so in `info`) and again before decoding: 65,025 references
-    /// among 19,990 items (a 730 KB file) took 8 s a call.
+    /// The most `dimg` references of one grid or overlay, and the most `iref` entries, times the items of
+    /// the file: 1 << 26. libheif 1.15 looks each tile of a grid up among all image items by a linear
+    /// search, in `heif_image_handle_has_alpha_channel` (so in `info`) and again before decoding (65,025
+    /// references among 19,990 items, a 730 KB file, took 8 s a call); while reading, it scans every `iref`
+    /// entry for each item, and rebuilds its list of top-level images for each thumbnail (19,990 items each
+    /// the thumbnail of the primary, 900 KB: 4.6 s).
     static let maximumReferenceScans = 1 << 26
 
-    /// Throws `ImageCodecError.corruptData` when a grid or overlay has so many `dimg` references that
-    /// libheif's look-ups of them among the file's items pass `maximumReferenceScans` (checked before
-    /// libheif reads the file, for `info` as for `decode`).
+    /// Throws `ImageCodecError.corruptData` when a grid or overlay has so many `dimg` references, or the
+    /// file so many `iref` entries, that libheif's look-ups of them among the file's items pass
+    /// `maximumReferenceScans` (checked before libheif reads the file, for `info` as for `decode`).
     func checkReferenceScans(_ references: HEIFItemReferences) throws {
+        let (entryScans, entryOverflow) = references.entryCount.multipliedReportingOverflow(by: itemCount)
+        guard !entryOverflow, entryScans <= Self.maximumReferenceScans else {
+            throw ImageCodecError.corruptData(format: .heif, message: "\(references.entryCount) item references among \(itemCount) items: libheif 1.15 would search them for minutes")
+        }
         for composition in compositions.sorted() {
             let (scans, overflow) = (references.sources[composition]?.count ?? 0).multipliedReportingOverflow(by: itemCount)
             guard !overflow, scans <= Self.maximumReferenceScans else {

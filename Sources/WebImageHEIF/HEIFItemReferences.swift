@@ -27,6 +27,9 @@ struct HEIFItemReferences {
     /// The items some `auxl` reference names: the masters that may have an alpha image.
     private(set) var mastersOfAuxiliaryImages: Set<UInt32> = []
 
+    /// The entries of every `iref` (one per type and from-item, whatever their number of targets).
+    private(set) var entryCount = 0
+
     /// Reads the references of `data`; bytes that are not a HEIF file give no references.
     init(_ data: Data) {
         data.withUnsafeBytes { bytes in
@@ -88,6 +91,7 @@ struct HEIFItemReferences {
     /// Records the entries of one `iref` box (`BoxReader.itemReferences(in:)`).
     private mutating func readReferences(_ reader: BoxReader, _ content: Range<Int>) {
         for reference in reader.itemReferences(in: content) {
+            entryCount += 1
             for to in reference.to {
                 if reference.type == BoxReader.fourCC("dimg") {
                     dependencies[reference.from, default: []].append(to)
