@@ -23,7 +23,8 @@ import ImageCodec
 ///   libavif 0.11 accepts no size limit above 16384² pixels, so that stays its ceiling even with
 ///   `DecodeLimits.none`.
 ///   `maxPixelSize` resizes after a full-size decode (AV1 has no scaled decode), so the limits apply to the
-///   full size.
+///   full size. A grid may have at most `AVIFDecoder.maximumGridTiles` tiles (libavif keeps a decoder per
+///   tile).
 /// - No partial images while downloading (the final image only).
 /// - libavif runs single-threaded per decode (`maxThreads` 1): the manager already decodes on several queues.
 ///

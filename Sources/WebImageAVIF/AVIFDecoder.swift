@@ -18,9 +18,12 @@ public struct AVIFDecoder: ImageDecoding {
     /// Decodes `data`: the first frame now, the others of a sequence on demand (or now with
     /// `options.preloadAllFrames`).
     ///
-    /// - Throws: `ImageCodecError.limitExceeded` (before any pixels), `.corruptData` with libavif's result
-    ///   and diagnostic text, `.truncated` when libavif needs more data.
+    /// - Throws: `ImageCodecError.limitExceeded` (before any pixels; `.frameCount` for more grid tiles than
+    ///   `maximumGridTiles`), `.corruptData` with libavif's result and diagnostic text, `.truncated` when
+    ///   libavif needs more data.
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
+        // Before libavif: it keeps an AV1 decoder per grid tile (see `AVIFGridTiles`).
+        try AVIFGridTiles.check(data, maximum: Self.maximumGridTiles)
         let session = try AVIFSession(data: data, limits: options.limits)
         let frameCount = options.firstFrameOnly ? 1 : session.frameCount
         let first = try session.frame(at: 0, pixelFormat: options.pixelFormat)
@@ -43,6 +46,11 @@ public struct AVIFDecoder: ImageDecoding {
         }
         return try image.stillThumbnail(maxPixelSize: options.maxPixelSize)
     }
+
+    /// The most tiles the grid images of a file may have together (color and alpha): 512, e.g. a 16 × 16
+    /// grid with an alpha grid. libavif 0.11 keeps an AV1 decoder per tile (about 400 KB with dav1d) until
+    /// the grid is decoded.
+    public static let maximumGridTiles = 512
 
     /// The header facts (libavif's parse: no pixels). Sizes are the displayed ones (after `clap`/`irot`).
     public func info(_ data: Data) throws -> ImageInfo {

@@ -24,11 +24,13 @@ public struct HEIFDecoder: ImageDecoding {
     /// Decodes the primary image.
     ///
     /// - Throws: `ImageCodecError.limitExceeded` (libheif's security limit, or the declared size, before
-    ///   decoding), `.truncated`, `.corruptData` with libheif's message or for item references that loop or
-    ///   nest past `maximumReferenceDepth` / `maximumReferencedDecodes` (checked before libheif reads the
-    ///   file), `.allocationFailed`.
+    ///   decoding: the primary image's, every grid's or overlay's canvas, every coded image's HEVC or AV1
+    ///   size, and those sizes times the decodes one item starts against `maxTotalPixels`), `.truncated`,
+    ///   `.corruptData` with libheif's message or for item references that loop or nest past
+    ///   `maximumReferenceDepth` / `maximumReferencedDecodes`, or a grid tile or overlay layer with its own alpha image
+    ///   (checked before libheif reads the file), `.allocationFailed`.
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        var (buffer, hasAlpha) = try Self.withPrimaryImage(data, limits: options.limits) { handle, limits in
+        var (buffer, hasAlpha) = try Self.withPrimaryImage(data, limits: options.limits, decoding: true) { handle, limits in
             try Self.decodePixels(handle, limits: limits)
         }
         buffer.convert(to: options.pixelFormat)  // in place: the buffer is not shared
@@ -38,8 +40,12 @@ public struct HEIFDecoder: ImageDecoding {
     }
 
     /// The primary image's declared size (after its transforms) and alpha; no pixels are decoded.
+    ///
+    /// - Throws: `ImageCodecError.corruptData` with libheif's message, or for item references that loop or
+    ///   nest too deep, or more deflate-compressed metadata than libheif may inflate (checked before libheif
+    ///   reads the file); `.limitExceeded` for libheif's security limit.
     public func info(_ data: Data) throws -> ImageInfo {
-        try Self.withPrimaryImage(data, limits: .default) { handle, _ in
+        try Self.withPrimaryImage(data, limits: .default, decoding: false) { handle, _ in
             ImageInfo(format: .heif, width: Int(heif_image_handle_get_width(handle)),
                       height: Int(heif_image_handle_get_height(handle)),
                       hasAlpha: heif_image_handle_has_alpha_channel(handle) != 0)
@@ -55,10 +61,23 @@ public struct HEIFDecoder: ImageDecoding {
     public static let maximumReferencedDecodes = 1 << 17
 
     /// Reads `data` (libheif's size limit set first) and calls `body` with the primary image's handle.
-    private static func withPrimaryImage<T>(_ data: Data, limits: DecodeLimits,
+    /// `decoding`: `body` decodes, so the derived images' canvases and tiles are checked first.
+    private static func withPrimaryImage<T>(_ data: Data, limits: DecodeLimits, decoding: Bool,
                                             _ body: (OpaquePointer, DecodeLimits) throws -> T) throws -> T {
         // Before libheif: item references that loop would overflow its stack (see `HEIFItemReferences`).
-        try HEIFItemReferences(data).check(maximumDepth: maximumReferenceDepth, maximumDecodes: maximumReferencedDecodes)
+        let references = HEIFItemReferences(data)
+        let decodes = try references.check(maximumDepth: maximumReferenceDepth, maximumDecodes: maximumReferencedDecodes)
+        // Metadata libheif would inflate without bound while reading; when decoding, coded sizes and
+        // canvases it would allocate past the limits, decodes repeated past them, tiles and layers whose
+        // alpha it would paste or blend out of bounds (see `HEIFImageItems`).
+        let imageItems = HEIFImageItems(data)
+        try imageItems.checkMetadata()
+        try imageItems.checkReferenceScans(references)
+        if decoding {
+            try imageItems.check(limits: limits)
+            try imageItems.checkWork(references, decodes: decodes, limits: limits)
+            try imageItems.checkLayerAlpha(references)
+        }
         guard let context = heif_context_alloc() else { throw ImageCodecError.allocationFailed(byteCount: 0) }
         defer { heif_context_free(context) }
         // Before reading: libheif refuses larger sides (and their product) while parsing. Its default is

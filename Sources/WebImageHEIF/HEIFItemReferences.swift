@@ -20,14 +20,22 @@ struct HEIFItemReferences {
     /// counts each time).
     private(set) var dependencies: [UInt32: [UInt32]] = [:]
 
+    /// For each derived item, the items its `dimg` references name (a grid's tiles, an overlay's layers, an
+    /// identity item's source).
+    private(set) var sources: [UInt32: [UInt32]] = [:]
+
+    /// The items some `auxl` reference names: the masters that may have an alpha image.
+    private(set) var mastersOfAuxiliaryImages: Set<UInt32> = []
+
+    /// The entries of every `iref` (one per type and from-item, whatever their number of targets).
+    private(set) var entryCount = 0
+
     /// Reads the references of `data`; bytes that are not a HEIF file give no references.
     init(_ data: Data) {
         data.withUnsafeBytes { bytes in
             let reader = BoxReader(bytes: bytes)
-            for meta in reader.boxes(in: 0..<bytes.count) where meta.type == BoxReader.fourCC("meta") {
-                // A full box: version and flags first.
-                let children = min(meta.content.lowerBound + 4, meta.content.upperBound)..<meta.content.upperBound
-                for iref in reader.boxes(in: children) where iref.type == BoxReader.fourCC("iref") {
+            for children in reader.metaChildren() {
+                for iref in children where iref.type == BoxReader.fourCC("iref") {
                     readReferences(reader, iref.content)
                 }
             }
@@ -36,7 +44,10 @@ struct HEIFItemReferences {
 
     /// Throws `ImageCodecError.corruptData` when the references loop, when one decode would start a chain
     /// of more than `maximumDepth` nested decodes, or more than `maximumDecodes` decodes in all.
-    func check(maximumDepth: Int, maximumDecodes: Int) throws {
+    /// - Returns: the most decodes the decode of one item starts (itself included; 1 without references).
+    @discardableResult
+    func check(maximumDepth: Int, maximumDecodes: Int) throws -> Int {
+        var mostDecodes = 1
         // Iterative depth-first search (the graph comes from the data; recursion here would be the same
         // stack overflow), computing for each item the longest chain below it and the decodes it starts.
         enum State { case open, done(depth: Int, decodes: Int) }
@@ -70,88 +81,27 @@ struct HEIFItemReferences {
                     throw ImageCodecError.corruptData(format: .heif, message: "item references start more than \(maximumDecodes) decodes (item \(item))")
                 }
                 states[item] = .done(depth: depth, decodes: decodes)
+                mostDecodes = max(mostDecodes, decodes)
                 stack.removeLast()
             }
         }
+        return mostDecodes
     }
 
-    /// Reads the entries of one `iref` box: version 0 has 16-bit item ids, later versions 32-bit ones.
+    /// Records the entries of one `iref` box (`BoxReader.itemReferences(in:)`).
     private mutating func readReferences(_ reader: BoxReader, _ content: Range<Int>) {
-        guard let version = reader.uint8(at: content.lowerBound) else { return }
-        let idSize = version == 0 ? 2 : 4
-        var offset = content.lowerBound + 4
-        while offset < content.upperBound {
-            // The entry's header: size (ignored, as libheif does), type, a 64-bit size, a uuid.
-            guard offset + 8 <= content.upperBound, let size = reader.uint32(at: offset),
-                  let type = reader.uint32(at: offset + 4) else { return }
-            offset += 8
-            if size == 1 { offset += 8 }
-            if type == BoxReader.fourCC("uuid") { offset += 16 }
-            guard let from = reader.id(at: offset, size: idSize, end: content.upperBound),
-                  let count = reader.uint16(at: offset + idSize), offset + idSize + 2 <= content.upperBound else { return }
-            offset += idSize + 2
-            for _ in 0..<count {
-                guard let to = reader.id(at: offset, size: idSize, end: content.upperBound) else { return }
-                offset += idSize
-                if type == BoxReader.fourCC("dimg") { dependencies[from, default: []].append(to) }
-                if type == BoxReader.fourCC("auxl") { dependencies[to, default: []].append(from) }
+        for reference in reader.itemReferences(in: content) {
+            entryCount += 1
+            for to in reference.to {
+                if reference.type == BoxReader.fourCC("dimg") {
+                    dependencies[reference.from, default: []].append(to)
+                    sources[reference.from, default: []].append(to)
+                }
+                if reference.type == BoxReader.fourCC("auxl") {
+                    dependencies[to, default: []].append(reference.from)
+                    mastersOfAuxiliaryImages.insert(to)
+                }
             }
         }
-    }
-}
-
-/// Reads ISO base media file format boxes (ISO/IEC 14496-12) from bytes, bounds-checked.
-private struct BoxReader {
-    let bytes: UnsafeRawBufferPointer
-
-    /// The boxes one after another in `range`: type and content. A box running past the range is cut at its
-    /// end; a size smaller than its header ends the list.
-    func boxes(in range: Range<Int>) -> [(type: UInt32, content: Range<Int>)] {
-        var result: [(UInt32, Range<Int>)] = []
-        var offset = range.lowerBound
-        while let size32 = uint32(at: offset), let type = uint32(at: offset + 4), offset + 8 <= range.upperBound {
-            var header = 8
-            var size = UInt64(size32)
-            if size32 == 1 {
-                guard let large = uint64(at: offset + 8) else { break }
-                size = large
-                header = 16
-            } else if size32 == 0 {
-                size = UInt64(range.upperBound - offset)
-            }
-            if type == Self.fourCC("uuid") { header += 16 }
-            guard size >= UInt64(header), offset + header <= range.upperBound else { break }
-            let end = size > UInt64(range.upperBound - offset) ? range.upperBound : offset + Int(size)
-            result.append((type, offset + header..<end))
-            offset = end
-        }
-        return result
-    }
-
-    func uint8(at offset: Int) -> UInt8? { offset >= 0 && offset < bytes.count ? bytes[offset] : nil }
-
-    func uint16(at offset: Int) -> UInt16? {
-        guard offset >= 0, offset + 2 <= bytes.count else { return nil }
-        return UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1])
-    }
-
-    func uint32(at offset: Int) -> UInt32? {
-        guard let high = uint16(at: offset), let low = uint16(at: offset + 2) else { return nil }
-        return UInt32(high) << 16 | UInt32(low)
-    }
-
-    func uint64(at offset: Int) -> UInt64? {
-        guard let high = uint32(at: offset), let low = uint32(at: offset + 4) else { return nil }
-        return UInt64(high) << 32 | UInt64(low)
-    }
-
-    /// An item id of `size` bytes (2 or 4) that ends by `end`.
-    func id(at offset: Int, size: Int, end: Int) -> UInt32? {
-        guard offset + size <= end else { return nil }
-        return size == 2 ? uint16(at: offset).map(UInt32.init) : uint32(at: offset)
-    }
-
-    static func fourCC(_ code: StaticString) -> UInt32 {
-        code.withUTF8Buffer { $0.reduce(0) { $0 << 8 | UInt32($1) } }
     }
 }
