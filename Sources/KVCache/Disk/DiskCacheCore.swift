@@ -124,15 +124,17 @@ final class DiskCacheCore: Sendable {
             // (`KVCacheReadStreamWALBoundReviewTests`). Writes still commit: for a stream of them that bound
             // is the fallback.
             self?.storage.withLock { $0.checkpointDefersAccessFlush = true }
-            Self.checkpoint(path, gate: gate)
-            self?.endAccessFlushDeferral(byTrim: false)
+            let result = Self.checkpoint(path, gate: gate)
+            self?.endAccessFlushDeferral(byTrim: false, checkpoint: result)
         }
     }
 
     /// Clears one reason to defer access-time flushes (a trim's or the background checkpoint's, each its
     /// own flag, so neither ends the other's); when none is left, schedules the folds owed meanwhile.
-    private func endAccessFlushDeferral(byTrim: Bool) {
+    /// `checkpoint`: what a checkpoint that just ran copied back (see `KVStorage.walIsLong`).
+    private func endAccessFlushDeferral(byTrim: Bool, checkpoint: (log: Int32, checkpointed: Int32)? = nil) {
         let foldsOwed = storage.withLock { storage -> Bool in
+            if let checkpoint { storage.noteCheckpoint(checkpoint) }
             if byTrim { storage.trimDefersAccessFlush = false } else { storage.checkpointDefersAccessFlush = false }
             return storage.owedLogFolds > 0 && !storage.defersAccessFlush
         }
@@ -141,17 +143,22 @@ final class DiskCacheCore: Sendable {
 
     /// Checkpoints the manifest in the folder at `path` on the calling thread (never under the store lock),
     /// unless the instance whose `gate` it is has closed (see `CheckpointGate`).
-    static func checkpoint(_ path: String, gate: CheckpointGate) {
-        gate.runIfOpen { checkpointNow(path) }
+    /// Returns (frames in the WAL, frames checkpointed), `nil` when it did not run or failed.
+    @discardableResult
+    static func checkpoint(_ path: String, gate: CheckpointGate) -> (log: Int32, checkpointed: Int32)? {
+        var result: (log: Int32, checkpointed: Int32)?
+        gate.runIfOpen { result = checkpointNow(path) }
+        return result
     }
 
-    private static func checkpointNow(_ path: String) {
+    private static func checkpointNow(_ path: String) -> (log: Int32, checkpointed: Int32)? {
         do {
-            _ = try KVStorage.checkpoint(manifestAt: path + "/manifest.sqlite")
+            return try KVStorage.checkpoint(manifestAt: path + "/manifest.sqlite")
         } catch {
             // Busy (another checkpoint runs) or gone (a recovery moved it aside): the next one, or a commit at
             // the bound, catches up.
             kvLog.debug("DiskCache at \(path): WAL checkpoint skipped: \(error)")
+            return nil
         }
     }
 
@@ -256,7 +263,9 @@ final class DiskCacheCore: Sendable {
                 // ours meanwhile (no step; reads keep their access times in memory): the checkpoint can copy
                 // the whole WAL, and the next step restarts it. A checkpoint racing a stream of commits never
                 // catches up, and the WAL would grow to the bound where a commit checkpoints itself.
-                Self.checkpoint(path, gate: storage.withLock { $0.checkpointGate })
+                if let result = Self.checkpoint(path, gate: storage.withLock { $0.checkpointGate }) {
+                    storage.withLock { $0.noteCheckpoint(result) }
+                }
             }
             guard more else { break }
             steps += 1

@@ -82,6 +82,9 @@ extension KVStorage {
             kvLog.warning("KVStorage at \(path): access log length unknown: \(error)")
         }
         owedLogFolds = max(owedLogFolds, 1)
+        // Folds wait while the WAL is long, and with the log full nothing of ours commits: a checkpoint
+        // (whose result may show the WAL copied back) is the way out.
+        if walIsLong { checkpointWanted = true }
         return false
     }
 

@@ -35,12 +35,43 @@ extension KVStorage {
         database.deferCheckpoints(inlineBound: Self.inlineCheckpointFrames)
     }
 
-    /// Whether `checkpointFrames` frames were appended since the last time it returned `true`.
+    /// Whether `checkpointFrames` frames were appended since the last time it returned `true` (or a
+    /// checkpoint is wanted: `checkpointWanted`).
     func takeCheckpointDue() -> Bool {
         guard database.isOpen else { return false }
         if database.walState == nil { deferCheckpoints() }
+        if checkpointWanted {
+            checkpointWanted = false
+            return true
+        }
         guard let state = database.walState, state.uncheckpointed >= Self.checkpointFrames else { return false }
         return database.takeUncheckpointedFrames() > 0
+    }
+
+    /// Whether the WAL, as this connection last saw it, holds half of `inlineCheckpointFrames` or more and
+    /// is not known to be all copied back (once it is, the next commit restarts it): the background
+    /// checkpoint is behind (its queue starved of CPU, or still copying). Access-time commits, which are
+    /// optional, then wait (`defersAccessFlush`): they alone took the WAL of a stream of reads to the bound
+    /// where a commit checkpoints under the store lock (`KVCacheReadStreamWALBoundReviewTests` on a loaded
+    /// machine). Real writes still commit.
+    var walIsLong: Bool {
+        guard let state = database.walState else { return false }
+        return state.frames >= Self.inlineCheckpointFrames / 2 && state.backfilled < state.frames
+    }
+
+    /// Records what a checkpoint (of any connection, run outside the store lock) copied back: `result`
+    /// from `checkpoint(manifestAt:)`.
+    func noteCheckpoint(_ result: (log: Int32, checkpointed: Int32)) {
+        guard let state = database.walState else { return }
+        if result.log < state.frames {
+            // A WAL only shrinks when it restarts: another connection's commit restarted it after ours, and
+            // this connection's count is stale (left so, it would keep `walIsLong` set until our next commit,
+            // and with `access_log` full nothing of ours would commit).
+            state.frames = result.log
+            state.backfilled = result.checkpointed
+        } else {
+            state.backfilled = max(state.backfilled, result.checkpointed)
+        }
     }
 
     /// Runs a PASSIVE checkpoint of the manifest at `path` from a connection of its own (opened and closed

@@ -140,9 +140,13 @@ public final class KVStorage {
     var trimDefersAccessFlush = false
     /// Set by `DiskCache` while its background checkpoint runs.
     var checkpointDefersAccessFlush = false
-    /// While either is set, reads append their access times only once `pendingAccessHardLimit` keys are
-    /// pending, and owed folds wait: no commit of this instance races the checkpoint.
-    var defersAccessFlush: Bool { trimDefersAccessFlush || checkpointDefersAccessFlush }
+    /// While either is set, or the WAL is long (`walIsLong`), reads append their access times only once
+    /// `pendingAccessHardLimit` keys are pending, and owed folds wait: no optional commit of this instance
+    /// races a checkpoint.
+    var defersAccessFlush: Bool { trimDefersAccessFlush || checkpointDefersAccessFlush || walIsLong }
+    /// Set when reads find the WAL long while `access_log` is full (nothing of ours commits then): the
+    /// next `takeCheckpointDue()` asks for a checkpoint, whose result may end both (KVStorage+Checkpoint).
+    var checkpointWanted = false
     /// Set by `DiskCache`: a flush of access times that finds `access_log` past its cap records the batches
     /// it owes in `owedLogFolds` instead of folding them inside the read or write that flushed; the owner
     /// folds them later, one batch per hold of its lock (see KVStorage+AccessTime.swift).

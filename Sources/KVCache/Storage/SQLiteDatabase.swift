@@ -294,6 +294,9 @@ final class WALState {
     var uncheckpointed: Int64 = 0
     /// Frames at which the committing connection checkpoints itself (the bound on the WAL's growth).
     var inlineBound: Int32 = 0
+    /// Frames of the current WAL a checkpoint is known to have copied back (`KVStorage.noteCheckpoint`);
+    /// 0 again when the WAL restarts.
+    var backfilled: Int32 = 0
 }
 
 extension SQLiteDatabase {
@@ -312,6 +315,7 @@ extension SQLiteDatabase {
             let state = Unmanaged<WALState>.fromOpaque(context).takeUnretainedValue()
             // After a restart the WAL starts again from frame 1.
             state.uncheckpointed += Int64(frames >= state.frames ? frames - state.frames : frames)
+            if frames < state.frames { state.backfilled = 0 }  // the WAL restarted
             state.frames = frames
             if frames >= state.inlineBound {
                 // What SQLite's own automatic checkpoint does (its result, e.g. BUSY, is ignored there too).

@@ -125,4 +125,42 @@ final class DiskCacheAccessLogFoldTests: XCTestCase {
         _ = try cache.object(forKey: "key-0")
         XCTAssertEqual(cache.core.storage.withLock { $0.accessLogAppends }, appendsNow + 1)
     }
+
+    /// The WAL seen long (here: this connection's frame count left stale, as when another process's commit
+    /// restarted the WAL after ours) while `access_log` is full: folds wait for the WAL and reads commit
+    /// nothing, so only a checkpoint can end it. The dropped reads ask for one; its result corrects the
+    /// count, the folds run, and reads are recorded again.
+    func testALongWALAndAFullLogDoNotLeaveReadsUnrecordedForGood() throws {
+        let directory = try TemporaryDirectory("kvcache-access-fold")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        let keys = 6_000
+        let cap = try cache.review7Fill(keys: keys, valueSize: 32, rows: 66_000)  // a log past its cap
+        cache.core.waitForCheckpoint()
+        cache.core.storage.withLock { storage in
+            storage.database.walState?.frames = KVStorage.inlineCheckpointFrames - 1
+            storage.database.walState?.backfilled = 0
+            // The fill's frames would make a checkpoint due at the first read (whose result would end the
+            // state before it is seen): nothing is due now.
+            _ = storage.database.takeUncheckpointedFrames()
+        }
+        XCTAssertTrue(cache.core.storage.withLock { $0.walIsLong })
+        let appendsBefore = cache.core.storage.withLock { $0.accessLogAppends }
+        for round in 0..<3 {
+            for i in 0..<keys { _ = try cache.object(forKey: "key-\((i + round * 977) % keys)") }
+        }
+        XCTAssertGreaterThan(cache.core.storage.withLock { $0.accessTimesDropped }, 0)
+        for _ in 0..<10_000 where cache.core.storage.withLock({ $0.owedLogFolds > 0 || $0.checkpointWanted }) {
+            cache.core.waitForCheckpoint()
+        }
+        cache.core.waitForCheckpoint()
+        let (long, full, length) = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> (Bool, Bool, Int64) in
+            (storage.walIsLong, storage.accessLogFull, try storage.accessLogLength())
+        }
+        XCTAssertFalse(long, "the checkpoint's result did not correct the stale WAL count")
+        XCTAssertFalse(full, "the folds never ran: reads stay unrecorded")
+        XCTAssertLessThanOrEqual(length, cap)
+        // Reads were recorded again before the rounds ended (18,000 reads, 4,096 kept at most while it lasted).
+        XCTAssertGreaterThan(cache.core.storage.withLock { $0.accessLogAppends }, appendsBefore, "reads are not recorded again")
+    }
 }
