@@ -73,15 +73,10 @@ extension KVStorage {
     /// good); while it still is, makes sure a fold is owed, for the owner to schedule.
     private func recheckAccessLogFull() -> Bool {
         guard accessTimesDropped % 256 == 0 else { return false }
-        do {
-            if try accessLogLength() <= accessLogCap() {
-                accessLogFull = false
-                return true
-            }
-        } catch {
-            kvLog.warning("KVStorage at \(path): access log length unknown: \(error)")
+        guard accessLogIsPastCap() else {
+            accessLogFull = false
+            return true
         }
-        owedLogFolds = max(owedLogFolds, 1)
         // Folds wait while the WAL is long, and with the log full nothing of ours commits: a checkpoint
         // (whose result may show the WAL copied back) is the way out.
         if walIsLong { checkpointWanted = true }
@@ -177,10 +172,8 @@ extension KVStorage {
                     try delete.run()
                 }
                 accessLogFolds += 1
-                if accessLogFull {
-                    // Full until the log is back under its cap; until then another batch is owed.
-                    if try accessLogLength() <= accessLogCap() { accessLogFull = false } else { owedLogFolds = max(owedLogFolds, 1) }
-                }
+                // Full until the log is back under its cap; until then the batches left are owed.
+                if accessLogFull, !accessLogIsPastCap() { accessLogFull = false }
                 return true
             }
         }
