@@ -70,7 +70,11 @@ extension KVStorage {
             state.frames = result.log
             state.backfilled = result.checkpointed
         } else {
-            state.backfilled = max(state.backfilled, result.checkpointed)
+            // Never past this connection's own count: a checkpoint of a WAL this connection no longer sees
+            // (the manifest reopened between the checkpoint and this note, with a fresh count) would otherwise
+            // read as "copied back" for every frame of the new WAL up to its size. Frames other connections
+            // appended after ours and the checkpoint copied are counted once our next commit's note comes.
+            state.backfilled = min(max(state.backfilled, result.checkpointed), state.frames)
         }
     }
 

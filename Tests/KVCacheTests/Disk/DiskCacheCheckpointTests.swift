@@ -175,3 +175,28 @@ final class DiskCacheCheckpointTests: XCTestCase {
         XCTAssertEqual(try cache.totalCount(), count / 2)
     }
 }
+
+/// `noteCheckpoint` records at most this connection's own frame count as copied back.
+final class DiskCacheCheckpointNoteTests: XCTestCase {
+    /// A checkpoint's result noted after the manifest was reopened (a fresh count of 100 frames) must not
+    /// count the new WAL's frames, up to the old WAL's size, as copied back: they were not.
+    func testANoteNeverCountsMoreThanThisConnectionsFramesAsCopiedBack() throws {
+        let directory = try TemporaryDirectory("kvcache-checkpoint-note")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        try cache.setObject(testBytes(64, seed: 1), forKey: "key")
+        cache.core.waitForCheckpoint()
+        let long = KVStorage.inlineCheckpointFrames / 2 + 10
+        let (backfilled, isLong) = cache.core.storage.withLock { storage -> (Int32, Bool) in
+            storage.database.walState?.frames = 100
+            storage.database.walState?.backfilled = 0
+            storage.noteCheckpoint((log: long + 1_000, checkpointed: long + 1_000))
+            let noted = storage.database.walState?.backfilled ?? -1
+            // This connection's own commits then take the new WAL past half the inline bound, no restart.
+            storage.database.walState?.frames = long
+            return (noted, storage.walIsLong)
+        }
+        XCTAssertEqual(backfilled, 100, "a checkpoint of another WAL was counted past this connection's frames")
+        XCTAssertTrue(isLong, "a long WAL nobody copied back reads as copied back")
+    }
+}
