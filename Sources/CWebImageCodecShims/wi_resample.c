@@ -20,6 +20,8 @@
 
 typedef int64_t wi_v4q __attribute__((vector_size(32)));
 typedef int32_t wi_v4d __attribute__((vector_size(16)));
+typedef uint64_t wi_v4uq __attribute__((vector_size(32)));
+typedef uint8_t wi_v4b __attribute__((vector_size(4)));
 
 WI_MULTIVERSION
 void wi_resample_accumulate(int32_t *restrict accumulators, const uint8_t *restrict source, intptr_t count,
@@ -29,10 +31,6 @@ void wi_resample_accumulate(int32_t *restrict accumulators, const uint8_t *restr
     for (intptr_t i = 0; i < count; i++) {
         accumulators[i] = (int32_t)((uint32_t)accumulators[i] + (uint32_t)source[i] * w);
     }
-}
-
-static inline int64_t wi_clamp(int64_t value, int64_t upper) {
-    return value < 0 ? 0 : (value > upper ? upper : value);
 }
 
 WI_MULTIVERSION
@@ -49,11 +47,18 @@ void wi_resample_emit_row(const int32_t *restrict accumulators, const intptr_t *
             memcpy(&pixel, p + k * 4, sizeof pixel);
             sum += __builtin_convertvector(pixel, wi_v4q) * (int64_t)w[k];
         }
-        int64_t alpha = wi_clamp((sum[3] + half) >> shift, 255);
-        uint8_t *o = out + x * 4;
-        o[0] = (uint8_t)wi_clamp((sum[0] + half) >> shift, alpha);
-        o[1] = (uint8_t)wi_clamp((sum[1] + half) >> shift, alpha);
-        o[2] = (uint8_t)wi_clamp((sum[2] + half) >> shift, alpha);
-        o[3] = (uint8_t)alpha;
+        // The same as clamping each channel's (sum + half) >> shift to [0, alpha] and alpha to [0, 255], in
+        // vector registers (the scalar form took about half of this function's time): a negative sum is 0
+        // before the shift, so a logical shift equals the arithmetic one, and the shifted values are small and
+        // non-negative, so signed comparisons order them.
+        wi_v4q rounded = sum + half;
+        rounded &= (wi_v4q)(rounded > 0);
+        wi_v4q value = (wi_v4q)((wi_v4uq)rounded >> (uint64_t)shift);
+        int64_t alpha = value[3] > 255 ? 255 : value[3];
+        wi_v4q bound = {alpha, alpha, alpha, alpha};
+        wi_v4q over = (wi_v4q)(value > bound);
+        value = (value & ~over) | (bound & over);
+        wi_v4b bytes = __builtin_convertvector(value, wi_v4b);
+        memcpy(out + x * 4, &bytes, sizeof bytes);
     }
 }

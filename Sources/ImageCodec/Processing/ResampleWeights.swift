@@ -9,8 +9,9 @@ import Foundation
 /// Coordinates: destination sample `i` covers source interval `[i, i + 1) × scale` (pixel centres at
 /// half-integers), the convention of libvips, Pillow and ImageMagick.
 ///
-/// - Important: Immutable after init; not shared across threads (owned by one resampler).
-final class ResampleWeights {
+/// Immutable after init, so one table is shared by every resampler of the same geometry (`cached(…)`),
+/// on any thread.
+final class ResampleWeights: @unchecked Sendable {
     /// Weights are scaled by `2^fractionBits`. 20 bits keep a shrink by thousands (area averaging has no
     /// prefilter) accurate, while the vertical sums stay in Int32: 255 × 2^20 × (sum of |weights| < 2)
     /// < 2^31; the horizontal pass sums in Int64.

@@ -104,9 +104,9 @@ public final class RowResampler {
         }
         let filteredWidth = prefilter?.width ?? sourceWidth
         let filteredHeight = prefilter?.height ?? sourceHeight
-        horizontal = try ResampleWeights(sourceCount: sourceWidth, destinationCount: destinationWidth, filter: filter,
+        horizontal = try ResampleWeights.cached(sourceCount: sourceWidth, destinationCount: destinationWidth, filter: filter,
                                          blockFactor: factorX)
-        vertical = try ResampleWeights(sourceCount: sourceHeight, destinationCount: destinationHeight, filter: filter,
+        vertical = try ResampleWeights.cached(sourceCount: sourceHeight, destinationCount: destinationHeight, filter: filter,
                                        blockFactor: factorY)
         destination = try PixelBuffer(width: destinationWidth, height: destinationHeight)
         slots = Self.maximumRowsInFlight(vertical, sourceHeight: filteredHeight)
