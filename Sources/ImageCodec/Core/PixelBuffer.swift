@@ -214,7 +214,9 @@ public struct RGBA: Sendable, Hashable, CustomStringConvertible {
 /// its pages to the system at once. glibc would do that only until it first frees such a block: then it raises
 /// its mmap threshold (up to 32 MB), later bitmaps come from the heap, and a cache that evicts them keeps the
 /// process's RSS far above its own limit (measured: 1.49 GB for a full 805 MB memory cache of 1000 × 1000
-/// images; see `BoundedVolumeTests`). Smaller buffers use `calloc`/`malloc`.
+/// images; see `BoundedVolumeTests`). Freed mappings go to `PixelMappingPool` (at most 4 and 64 MiB), which
+/// hands them to the next bitmaps of about their size without new page faults. Smaller buffers use
+/// `calloc`/`malloc`.
 ///
 /// `@unchecked Sendable`: the bytes are written only through `PixelBuffer.withUnsafeMutableBytes`, which
 /// copies first unless the storage is uniquely referenced, so no two threads ever write or read-while-writing
@@ -223,8 +225,9 @@ public struct RGBA: Sendable, Hashable, CustomStringConvertible {
 final class PixelStorage: @unchecked Sendable {
     @usableFromInline let pointer: UnsafeMutableRawPointer
     let byteCount: Int
-    /// Whether `pointer` is a mapping of its own (freed with `munmap`), not a heap block.
-    private let isMapped: Bool
+    /// The length of `pointer`'s own mapping (page-rounded, possibly a little more than `byteCount` when it
+    /// was reused from `PixelMappingPool`); 0 for a heap block.
+    private let mappedLength: Int
 
     /// Buffers this large or larger are mapped, not taken from the heap: 1 MiB (a 512 × 512 RGBA bitmap).
     static let mappedThreshold = 1 << 20
@@ -233,17 +236,24 @@ final class PixelStorage: @unchecked Sendable {
     init?(byteCount: Int, zeroed: Bool = true) {
         self.byteCount = byteCount
         if byteCount >= Self.mappedThreshold {
+            if let reused = PixelMappingPool.take(length: byteCount) {
+                if zeroed { memset(reused.pointer, 0, byteCount) }
+                self.pointer = reused.pointer
+                self.mappedLength = reused.length
+                return
+            }
             // Anonymous pages are zero and come from the kernel lazily, as calloc's would.
-            guard let p = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
+            let length = PixelMappingPool.pageRounded(byteCount)
+            guard let p = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
                   p != MAP_FAILED else { return nil }
             self.pointer = p
-            self.isMapped = true
+            self.mappedLength = length
             return
         }
         // calloc: zero pages come from the kernel lazily, so a large buffer costs nothing until written.
         guard let p = zeroed ? calloc(max(byteCount, 1), 1) : malloc(max(byteCount, 1)) else { return nil }
         self.pointer = p
-        self.isMapped = false
+        self.mappedLength = 0
     }
 
     @usableFromInline func copy() -> PixelStorage {
@@ -256,6 +266,6 @@ final class PixelStorage: @unchecked Sendable {
     }
 
     deinit {
-        if isMapped { munmap(pointer, byteCount) } else { free(pointer) }
+        if mappedLength > 0 { PixelMappingPool.give(pointer, length: mappedLength) } else { free(pointer) }
     }
 }

@@ -98,7 +98,8 @@ public enum WebPDecoder {
             config.options.scaled_width = Int32(width)
             config.options.scaled_height = Int32(height)
         }
-        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: format)
+        // Not zeroed: a decode that returns VP8_STATUS_OK wrote every pixel, and any other status throws.
+        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: format, zeroed: false)
         let stride = buffer.bytesPerRow
         let status = buffer.withUnsafeMutableBytes { out -> VP8StatusCode in
             config.output.colorspace = format == .rgba8Premultiplied ? MODE_rgbA : MODE_RGBA
