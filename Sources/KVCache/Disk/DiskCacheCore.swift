@@ -248,6 +248,17 @@ final class DiskCacheCore: Sendable {
         var steps = 0
         // Not left set by a trim that fails or ends right after a checkpoint; the folds reads left meanwhile.
         defer { endAccessFlushDeferral(byTrim: true) }
+        // The first step appends every pending access time (the trim orders by them): up to
+        // `pendingAccessHardLimit` after a deferral, 40 ms and more in one hold of the lock at 1M entries. All
+        // but the last batch go out here first, a batch per hold, reads served in between.
+        for _ in 1..<(KVStorage.pendingAccessHardLimit / KVStorage.pendingAccessLimit) {
+            let more = try withStorage { (storage) -> Bool in
+                guard storage.pendingAccessTimes.count > KVStorage.pendingAccessLimit else { return false }
+                storage.flushAccessTimes(atMost: KVStorage.pendingAccessLimit)
+                return true
+            }
+            if !more { break }
+        }
         while true {
             let (more, checkpointDue) = try withStorage { (storage) throws(KVCacheError) -> (Bool, Bool) in
                 // Reads meanwhile kept their access times in memory; they are appended after this step,

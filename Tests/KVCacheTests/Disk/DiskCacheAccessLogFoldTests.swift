@@ -164,3 +164,56 @@ final class DiskCacheAccessLogFoldTests: XCTestCase {
         XCTAssertGreaterThan(cache.core.storage.withLock { $0.accessLogAppends }, appendsBefore, "reads are not recorded again")
     }
 }
+
+/// Pending access times go to `access_log` at most `pendingAccessLimit` keys per hold of the store lock, also
+/// after a deferral left up to `pendingAccessHardLimit` of them, and before a trim; the trim still orders by
+/// every one of them.
+final class DiskCacheAccessFlushBatchTests: XCTestCase {
+    private func filledCache(_ directory: TemporaryDirectory, keys: Int) throws -> DiskCache {
+        let cache = try DiskCache(path: directory.path)
+        for i in 0..<keys { try cache.setObject(testBytes(32, seed: i), forKey: "key-\(i)") }
+        cache.core.waitForCheckpoint()
+        return cache
+    }
+
+    func testAReadAfterADeferralAppendsOneBatchNotAllThatIsPending() throws {
+        let directory = try TemporaryDirectory("kvcache-flush-batch")
+        defer { try? directory.remove() }
+        let hard = KVStorage.pendingAccessHardLimit, batch = KVStorage.pendingAccessLimit
+        let cache = try filledCache(directory, keys: hard + 10)
+        cache.core.storage.withLock { $0.trimDefersAccessFlush = true }
+        for i in 0..<(hard - 1) { _ = try cache.object(forKey: "key-\(i)") }
+        let (appends, pending) = cache.core.storage.withLock { ($0.accessLogAppends, $0.pendingAccessTimes.count) }
+        XCTAssertEqual(pending, hard - 1, "reads did not wait while the flush was deferred")
+        _ = try cache.object(forKey: "key-\(hard - 1)")  // the hard limit: one batch goes out
+        let (appendsAfter, pendingAfter) = cache.core.storage.withLock { ($0.accessLogAppends, $0.pendingAccessTimes.count) }
+        XCTAssertEqual(appendsAfter, appends + 1)
+        XCTAssertEqual(pendingAfter, hard - batch, "a read appended \(hard - pendingAfter) keys in one hold")
+        cache.core.storage.withLock { $0.trimDefersAccessFlush = false }
+        // The next reads each append one batch until fewer than a batch are pending.
+        for i in 0..<3 { _ = try cache.object(forKey: "key-\(hard + i)") }
+        let last = cache.core.storage.withLock { $0.pendingAccessTimes.count }
+        XCTAssertLessThan(last, batch)
+    }
+
+    func testATrimAppendsAPendingBacklogInBatchesAndKeepsTheMostRecentlyRead() throws {
+        let directory = try TemporaryDirectory("kvcache-flush-batch")
+        defer { try? directory.remove() }
+        let keys = 5_000, keep = 1_000
+        let cache = try filledCache(directory, keys: keys)
+        cache.core.storage.withLock { $0.trimDefersAccessFlush = true }
+        // 4,000 reads, newest last, all still pending when the trim starts.
+        for i in keep..<keys { _ = try cache.object(forKey: "key-\(i)") }
+        cache.core.storage.withLock { $0.trimDefersAccessFlush = false }
+        let (appends, pending) = cache.core.storage.withLock { ($0.accessLogAppends, $0.pendingAccessTimes.count) }
+        XCTAssertEqual(pending, keys - keep)
+        try cache.trim(toCount: keep)
+        let appendsAfter = cache.core.storage.withLock { $0.accessLogAppends }
+        XCTAssertGreaterThanOrEqual(appendsAfter - appends, (keys - keep) / KVStorage.pendingAccessLimit,
+                                    "the pending times went out in fewer, larger holds")
+        XCTAssertEqual(try cache.totalCount(), keep)
+        // The most recently read quarter survives: the trim ordered by every pending time.
+        let survivors = try (keys - keep..<keys).filter { try cache.containsObject(forKey: "key-\($0)") }
+        XCTAssertEqual(survivors.count, keep, "recently read keys were trimmed as if never read")
+    }
+}
