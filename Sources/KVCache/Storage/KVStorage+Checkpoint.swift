@@ -59,6 +59,13 @@ extension KVStorage {
         return state.frames >= Self.inlineCheckpointFrames / 2 && state.backfilled < state.frames
     }
 
+    /// Whether the WAL, as this connection last saw it, holds `checkpointFrames` frames or more and is not
+    /// known to be all copied back: a trim checkpoints it before its first step (see `DiskCacheCore.trim`).
+    var walHoldsUncopiedFrames: Bool {
+        guard let state = database.walState else { return false }
+        return Int64(state.frames) >= Self.checkpointFrames && state.backfilled < state.frames
+    }
+
     /// Records what a checkpoint (of any connection, run outside the store lock) copied back: `result`
     /// from `checkpoint(manifestAt:)`.
     func noteCheckpoint(_ result: (log: Int32, checkpointed: Int32)) {

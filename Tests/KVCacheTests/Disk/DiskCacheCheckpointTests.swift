@@ -12,6 +12,10 @@ import XCTest
 final class DiskCacheCheckpointTests: XCTestCase {
     /// (mxFrame, nBackfill) from the WAL index of the manifest in `folder` (native byte order).
     private func walIndex(_ folder: String) throws -> (frames: UInt32, backfilled: UInt32) {
+        try Self.walIndex(folder)
+    }
+
+    private static func walIndex(_ folder: String) throws -> (frames: UInt32, backfilled: UInt32) {
         let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/manifest.sqlite-shm"))
         XCTAssertGreaterThanOrEqual(data.count, 100)
         func word(_ offset: Int) -> UInt32 { data.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self) } }
@@ -53,6 +57,50 @@ final class DiskCacheCheckpointTests: XCTestCase {
             XCTAssertEqual(try cache.object(forKey: "key-\(i)"), testBytes(2_048, seed: i))
         }
         XCTAssertEqual(try cache.object(forKey: "after"), testBytes(2_048, seed: -1))
+    }
+
+    /// A stream of writes the background checkpoint never caught up with leaves a long WAL nothing copied
+    /// back: the trim's steps would append to it up to the bound where a commit checkpoints under the store
+    /// lock (40–90 ms per read in `make bench`'s 1M trim). The trim copies it back first, without the lock:
+    /// its first step's commit restarts the WAL.
+    func testATrimCopiesALongWALBackBeforeItsFirstStepWhichRestartsIt() throws {
+        let directory = try TemporaryDirectory("kvcache-checkpoint-trim")
+        defer { try? directory.remove() }
+        let cache = try DiskCache(path: directory.path)
+        cache.core.waitForCheckpoint()
+        cache.core.checkpointQueue.suspend()
+        var suspended = true
+        defer { if suspended { cache.core.checkpointQueue.resume() } }
+        var written = 0
+        while try walIndex(directory.path).frames < 2_500 {
+            try cache.setObject(testBytes(2_048, seed: written), forKey: "key-\(written)")
+            written += 1
+            if written >= 20_000 { return XCTFail("the WAL never reached 2,500 frames") }
+        }
+        let before = try walIndex(directory.path)
+        XCTAssertEqual(before.backfilled, 0, "\(before)")
+        let atFirstStep = Mutex<(frames: UInt32, backfilled: UInt32)?>(nil)
+        let path = directory.path
+        cache.core.trimStepHook.withLock { hook in
+            hook = { step in
+                guard step == 1, let index = try? Self.walIndex(path) else { return }
+                atFirstStep.withLock { $0 = index }
+            }
+        }
+        try cache.trim(toCount: written - 3 * KVStorage.trimBatch)
+        let first = try XCTUnwrap(atFirstStep.withLock { $0 }, "the trim made no step")
+        XCTAssertLessThan(first.frames, before.frames / 2,
+                          "the first step appended to the long WAL (\(before) → \(first)) instead of restarting it")
+        XCTAssertEqual(try cache.totalCount(), written - 3 * KVStorage.trimBatch)
+        cache.core.checkpointQueue.resume()
+        suspended = false
+        var present = 0
+        for i in 0..<written {
+            guard let value = try cache.object(forKey: "key-\(i)") else { continue }
+            present += 1
+            XCTAssertEqual(value, testBytes(2_048, seed: i), "key-\(i)")
+        }
+        XCTAssertEqual(present, written - 3 * KVStorage.trimBatch)
     }
 
     func testACommitAtTheBoundCheckpointsItselfAndTheDueCountIsReset() throws {
