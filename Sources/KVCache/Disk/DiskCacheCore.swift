@@ -123,22 +123,36 @@ final class DiskCacheCore: Sendable {
             // with, and the WAL grew to the bound where a commit checkpoints under the store lock
             // (`KVCacheReadStreamWALBoundReviewTests`). Writes still commit: for a stream of them that bound
             // is the fallback.
-            self?.storage.withLock { $0.checkpointDefersAccessFlush = true }
+            let seen = self?.storage.withLock { storage -> WALSight in
+                storage.checkpointDefersAccessFlush = true
+                return storage.walSight()
+            }
             let result = Self.checkpoint(path, gate: gate)
-            self?.endAccessFlushDeferral(byTrim: false, checkpoint: result)
+            self?.endAccessFlushDeferral(byTrim: false, checkpoint: result.map { ($0, seen) })
         }
     }
 
     /// Clears one reason to defer access-time flushes (a trim's or the background checkpoint's, each its
     /// own flag, so neither ends the other's); when none is left, schedules the folds owed meanwhile.
     /// `checkpoint`: what a checkpoint that just ran copied back (see `KVStorage.walIsLong`).
-    private func endAccessFlushDeferral(byTrim: Bool, checkpoint: (log: Int32, checkpointed: Int32)? = nil) {
+    private func endAccessFlushDeferral(
+        byTrim: Bool, checkpoint: ((log: Int32, checkpointed: Int32), seen: WALSight?)? = nil
+    ) {
         let foldsOwed = storage.withLock { storage -> Bool in
-            if let checkpoint { storage.noteCheckpoint(checkpoint) }
+            if let checkpoint, let seen = checkpoint.seen { storage.noteCheckpoint(checkpoint.0, seen: seen) }
             if byTrim { storage.trimDefersAccessFlush = false } else { storage.checkpointDefersAccessFlush = false }
             return storage.owedLogFolds > 0 && !storage.defersAccessFlush
         }
         if foldsOwed { scheduleLogFolds() }
+    }
+
+    /// Checkpoints the manifest on the calling thread (never under the store lock) and notes what it copied
+    /// back (see `KVStorage.noteCheckpoint`).
+    private func checkpointOnThisThread() {
+        let (gate, seen) = storage.withLock { ($0.checkpointGate, $0.walSight()) }
+        if let result = Self.checkpoint(path, gate: gate) {
+            storage.withLock { $0.noteCheckpoint(result, seen: seen) }
+        }
     }
 
     /// Checkpoints the manifest in the folder at `path` on the calling thread (never under the store lock),
@@ -267,9 +281,7 @@ final class DiskCacheCore: Sendable {
             storage.trimDefersAccessFlush = storage.walHoldsUncopiedFrames
             return storage.trimDefersAccessFlush
         }) {
-            if let result = Self.checkpoint(path, gate: storage.withLock { $0.checkpointGate }) {
-                storage.withLock { $0.noteCheckpoint(result) }
-            }
+            checkpointOnThisThread()
         }
         while true {
             let (more, checkpointDue) = try withStorage { (storage) throws(KVCacheError) -> (Bool, Bool) in
@@ -286,9 +298,7 @@ final class DiskCacheCore: Sendable {
                 // ours meanwhile (no step; reads keep their access times in memory): the checkpoint can copy
                 // the whole WAL, and the next step restarts it. A checkpoint racing a stream of commits never
                 // catches up, and the WAL would grow to the bound where a commit checkpoints itself.
-                if let result = Self.checkpoint(path, gate: storage.withLock { $0.checkpointGate }) {
-                    storage.withLock { $0.noteCheckpoint(result) }
-                }
+                checkpointOnThisThread()
             }
             guard more else { break }
             steps += 1

@@ -66,21 +66,34 @@ extension KVStorage {
         return Int64(state.frames) >= Self.checkpointFrames && state.backfilled < state.frames
     }
 
+    /// What this connection knows of its WAL, taken under the store lock just before a checkpoint begins, for
+    /// `noteCheckpoint` to tell what the checkpoint's result is about.
+    func walSight() -> WALSight {
+        WALSight(identity: database.walState?.identity, frames: database.walState?.frames ?? 0, restarts: database.walState?.restarts ?? 0)
+    }
+
     /// Records what a checkpoint (of any connection, run outside the store lock) copied back: `result`
-    /// from `checkpoint(manifestAt:)`.
-    func noteCheckpoint(_ result: (log: Int32, checkpointed: Int32)) {
+    /// from `checkpoint(manifestAt:)`, `seen` what this connection knew when it began (`walSight()`).
+    ///
+    /// The result is about the WAL as the checkpoint found it: commits of ours made while it ran are not in
+    /// `result.log` (a WAL at 15,715 frames noted as 15,553 "all copied back" in `make bench` kept a trim from
+    /// copying it first, and the trim's steps took it to the bound where a commit checkpoints under the lock).
+    func noteCheckpoint(_ result: (log: Int32, checkpointed: Int32), seen: WALSight) {
         guard let state = database.walState else { return }
-        if result.log < state.frames {
-            // A WAL only shrinks when it restarts: another connection's commit restarted it after ours, and
-            // this connection's count is stale (left so, it would keep `walIsLong` set until our next commit,
-            // and with `access_log` full nothing of ours would commit).
+        // Another WAL than the one the checkpoint copied: this connection restarted it meanwhile, or the
+        // manifest was reopened (a fresh count). Nothing is known of the new one.
+        guard seen.identity == state.identity, seen.restarts == state.restarts else { return }
+        if result.log < seen.frames {
+            // Fewer frames than this connection had committed before the checkpoint began: another
+            // connection's commit restarted the WAL after ours, and this connection's count is stale (left so,
+            // it would keep `walIsLong` set until our next commit, and with `access_log` full nothing of ours
+            // would commit). Commits of ours since then are in the new WAL too, but no count of them is
+            // known: they are counted at our next commit.
             state.frames = result.log
             state.backfilled = result.checkpointed
         } else {
-            // Never past this connection's own count: a checkpoint of a WAL this connection no longer sees
-            // (the manifest reopened between the checkpoint and this note, with a fresh count) would otherwise
-            // read as "copied back" for every frame of the new WAL up to its size. Frames other connections
-            // appended after ours and the checkpoint copied are counted once our next commit's note comes.
+            // Never past this connection's own count: frames other connections appended after ours and the
+            // checkpoint copied are counted once our next commit's note comes.
             state.backfilled = min(max(state.backfilled, result.checkpointed), state.frames)
         }
     }

@@ -1,5 +1,6 @@
 internal import CWebImageSQLite
 import Foundation
+import Synchronization
 
 /// `SQLITE_TRANSIENT`: a macro Swift cannot import. SQLite copies the bound bytes before `bind` returns.
 private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
@@ -297,6 +298,23 @@ final class WALState {
     /// Frames of the current WAL a checkpoint is known to have copied back (`KVStorage.noteCheckpoint`);
     /// 0 again when the WAL restarts.
     var backfilled: Int32 = 0
+    /// Restarts of the WAL seen by the hook (a commit of this connection that found fewer frames than the last).
+    var restarts = 0
+    /// Unique per count (a manifest reopened gets a new one): tells a `WALSight` of an older one apart.
+    let identity = WALState.nextIdentity.add(1, ordering: .relaxed).newValue
+
+    private static let nextIdentity = Atomic<Int>(0)
+}
+
+/// What a connection knew of its WAL when a checkpoint began (`KVStorage.walSight()`), so that the
+/// checkpoint's result is noted against the WAL it copied (`KVStorage.noteCheckpoint`).
+struct WALSight: Sendable {
+    /// The `identity` of the count the connection kept then (`nil` when checkpoints were not deferred).
+    let identity: Int?
+    /// `state.frames` then.
+    let frames: Int32
+    /// `state.restarts` then.
+    let restarts: Int
 }
 
 extension SQLiteDatabase {
@@ -315,7 +333,10 @@ extension SQLiteDatabase {
             let state = Unmanaged<WALState>.fromOpaque(context).takeUnretainedValue()
             // After a restart the WAL starts again from frame 1.
             state.uncheckpointed += Int64(frames >= state.frames ? frames - state.frames : frames)
-            if frames < state.frames { state.backfilled = 0 }  // the WAL restarted
+            if frames < state.frames {  // the WAL restarted
+                state.backfilled = 0
+                state.restarts += 1
+            }
             state.frames = frames
             if frames >= state.inlineBound {
                 // What SQLite's own automatic checkpoint does (its result, e.g. BUSY, is ignored there too).

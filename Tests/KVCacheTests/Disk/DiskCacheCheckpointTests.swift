@@ -228,27 +228,81 @@ final class DiskCacheCheckpointTests: XCTestCase {
     }
 }
 
-/// `noteCheckpoint` records at most this connection's own frame count as copied back.
+/// `noteCheckpoint` records what a checkpoint copied back against the WAL it copied, and never more than
+/// this connection's own frame count.
 final class DiskCacheCheckpointNoteTests: XCTestCase {
-    /// A checkpoint's result noted after the manifest was reopened (a fresh count of 100 frames) must not
-    /// count the new WAL's frames, up to the old WAL's size, as copied back: they were not.
-    func testANoteNeverCountsMoreThanThisConnectionsFramesAsCopiedBack() throws {
+    /// Runs `body` on the storage of a fresh cache whose WAL count reads `frames`, none copied back.
+    private func withCount(frames: Int32, _ body: (KVStorage, WALState) throws -> Void) throws {
         let directory = try TemporaryDirectory("kvcache-checkpoint-note")
         defer { try? directory.remove() }
         let cache = try DiskCache(path: directory.path)
         try cache.setObject(testBytes(64, seed: 1), forKey: "key")
         cache.core.waitForCheckpoint()
-        let long = KVStorage.inlineCheckpointFrames / 2 + 10
-        let (backfilled, isLong) = cache.core.storage.withLock { storage -> (Int32, Bool) in
-            storage.database.walState?.frames = 100
-            storage.database.walState?.backfilled = 0
-            storage.noteCheckpoint((log: long + 1_000, checkpointed: long + 1_000))
-            let noted = storage.database.walState?.backfilled ?? -1
-            // This connection's own commits then take the new WAL past half the inline bound, no restart.
-            storage.database.walState?.frames = long
-            return (noted, storage.walIsLong)
+        try cache.core.storage.withLock { storage in
+            let state = try XCTUnwrap(storage.database.walState)
+            state.frames = frames
+            state.backfilled = 0
+            try body(storage, state)
         }
-        XCTAssertEqual(backfilled, 100, "a checkpoint of another WAL was counted past this connection's frames")
-        XCTAssertTrue(isLong, "a long WAL nobody copied back reads as copied back")
+    }
+
+    /// A checkpoint's result noted after the manifest was reopened (a fresh count of 100 frames) must not
+    /// count the new WAL's frames, up to the old WAL's size, as copied back: they were not.
+    func testACheckpointOfAnotherCountIsNotNoted() throws {
+        let long = KVStorage.inlineCheckpointFrames / 2 + 10
+        try withCount(frames: 100) { storage, state in
+            let older = WALSight(identity: state.identity - 1, frames: long + 1_000, restarts: 0)
+            storage.noteCheckpoint((log: long + 1_000, checkpointed: long + 1_000), seen: older)
+            XCTAssertEqual(state.backfilled, 0, "a checkpoint of another WAL was counted as copying this one")
+            state.frames = long
+            XCTAssertTrue(storage.walIsLong, "a long WAL nobody copied back reads as copied back")
+        }
+    }
+
+    /// Frames other connections appended (the checkpoint saw more than this connection's count) are not
+    /// counted past this connection's own count.
+    func testANoteNeverCountsMoreThanThisConnectionsFramesAsCopiedBack() throws {
+        try withCount(frames: 100) { storage, state in
+            storage.noteCheckpoint((log: 1_500, checkpointed: 1_500), seen: storage.walSight())
+            XCTAssertEqual(state.backfilled, 100)
+            XCTAssertEqual(state.frames, 100)
+        }
+    }
+
+    /// Commits of ours made while the checkpoint ran are not in its result: a WAL at 15,715 frames was noted as
+    /// 15,553 frames all copied back in `make bench`, so the trim did not copy it first and its steps took it
+    /// to the bound where a commit checkpoints under the store lock.
+    func testCommitsMadeWhileTheCheckpointRanStayUncopied() throws {
+        try withCount(frames: 15_553) { storage, state in
+            let seen = storage.walSight()
+            state.frames = 15_715 // our commits meanwhile
+            storage.noteCheckpoint((log: 15_553, checkpointed: 15_553), seen: seen)
+            XCTAssertEqual(state.frames, 15_715, "the checkpoint's older count replaced this connection's")
+            XCTAssertEqual(state.backfilled, 15_553)
+            XCTAssertTrue(storage.walHoldsUncopiedFrames, "162 frames nobody copied read as copied back")
+        }
+    }
+
+    /// A restart by a commit of ours while the checkpoint ran: the result is about the old WAL.
+    func testAWALRestartedByUsWhileTheCheckpointRanIsNotNotedAsCopied() throws {
+        try withCount(frames: 9_000) { storage, state in
+            let seen = storage.walSight()
+            state.frames = 40
+            state.restarts += 1
+            storage.noteCheckpoint((log: 9_000, checkpointed: 9_000), seen: seen)
+            XCTAssertEqual(state.backfilled, 0, "the restarted WAL's frames were counted as copied back")
+            XCTAssertEqual(state.frames, 40)
+        }
+    }
+
+    /// Fewer frames than this connection had committed before the checkpoint began: another connection
+    /// restarted the WAL, and the result is the new WAL's.
+    func testAWALRestartedByAnotherConnectionTakesTheCheckpointsCount() throws {
+        try withCount(frames: 9_000) { storage, state in
+            storage.noteCheckpoint((log: 40, checkpointed: 40), seen: storage.walSight())
+            XCTAssertEqual(state.frames, 40)
+            XCTAssertEqual(state.backfilled, 40)
+            XCTAssertFalse(storage.walIsLong)
+        }
     }
 }
