@@ -13,7 +13,8 @@ public struct ImageOptions: OptionSet, Sendable, Hashable {
 
     /// Deliver partial images while downloading (stage `.progress`, at most every 0.2 s): any partial image
     /// the incremental decoder can make (progressive JPEG scans, interlaced PNG passes, baseline rows). Never
-    /// for WebP.
+    /// for WebP. Only while the manager's `DecodeBudget` has room for the partial decoder's bitmap at once
+    /// (`DecodeBudget.reserveForPartialImages(cost:)`); else the request shows no partial images.
     public static let progressive = ImageOptions(rawValue: 1 << 0)
     /// Deliver blurred partial images while downloading (at most every 0.4 s), only for progressive JPEG and
     /// interlaced PNG, with YYWebImage's radius rule (sharper as more data arrives).

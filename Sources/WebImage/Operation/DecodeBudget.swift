@@ -20,6 +20,11 @@ import ImageCodec
 /// Every `ImageManager` has one (`ImageManager.decodeBudget`); give several managers the same budget to share
 /// it. Decodes outside a manager (`ImageDecoder`, `ImageCache.getImage`) are not counted.
 ///
+/// The bitmap of a progressive download (`.progressive`, `.progressiveBlur`) is held for as long as the
+/// download lasts, so it is counted too, but never waited for: it takes budget only when it fits at once within
+/// `partialShare` of the capacity (`reserveForPartialImages(cost:)`); otherwise that request shows no partial
+/// images, and its final decode waits as any other.
+///
 /// ```swift
 /// let budget = DecodeBudget(capacity: 512 << 20)
 /// let manager = ImageManager(cache: cache, decodeBudget: budget)
@@ -35,6 +40,8 @@ public final class DecodeBudget: Sendable {
     private struct State {
         var inUse = 0
         var running = 0
+        /// Bytes of `inUse` held by progressive downloads' bitmaps (not counted in `running`).
+        var partialsInUse = 0
         var nextID: UInt64 = 0
         /// Sorted: higher priority first, then by id (arrival).
         var waiting: [Waiter] = []
@@ -56,6 +63,10 @@ public final class DecodeBudget: Sendable {
     /// Floor on the default capacity: 64 MiB.
     public static let capacityFloor = 64 << 20
 
+    /// The share of the capacity the bitmaps of progressive downloads may hold together: one half, so the
+    /// final decodes always keep the other half, however many slow progressive downloads run.
+    public static let partialShare = 0.5
+
     /// The default capacity for a process that may use `bytes` of memory: 20 %, between 64 MiB and 1 GiB.
     /// On a 24 GB machine 1 GiB; in a 1 GB container 205 MB (one 8000 × 8000 decode at a time).
     public static func defaultCapacity(forProcessMemory bytes: Int64) -> Int {
@@ -69,8 +80,10 @@ public final class DecodeBudget: Sendable {
         self.capacity = max(1, capacity ?? Self.defaultCapacity(forProcessMemory: SystemMemory.totalBytes))
     }
 
-    /// Bytes reserved by the decodes running now.
+    /// Bytes reserved by the decodes running now and by progressive downloads' partial images.
     public var bytesInUse: Int { state.withLock { $0.inUse } }
+    /// Bytes of `bytesInUse` reserved by progressive downloads' partial images.
+    public var bytesInUseByPartialImages: Int { state.withLock { $0.partialsInUse } }
     /// Decodes running now.
     public var runningCount: Int { state.withLock { $0.running } }
     /// Decodes waiting for budget.
@@ -107,16 +120,34 @@ public final class DecodeBudget: Sendable {
         return ticket
     }
 
+    /// Reserves `cost` bytes for the bitmap of a progressive download's partial images, at once or not at
+    /// all: only while nobody waits, the bytes fit what the decodes in flight leave, and the partial images
+    /// of all downloads stay within `partialShare` of the capacity (never the "alone" exception of `run`: the
+    /// reservation lasts as long as a download, and must not hold back the final decodes). Release it when
+    /// the partial decoder is freed.
+    /// Returns `nil` when it does not fit now: the caller then shows no partial images.
+    public func reserveForPartialImages(cost: Int) -> Reservation? {
+        let cost = max(0, cost)
+        let share = Int(Double(capacity) * Self.partialShare)
+        let granted = state.withLock { s -> Bool in
+            guard s.waiting.isEmpty, cost <= capacity - s.inUse, cost <= share - s.partialsInUse else { return false }
+            s.inUse += cost
+            s.partialsInUse += cost
+            return true
+        }
+        return granted ? Reservation(budget: self, cost: cost, isPartial: true) : nil
+    }
+
     /// Whether `cost` fits now: within the capacity, or alone.
     private static func _fits(_ cost: Int, in s: State, capacity: Int) -> Bool {
         s.running == 0 || cost <= capacity - s.inUse
     }
 
-    /// Gives back `cost` bytes and starts the waiters that now fit, in order.
-    fileprivate func release(_ cost: Int) {
+    /// Gives back `cost` bytes (of a decode, or of partial images) and starts the waiters that now fit, in order.
+    fileprivate func release(_ cost: Int, isPartial: Bool) {
         let granted = state.withLock { s -> [Waiter] in
             s.inUse -= cost
-            s.running -= 1
+            if isPartial { s.partialsInUse -= cost } else { s.running -= 1 }
             return _grantFitting(&s)
         }
         start(granted)
@@ -176,11 +207,13 @@ public final class DecodeBudget: Sendable {
         /// The bytes reserved.
         public let cost: Int
         private let budget: DecodeBudget
+        private let isPartial: Bool
         private let released = Mutex(false)
 
-        fileprivate init(budget: DecodeBudget, cost: Int) {
+        fileprivate init(budget: DecodeBudget, cost: Int, isPartial: Bool = false) {
             self.budget = budget
             self.cost = cost
+            self.isPartial = isPartial
         }
 
         /// Gives the bytes back and starts the waiters that now fit. Only the first call counts.
@@ -189,7 +222,7 @@ public final class DecodeBudget: Sendable {
                 defer { done = true }
                 return !done
             }
-            if first { budget.release(cost) }
+            if first { budget.release(cost, isPartial: isPartial) }
         }
     }
 

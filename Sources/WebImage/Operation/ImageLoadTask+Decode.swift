@@ -16,6 +16,8 @@ extension ImageLoadTask {
     /// Decode, downsample, transform, store, complete, once the decode's bitmap fits the manager's
     /// `DecodeBudget` (waiting in its queue, without blocking, until then). Runs on an image queue.
     func decodeAndFinish(_ data: Data, source: ImageSource, metadata: ImageCacheMetadata, storesToDisk: Bool) {
+        // The partial decoder's bitmap and budget go before the final decode asks for its own.
+        if !incremental.isClosed { closePartialImages() }
         guard !isDone else { return }
         let cost = DecodeBudget.estimatedCost(of: data, options: decodeOptions)
         // The highest priority of the callers waiting now; later joins and cancels move it (attach/detach).

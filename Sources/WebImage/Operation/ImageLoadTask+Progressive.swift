@@ -10,6 +10,8 @@ struct ProgressiveState {
     var lastDelivery: UInt64 = 0
     var isDecoding = false
     var deliveredCount = 0
+    /// No more partial images (`ImageLoadTask.closePartialImages`): chunks are no longer kept.
+    var isClosed = false
 }
 
 /// The load task's `IncrementalDecoder`, made on first use.
@@ -20,6 +22,13 @@ final class IncrementalDecoderBox: @unchecked Sendable {
     var decoder: IncrementalDecoder?
     /// The last partial image made, so an unchanged one is not delivered twice.
     var lastImage: Image?
+    /// Bytes kept until their header tells what the partial decoder's bitmap costs (no decoder before that).
+    var headerBytes = Data()
+    /// The decode budget held by the decoder's bitmap, from its creation until it is freed.
+    var reservation: DecodeBudget.Reservation?
+    /// No (more) partial images for this task: the budget had no room, the header never came, or the final
+    /// decode began or the task ended (`closePartialImages`).
+    var isClosed = false
 }
 
 extension ImageLoadTask {
@@ -33,6 +42,7 @@ extension ImageLoadTask {
         let now = DispatchTime.now().uptimeNanoseconds
         let interval = UInt64(partialInterval * 1e9)
         let work = state.withLock { s -> (Data, Int64?, Int)? in
+            guard !s.progressive.isClosed else { return nil }
             s.progressive.pending.append(chunk)
             guard !s.isDone, !s.progressive.isDecoding, now &- s.progressive.lastDelivery >= interval else { return nil }
             s.progressive.isDecoding = true
@@ -57,18 +67,25 @@ extension ImageLoadTask {
     /// little data, WebP, an unchanged image, or — with blur — not a progressive JPEG or interlaced PNG).
     /// Runs on the image queue.
     func makePartialImage(appending bytes: Data, expected: Int64?, deliveredCount: Int) -> Image? {
+        guard !incremental.isClosed, !isDone else { return nil }
         let decoder: IncrementalDecoder
+        var input = bytes
         if let existing = incremental.decoder {
             decoder = existing
         } else {
             var options = decodeOptions
             options.firstFrameOnly = true
             options.keepsOriginalData = false
+            incremental.headerBytes.append(bytes)
+            guard let reservation = reservePartialBitmap(options: options) else { return nil }
+            incremental.reservation = reservation
+            input = incremental.headerBytes
+            incremental.headerBytes = Data()
             decoder = IncrementalDecoder(options: options)
             incremental.decoder = decoder
         }
         do {
-            try decoder.update(bytes, isFinal: false)
+            try decoder.update(input, isFinal: false)
         } catch {
             // Only refused after final data, which the progressive path never sends.
             return nil
@@ -94,5 +111,54 @@ extension ImageLoadTask {
         } catch {
             return image
         }
+    }
+
+    /// Most bytes kept waiting for a header before a task gives up on partial images (a JPEG's EXIF and ICC
+    /// segments come before its frame header, each up to 64 KB).
+    static let partialHeaderLimit = 1 << 20
+
+    /// The decode budget for the partial decoder's bitmap, once `incremental.headerBytes` hold a header:
+    /// `nil` while it has not come (the bytes are kept), and for good (`isClosed`) when it never comes within
+    /// `partialHeaderLimit`, declares an image past the limits, or the budget has no room for it now (partial
+    /// images never wait for budget; the final decode does). Runs on the image queue.
+    private func reservePartialBitmap(options: DecodeOptions) -> DecodeBudget.Reservation? {
+        let header = incremental.headerBytes
+        guard let info = try? ImageDecoder.info(header) else {
+            if header.count > Self.partialHeaderLimit { closePartialImages() }
+            return nil
+        }
+        // The incremental decoder keeps a full-size bitmap whatever `maxPixelSize` (a JPEG stream a second
+        // one it alternates with), and a partial image may be one more (resized, or a copy): two full frames.
+        let (pixels, overflow) = info.width.multipliedReportingOverflow(by: info.height)
+        let (cost, costOverflow) = pixels.multipliedReportingOverflow(by: 2 * 4)
+        guard !overflow, !costOverflow, (try? options.limits.check(width: info.width, height: info.height)) != nil,
+              let reservation = context.decodeBudget.reserveForPartialImages(cost: cost) else {
+            closePartialImages()
+            return nil
+        }
+        return reservation
+    }
+
+    /// No more partial images: frees the partial decoder (its bitmap and the bytes it kept) and gives its
+    /// budget back. Runs on the image queue: when the final decode begins, and after the task ends
+    /// (`schedulePartialImagesClose`).
+    func closePartialImages() {
+        state.withLock { s in
+            s.progressive.isClosed = true
+            s.progressive.pending = Data()
+        }
+        incremental.isClosed = true
+        incremental.decoder = nil
+        incremental.lastImage = nil
+        incremental.headerBytes = Data()
+        incremental.reservation?.release()
+        incremental.reservation = nil
+    }
+
+    /// Closes the partial images on the image queue (after any partial decode queued before), for a task that
+    /// asked for them: its end, by a finish or the last caller's cancel, from any thread.
+    func schedulePartialImagesClose() {
+        guard context.options.contains(.progressive) || context.options.contains(.progressiveBlur) else { return }
+        imageQueue.async { [self] in closePartialImages() }
     }
 }

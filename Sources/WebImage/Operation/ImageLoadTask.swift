@@ -126,11 +126,13 @@ final class ImageLoadTask: Sendable {
         unregister(self)
         fetch?.cancel()
         ticket?.cancel()
+        schedulePartialImagesClose()
     }
 
     /// Completes every caller with the final result.
     func finish(image: Image?, source: ImageSource, error: WebImageError?) {
         unregister(self)
+        schedulePartialImagesClose()
         let subscribers = state.withLock { s -> [ImageOperation] in
             s.fetch = nil // the fetch's callbacks hold this task: break the cycle
             guard !s.isDone else { return [] }
