@@ -135,6 +135,27 @@ final class SQLiteDatabase {
     /// Whether the connection is open.
     var isOpen: Bool { handle != nil }
 
+    /// The SQL of every statement prepared on this connection and still cached (tests check their query
+    /// plans: `KVStorageQueryPlanTests`).
+    var preparedSQL: [String] {
+        Array(statements.keys) + HotStatement.allCases.filter { hotStatements[$0.rawValue] != nil }.map(\.sql)
+    }
+
+    /// SQLite's query plan for `sql` (`EXPLAIN QUERY PLAN`: one line per step, e.g. `SEARCH manifest USING
+    /// INDEX …` or `SCAN access_log`), prepared apart from the cache and never run.
+    func queryPlan(_ sql: String) throws(KVCacheError) -> [String] {
+        guard let handle else { throw .sqlite(code: SQLITE_MISUSE, message: "closed", operation: sql) }
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v2(handle, "EXPLAIN QUERY PLAN " + sql, -1, &statement, nil)
+        guard rc == SQLITE_OK, let statement else { throw error(rc, "prepare EXPLAIN QUERY PLAN \(sql)") }
+        defer { sqlite3_finalize(statement) }
+        var lines: [String] = []
+        while sqlite3_step(statement) == SQLITE_ROW {
+            lines.append(sqlite3_column_text(statement, 3).map { String(cString: $0) } ?? "")
+        }
+        return lines
+    }
+
     /// Rows changed by the last statement.
     var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 }
