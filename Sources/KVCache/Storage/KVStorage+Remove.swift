@@ -120,21 +120,25 @@ extension KVStorage {
     /// Removes up to `limit` least recently used entries in one transaction, one at a time while
     /// `shouldContinue(removedCount, removedSize)` holds (it is asked before each). Returns how many went and
     /// their total size.
-    /// Only entries last accessed before `accessedBefore` (manifest time) are candidates.
+    /// Only entries last accessed before `accessedBefore` (manifest time) are candidates. After the first
+    /// removal, stops once `duration` seconds have passed since the call began (a trim step's bound on how
+    /// long it holds the store lock: `trimStepDuration`); the rest stay the oldest for the next call.
     func removeOldest(
-        limit: Int, accessedBefore: Int64 = .max, while shouldContinue: (Int, Int64) -> Bool = { _, _ in true }
+        limit: Int, accessedBefore: Int64 = .max, within duration: Double = .infinity,
+        while shouldContinue: (Int, Int64) -> Bool = { _, _ in true }
     ) throws(KVCacheError) -> (count: Int, size: Int64) {
         try guarded { () throws(KVCacheError) -> (count: Int, size: Int64) in
             try withFileLock { () throws(KVCacheError) -> (count: Int, size: Int64) in
-                try _removeOldest(limit: limit, accessedBefore: accessedBefore, while: shouldContinue)
+                try _removeOldest(limit: limit, accessedBefore: accessedBefore, within: duration, while: shouldContinue)
             }
         }
     }
 
     /// `removeOldest` under the file lock.
     private func _removeOldest(
-        limit: Int, accessedBefore: Int64, while shouldContinue: (Int, Int64) -> Bool
+        limit: Int, accessedBefore: Int64, within duration: Double, while shouldContinue: (Int, Int64) -> Bool
     ) throws(KVCacheError) -> (count: Int, size: Int64) {
+        let deadline = duration.isFinite ? DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, duration) * 1e9) : .max
         let (count, size, files) = try guarded { () throws(KVCacheError) -> (Int, Int64, [String]) in
             try inWriteTransaction { () throws(KVCacheError) -> (Int, Int64, [String]) in
                 // By rowid, not by key: a key read back from a damaged manifest may not be the bytes stored
@@ -156,6 +160,8 @@ extension KVStorage {
                 var files: [String] = []
                 var attempted = 0
                 for row in rows where shouldContinue(count, size) {
+                    // At least one removal per call (progress), then only while time is left.
+                    if attempted > 0, deadline != .max, DispatchTime.now().uptimeNanoseconds >= deadline { break }
                     defer { delete.reset() }
                     delete.bind(row.rowid, at: 1)
                     try delete.run()

@@ -192,6 +192,9 @@ public final class KVStorage {
     var snapshotReadLimit = KVStorage.defaultSnapshotReadLimit
     /// Seconds one snapshot may live; 0.05 (tests raise it).
     var snapshotAgeLimit = KVStorage.defaultSnapshotAgeLimit
+    /// Seconds of removals one trim step makes at most before it commits (at least one removal, at most
+    /// `trimBatch`): the bound on how long a step holds the store lock, whatever the machine's speed.
+    var trimStepDuration = KVStorage.defaultTrimStepDuration
     /// The recovery protocol's bookkeeping (see KVStorage+Recovery.swift).
     var recoveryState = RecoveryState()
 
