@@ -98,6 +98,19 @@ public final class IncrementalDecoder {
         self.options = options
     }
 
+    /// The header facts (size, alpha, progressive) of `data`, the first bytes of a download, read as a decoder
+    /// reads them before it allocates anything (PNG's IHDR, GIF's logical screen, JPEG up to its frame
+    /// header, WebP's features): `nil` while more bytes are needed, and for formats of registered codecs.
+    /// For a budget of the bitmaps a decoder will hold, before it is made.
+    ///
+    /// - Important: Stateless and thread-safe.
+    public static func headerInfo(of data: Data) -> ImageInfo? {
+        guard data.count >= ImageFormat.sniffLength(data) else { return nil }
+        let format = ImageFormat.sniff(data)
+        guard format != .unknown else { return nil }
+        return IncrementalHeader.read(data, format: format)
+    }
+
     /// Appends `chunk` to the data received so far (append semantics: pass only the new bytes); `isFinal`
     /// marks the end of the data (an empty chunk is fine). Updates `format` and `info` from the header.
     ///

@@ -91,7 +91,7 @@ extension ImageLoadTask {
             return nil
         }
         let format = decoder.format
-        guard format == .jpeg || format == .png || format == .gif else { return nil } // never WebP
+        guard Self.partialFormats.contains(format) else { return nil } // never WebP
         let blur = context.options.contains(.progressiveBlur)
         if blur, format == .gif || !decoder.isProgressive { return nil }
         let image: Image?
@@ -116,6 +116,8 @@ extension ImageLoadTask {
     /// Most bytes kept waiting for a header before a task gives up on partial images (a JPEG's EXIF and ICC
     /// segments come before its frame header, each up to 64 KB).
     static let partialHeaderLimit = 1 << 20
+    /// The formats partial images are made of (never WebP, nor the registered codecs' formats).
+    static let partialFormats: Set<ImageFormat> = [.jpeg, .png, .gif]
 
     /// The decode budget for the partial decoder's bitmap, once `incremental.headerBytes` hold a header:
     /// `nil` while it has not come (the bytes are kept), and for good (`isClosed`) when it never comes within
@@ -123,8 +125,18 @@ extension ImageLoadTask {
     /// images never wait for budget; the final decode does). Runs on the image queue.
     private func reservePartialBitmap(options: DecodeOptions) -> DecodeBudget.Reservation? {
         let header = incremental.headerBytes
-        guard let info = try? ImageDecoder.info(header) else {
-            if header.count > Self.partialHeaderLimit { closePartialImages() }
+        // What the incremental decoder reads before allocating (a GIF's `info` would wait for the whole file).
+        guard let info = IncrementalDecoder.headerInfo(of: header) else {
+            let format = ImageFormat.sniff(header)
+            if header.count > Self.partialHeaderLimit || (format != .unknown && !Self.partialFormats.contains(format)) {
+                closePartialImages()
+            }
+            return nil
+        }
+        // Formats and files that never give a partial image (see `makePartialImage`) get no decoder at all.
+        let blur = context.options.contains(.progressiveBlur)
+        guard Self.partialFormats.contains(info.format), !blur || (info.format != .gif && info.isProgressive) else {
+            closePartialImages()
             return nil
         }
         // The incremental decoder keeps a full-size bitmap whatever `maxPixelSize` (a JPEG stream a second

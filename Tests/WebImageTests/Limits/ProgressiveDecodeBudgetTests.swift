@@ -62,6 +62,60 @@ final class ProgressiveDecodeBudgetTests: XCTestCase {
         XCTAssertEqual(budget.runningCount, 0)
     }
 
+    func testPNGAndGIFDownloadsShowPartialImagesWithinTheBudgetToo() throws {
+        // Given a baseline PNG and an animated GIF: their headers come first, their size is known at once
+        // (a GIF's full `info` walks every frame: waiting for it would wait for the whole file)
+        let (manager, budget) = try manager(capacity: 64 << 20)
+        var gif = ImageEncoder(format: .gif, loopCount: 0)
+        for frame in 0..<3 { gif.addFrame(try TestImages.pattern(width: width, height: height, seed: frame), duration: 0.1) }
+        for (path, data) in [("/p.png", try TestImages.png(width: width, height: height)), ("/g.gif", try gif.encode())] {
+            fixture.server.route(path, .drip(data, chunk: max(1, data.count / 8), interval: 0.25))
+            let seen = Mutex<[Int]>([])
+            let done = expectation(description: "\(path) finished")
+            manager.requestImage(url: fixture.server.url(path), options: [.progressive, .ignoreDiskCache]) { image, _, _, stage, _ in
+                if stage == .progress {
+                    seen.withLock { $0.append(budget.bytesInUseByPartialImages) }
+                } else {
+                    XCTAssertNotNil(image, path)
+                    done.fulfill()
+                }
+            }
+            wait(for: [done], timeout: 20)
+            XCTAssertFalse(seen.withLock { $0 }.isEmpty, "\(path): no partial images")
+            XCTAssertEqual(Set(seen.withLock { $0 }), [partialCost], path)
+            waitUntil("\(path): the budget is given back") { budget.bytesInUse == 0 }
+        }
+    }
+
+    func testDownloadsThatNeverShowPartialImagesHoldNoBudgetForThem() throws {
+        // WebP never gives partial images, nor does a baseline JPEG with blur: no partial decoder, no budget
+        let (manager, budget) = try manager(capacity: 64 << 20)
+        var webp = ImageEncoder(format: .webp, options: EncodeOptions(quality: 0.9))
+        webp.addFrame(try TestImages.pattern(width: width, height: height))
+        let cases: [(String, Data, ImageOptions)] = [
+            ("/w.webp", try webp.encode(), [.progressive]),
+            ("/baseline.jpg", try TestImages.jpeg(width: width, height: height), [.progressiveBlur]),
+        ]
+        for (path, data, options) in cases {
+            fixture.server.route(path, .drip(data, chunk: max(1, data.count / 6), interval: 0.2))
+            let peak = Mutex(0)
+            let sampling = Atomic(true)
+            let sampler = Thread {
+                while sampling.load(ordering: .relaxed) {
+                    let inUse = budget.bytesInUseByPartialImages
+                    peak.withLock { $0 = max($0, inUse) }
+                    usleep(500)
+                }
+            }
+            sampler.start()
+            let outcome = fixture.load(fixture.server.url(path), options: options.union(.ignoreDiskCache), manager: manager)
+            sampling.store(false, ordering: .relaxed)
+            XCTAssertEqual(outcome.stage, .finished, path)
+            XCTAssertEqual(outcome.partials, 0, path)
+            XCTAssertEqual(peak.withLock { $0 }, 0, "\(path): budget held for partial images that never come")
+        }
+    }
+
     func testExactlyAtThePartialShareFitsAndOneByteLessShowsNoPartialImagesButFinishes() throws {
         // A share of exactly the partial decoder's cost: partial images
         let (fits, _) = try manager(capacity: partialCost * 2)
