@@ -98,21 +98,11 @@ final class ProgressiveDecodeBudgetTests: XCTestCase {
         ]
         for (path, data, options) in cases {
             fixture.server.route(path, .drip(data, chunk: max(1, data.count / 6), interval: 0.2))
-            let peak = Mutex(0)
-            let sampling = Atomic(true)
-            let sampler = Thread {
-                while sampling.load(ordering: .relaxed) {
-                    let inUse = budget.bytesInUseByPartialImages
-                    peak.withLock { $0 = max($0, inUse) }
-                    usleep(500)
-                }
-            }
-            sampler.start()
+            let peak = PartialBudgetPeak(budget)
             let outcome = fixture.load(fixture.server.url(path), options: options.union(.ignoreDiskCache), manager: manager)
-            sampling.store(false, ordering: .relaxed)
             XCTAssertEqual(outcome.stage, .finished, path)
             XCTAssertEqual(outcome.partials, 0, path)
-            XCTAssertEqual(peak.withLock { $0 }, 0, "\(path): budget held for partial images that never come")
+            XCTAssertEqual(peak.stop(), 0, "\(path): budget held for partial images that never come")
         }
     }
 
@@ -139,18 +129,9 @@ final class ProgressiveDecodeBudgetTests: XCTestCase {
         let (manager, budget) = try manager(capacity: partialCost * 2)
         let urls = try (0..<4).map { try drippedProgressiveJPEG("/c\($0).jpg", seed: $0) }
         let partials = Mutex([Int](repeating: 0, count: urls.count))
-        let peak = Mutex(0)
         let done = expectation(description: "all finished")
         done.expectedFulfillmentCount = urls.count
-        let sampling = Atomic(true)
-        let sampler = Thread {
-            while sampling.load(ordering: .relaxed) {
-                let inUse = budget.bytesInUseByPartialImages
-                peak.withLock { $0 = max($0, inUse) }
-                usleep(500)
-            }
-        }
-        sampler.start()
+        let peak = PartialBudgetPeak(budget)
 
         // When they drip together
         for (index, url) in urls.enumerated() {
@@ -162,11 +143,11 @@ final class ProgressiveDecodeBudgetTests: XCTestCase {
             }
         }
         wait(for: [done], timeout: 30)
-        sampling.store(false, ordering: .relaxed)
+        let peakBytes = peak.stop()
 
         // Then the partial bitmaps never passed the share, and at least one request showed partial images
-        XCTAssertLessThanOrEqual(peak.withLock { $0 }, partialCost, "partial bitmaps past the share")
-        XCTAssertGreaterThan(peak.withLock { $0 }, 0)
+        XCTAssertLessThanOrEqual(peakBytes, partialCost, "partial bitmaps past the share")
+        XCTAssertGreaterThan(peakBytes, 0)
         let counts = partials.withLock { $0 }
         XCTAssertTrue(counts.contains { $0 > 0 }, "no request showed partial images: \(counts)")
         XCTAssertTrue(counts.contains(0), "four partial decoders fit a share of one: \(counts)")
@@ -197,6 +178,32 @@ final class ProgressiveDecodeBudgetTests: XCTestCase {
     }
 }
 
+/// The most bytes a budget held for partial images while it was watched (sampled every 0.5 ms on a thread
+/// of its own, from `init` to `stop()`).
+private final class PartialBudgetPeak: Sendable {
+    private let peak = Mutex(0)
+    private let sampling = Atomic(true)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(_ budget: DecodeBudget) {
+        Thread { [self] in
+            while sampling.load(ordering: .relaxed) {
+                let inUse = budget.bytesInUseByPartialImages
+                peak.withLock { $0 = max($0, inUse) }
+                usleep(500)
+            }
+            finished.signal()
+        }.start()
+    }
+
+    /// Stops watching; returns the peak.
+    func stop() -> Int {
+        sampling.store(false, ordering: .relaxed)
+        finished.wait()
+        return peak.withLock { $0 }
+    }
+}
+
 /// `DecodeBudget.reserveForPartialImages` alone.
 final class DecodeBudgetPartialImagesTests: XCTestCase {
     func testAPartialReservationFitsAtOnceWithinTheShareOrNotAtAll() {
@@ -223,36 +230,36 @@ final class DecodeBudgetPartialImagesTests: XCTestCase {
         XCTAssertNil(budget.reserveForPartialImages(cost: 11))
 
         // A decode waits: partial images never go before it
+        let (held, started) = holdOneDecodeAndQueueAnother(budget, holding: 8, waiting: 8)
+        XCTAssertNil(budget.reserveForPartialImages(cost: 1), "a partial reservation overtook a waiting decode")
+        held.release()
+        wait(for: [started], timeout: 10)
+    }
+
+    /// Starts a decode of `holding` bytes (its reservation is returned, for the test to release) and queues
+    /// one of `waiting` bytes behind it, which releases at once when it starts (`started` is fulfilled).
+    private func holdOneDecodeAndQueueAnother(_ budget: DecodeBudget, holding: Int, waiting: Int)
+        -> (held: DecodeBudget.Reservation, started: XCTestExpectation) {
         let queue = DispatchQueue(label: "partial-tests")
         let held = Mutex<DecodeBudget.Reservation?>(nil)
-        budget.run(cost: 8, on: queue) { reservation in held.withLock { $0 = reservation } }
+        budget.run(cost: holding, on: queue) { reservation in held.withLock { $0 = reservation } }
         let started = expectation(description: "the waiter starts")
-        budget.run(cost: 8, on: queue) { reservation in
+        budget.run(cost: waiting, on: queue) { reservation in
             reservation.release()
             started.fulfill()
         }
         XCTAssertEqual(budget.waitingCount, 1)
-        XCTAssertNil(budget.reserveForPartialImages(cost: 1), "a partial reservation overtook a waiting decode")
-        held.withLock { $0 }?.release()
-        wait(for: [started], timeout: 10)
+        return (held.withLock { $0 }!, started)
     }
 
     func testReleasingAPartialReservationStartsTheWaitersThatNowFit() {
         let budget = DecodeBudget(capacity: 100)
         let partial = budget.reserveForPartialImages(cost: 50)
         XCTAssertNotNil(partial)
-        let queue = DispatchQueue(label: "partial-tests")
-        let held = Mutex<DecodeBudget.Reservation?>(nil)
-        budget.run(cost: 50, on: queue) { reservation in held.withLock { $0 = reservation } }
-        let started = expectation(description: "the waiter starts when the partial bitmap is freed")
-        budget.run(cost: 40, on: queue) { reservation in
-            reservation.release()
-            started.fulfill()
-        }
-        XCTAssertEqual(budget.waitingCount, 1)
+        let (held, started) = holdOneDecodeAndQueueAnother(budget, holding: 50, waiting: 40)
         partial?.release()
-        wait(for: [started], timeout: 10)
-        held.withLock { $0 }?.release()
+        wait(for: [started], timeout: 10) // the waiter starts when the partial bitmap is freed
+        held.release()
         XCTAssertEqual(budget.bytesInUse, 0)
     }
 }
