@@ -134,9 +134,6 @@ struct RenderPlan: Sendable {
             throw .notAnImage("\(error)")
         }
         let animated = info.frameCount > 1
-        format = FormatNegotiation.outputFormat(requested: options.format, acceptsWebP: acceptsWebP,
-                                                sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated)
-        animates = options.keepsAnimation && animated && (format == .gif || format == .webp)
         let (w, h) = info.orientation.swapsDimensions ? (info.height, info.width) : (info.width, info.height)
         // Source limits (pixels, frames) are the decoder's: it checks them from the header before allocating,
         // and for a downsampled decode on what it allocates.
@@ -148,10 +145,31 @@ struct RenderPlan: Sendable {
             throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the maximum of "
                               + "\(configuration.maximumOutputPixels) pixels")
         }
+        // `auto` does not pick WebP for an output WebP cannot hold; an explicit format that cannot is a 422.
+        let side = max(geometry.outputWidth, geometry.outputHeight)
+        format = FormatNegotiation.outputFormat(requested: options.format,
+                                                acceptsWebP: acceptsWebP && side <= Self.maximumSide(of: .webp),
+                                                sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated)
+        guard side <= Self.maximumSide(of: format) else {
+            throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the \(format) maximum of "
+                              + "\(Self.maximumSide(of: format)) pixels a side")
+        }
+        animates = options.keepsAnimation && animated && (format == .gif || format == .webp)
         decodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: animates,
                                       firstFrameOnly: !animates, keepsOriginalData: false,
                                       maxPixelSize: animates ? nil : geometry.decodePixelSize)
         quality = options.quality
         blur = options.blur
+    }
+
+    /// The longest side the built-in encoder of `format` writes: WebP 16,383 (`WEBP_MAX_DIMENSION`), JPEG 65,500
+    /// (libjpeg's `JPEG_MAX_DIMENSION`), GIF 65,535 (16-bit fields), PNG 2³¹ − 1.
+    static func maximumSide(of format: ImageFormat) -> Int {
+        switch format {
+        case .webp: return 16_383
+        case .jpeg: return 65_500
+        case .gif: return 65_535
+        default: return Int(Int32.max)
+        }
     }
 }
