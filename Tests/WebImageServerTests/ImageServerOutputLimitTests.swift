@@ -29,4 +29,28 @@ final class ImageServerOutputLimitTests: XCTestCase {
         XCTAssertEqual(try [small.decoded().width, small.decoded().height], [8_500, 1])
         await harness.stop()
     }
+
+    /// `anim=1` with a large output: every frame is made at the output size, so the output animation is held to
+    /// the animation pixel limit (`decodeLimits.maxTotalPixels`), like the source: 422, not gigabytes of frames.
+    func testAnAnimatedOutputPastTheAnimationPixelLimit() async throws {
+        let harness = try await ServerHarness { $0.decodeLimits = DecodeLimits(maxTotalPixels: 2_000_000) }
+        // 20 frames of 60 × 40: 48,000 source pixels.
+        harness.origin.route("/anim.gif", .bytes(try TestImages.animatedGIF(frames: 20), contentType: "image/gif"))
+        let source = harness.source("/anim.gif")
+        // 600 × 400 × 20 frames = 4.8 Mpx of output, over the 2 Mpx limit.
+        for format in ["gif", "webp"] {
+            let reply = await harness.image([("url", source), ("anim", "1"), ("format", format), ("w", "600")])
+            XCTAssertEqual(reply.status, 422, "\(format): \(String(decoding: reply.body, as: UTF8.self))")
+            XCTAssertEqual(reply.header("Cache-Control"), "no-store")
+        }
+        let auto = await harness.image([("url", source), ("anim", "1"), ("w", "600")], headers: ["Accept": "image/*"])
+        XCTAssertEqual(auto.status, 422, "auto keeps the animation as GIF")
+        // The first frame alone is fine, and so is an animation within the limit (240 × 160 × 20 = 768 kpx).
+        let still = await harness.image([("url", source), ("format", "gif"), ("w", "600")])
+        XCTAssertEqual(try still.decoded().frameCount, 1)
+        let small = await harness.image([("url", source), ("anim", "1"), ("format", "gif"), ("w", "240")])
+        let image = try small.decoded()
+        XCTAssertEqual([image.width, image.height, image.frameCount], [240, 160, 20])
+        await harness.stop()
+    }
 }

@@ -155,6 +155,16 @@ struct RenderPlan: Sendable {
                               + "\(Self.maximumSide(of: format)) pixels a side")
         }
         animates = options.keepsAnimation && animated && (format == .gif || format == .webp)
+        // Every kept frame is made at the output size: the output animation is held to the animation limit the
+        // source is (a 1×1, 1,000-frame GIF asked for at 4096×4096 would otherwise be 67 GB of frames).
+        if animates {
+            let (pixels, overflow) = outputPixels.multipliedReportingOverflow(by: info.frameCount)
+            guard !overflow, pixels <= configuration.decodeLimits.maxTotalPixels else {
+                throw .pixelLimit("output animation of \(info.frameCount) frames of \(geometry.outputWidth)×"
+                                  + "\(geometry.outputHeight) is over the maximum of \(configuration.decodeLimits.maxTotalPixels) "
+                                  + "pixels in all frames")
+            }
+        }
         decodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: animates,
                                       firstFrameOnly: !animates, keepsOriginalData: false,
                                       maxPixelSize: animates ? nil : geometry.decodePixelSize)

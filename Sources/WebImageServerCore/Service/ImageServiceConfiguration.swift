@@ -41,7 +41,8 @@ public struct ImageServiceConfiguration: Sendable {
     public var sourceTimeout: Double = 10
     /// Limits on the decoded source (pixels per frame and per animation, frames). Default `DecodeLimits.default`.
     public var decodeLimits = DecodeLimits.default
-    /// The most pixels an output may have (width × height, per frame). Default 16,777,216 (4096 × 4096).
+    /// The most pixels an output may have (width × height, per frame). Default 16,777,216 (4096 × 4096). An
+    /// animation kept with `anim=1` may also have at most `decodeLimits.maxTotalPixels` in all its frames.
     public var maximumOutputPixels = 4096 * 4096
     /// Bytes of encoded results kept in memory. Default 256 MiB.
     public var resultMemoryCostLimit = 256 << 20
