@@ -53,4 +53,28 @@ final class ImageServerOutputLimitTests: XCTestCase {
         XCTAssertEqual([image.width, image.height, image.frameCount], [240, 160, 20])
         await harness.stop()
     }
+
+    /// A `cover` of an extreme aspect ratio (a 1000 × 1 source into a 1 × 512 box scales it by 512) must not
+    /// make the whole scaled image (512,000 × 512: 1 GiB of RGBA) to crop 512 pixels out of it.
+    func testACoverCropNeverMakesTheWholeScaledImage() async throws {
+        let harness = try await ServerHarness()
+        harness.origin.route("/line.png", .bytes(try TestImages.gradient(width: 1000, height: 1, format: .png),
+                                                 contentType: "image/png"))
+        // Peak RSS of this process (the server runs in it), reset first (Linux: `echo 5 > /proc/self/clear_refs`).
+        func kilobytes(_ field: String) throws -> Int {
+            let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+            let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix(field + ":") })
+            return try XCTUnwrap(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
+        }
+        let clear = try XCTUnwrap(FileHandle(forWritingAtPath: "/proc/self/clear_refs"))
+        try clear.write(contentsOf: Data("5".utf8))
+        try clear.close()
+        let before = try kilobytes("VmRSS")
+        let reply = await harness.image([("url", harness.source("/line.png")), ("w", "1"), ("h", "512"), ("format", "png")])
+        let peak = try kilobytes("VmHWM")
+        let image = try reply.decoded()
+        XCTAssertEqual([image.width, image.height], [1, 512])
+        XCTAssertLessThan(peak - before, 256 << 10, "peak RSS rose by \(peak - before) KB for a 1 × 512 output")
+        await harness.stop()
+    }
 }

@@ -92,17 +92,23 @@ extension ImageService {
         return ImageResult(body: body, contentType: plan.format.mimeType, etag: "\"\(digest)\"")
     }
 
-    /// Orientation, then resize to the scaled size, centred crop to the output size, blur.
+    /// Orientation, centred crop (for `cover`, of the part that scales to the output), resize to the output size, blur.
     private func shape(_ buffer: PixelBuffer, orientation: ImageOrientation, plan: RenderPlan) throws -> PixelBuffer {
         let g = plan.geometry
         return try codec {
             var b = try buffer.applyingOrientation(orientation)
-            if b.width != g.scaledWidth || b.height != g.scaledHeight {
-                b = try b.resized(width: g.scaledWidth, height: g.scaledHeight)
-            }
             if g.scaledWidth != g.outputWidth || g.scaledHeight != g.outputHeight {
-                b = try b.cropped(x: (g.scaledWidth - g.outputWidth) / 2, y: (g.scaledHeight - g.outputHeight) / 2,
-                                  width: g.outputWidth, height: g.outputHeight)
+                // Crop first, in the buffer's own pixels, the centre that scales to the output: scaling the whole
+                // image then cropping would make a cover of an extreme aspect ratio allocate up to 16384² pixels
+                // (1000 × 1 into 1 × 512: 512,000 × 512, 1 GiB) for a few hundred pixels of output.
+                func side(_ output: Int, _ scaled: Int, _ own: Int) -> Int {
+                    min(own, max(1, Int((Double(output) * Double(own) / Double(scaled)).rounded())))
+                }
+                let width = side(g.outputWidth, g.scaledWidth, b.width), height = side(g.outputHeight, g.scaledHeight, b.height)
+                b = try b.cropped(x: (b.width - width) / 2, y: (b.height - height) / 2, width: width, height: height)
+            }
+            if b.width != g.outputWidth || b.height != g.outputHeight {
+                b = try b.resized(width: g.outputWidth, height: g.outputHeight)
             }
             if plan.blur > 0 { b = try b.blurred(radius: plan.blur) }
             return b
