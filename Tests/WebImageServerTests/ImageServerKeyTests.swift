@@ -80,6 +80,40 @@ final class ImageServerKeyTests: XCTestCase {
         await harness.stop()
     }
 
+    /// Many tiny results of one (long) source URL: the memory tier's limit must count what each entry holds
+    /// (its key and bookkeeping, not only the body's bytes), or a 64 KiB tier holds megabytes of keys.
+    func testManyTinyResultsCannotHoldMoreThanTheMemoryLimit() async throws {
+        let harness = try await ServerHarness { $0.resultMemoryCostLimit = 64 << 10 }
+        harness.origin.route("/tiny.png", .bytes(try Self.flat(Self.red, size: 8), contentType: "image/png"))
+        // The origin ignores the query: one source, whose URL is 4 KB long.
+        let source = harness.source("/tiny.png") + "?pad=" + String(repeating: "a", count: 4_000)
+        func pairs(_ index: Int) -> [(String, String)] {
+            [("url", source), ("w", String(1 + index % 4)), ("h", "1"), ("q", String(1 + index / 4)), ("format", "gif")]
+        }
+        let first = await harness.image(pairs(0))
+        XCTAssertEqual(first.status, 200)
+        XCTAssertLessThan(first.body.count, 100, "a tiny result")
+        let again = await harness.image(pairs(0))
+        XCTAssertEqual(again.header("X-WebImage-Tier"), "result_memory", "control: it is in memory")
+        // 400 distinct results (w × q), 8 at a time: 1.6 MB of keys alone, 25 times the 64 KiB limit.
+        for batch in stride(from: 1, to: 400, by: 8) {
+            let statuses = await withTaskGroup(of: Int.self) { group in
+                for index in batch..<min(batch + 8, 400) {
+                    let url = harness.imageURL(pairs(index))
+                    group.addTask { await ServerHarness.get(url).status }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+            XCTAssertEqual(statuses, Array(repeating: 200, count: statuses.count))
+        }
+        XCTAssertEqual(harness.origin.requestCount(for: "/tiny.png"), 1, "one source")
+        let later = await harness.image(pairs(0))
+        XCTAssertEqual(later.body, first.body)
+        XCTAssertEqual(later.header("X-WebImage-Tier"), "result_disk",
+                       "the least recently used of 400 entries was evicted from a 64 KiB memory tier")
+        await harness.stop()
+    }
+
     /// Different source URLs give different results, and spellings of one URL that fetch the same bytes agree.
     func testSourceURLSpellings() async throws {
         let harness = try await ServerHarness()

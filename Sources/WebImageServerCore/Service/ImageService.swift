@@ -152,7 +152,8 @@ public final class ImageService: Sendable {
         try checkSource(options.source)
         let acceptsWebP = FormatNegotiation.acceptsWebP(request.accept)
         let formatToken = options.format == .auto ? (acceptsWebP ? "auto-webp" : "auto") : options.format.rawValue
-        let key = "\(manager.cacheKey(for: options.source))|\(options.canonicalProcessing)|format=\(formatToken)"
+        let key = ResultCache.key(source: manager.cacheKey(for: options.source), processing: options.canonicalProcessing,
+                                  format: formatToken)
 
         let result: ImageResult
         let tier: ResultTier
