@@ -9,7 +9,7 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     case cancelled
     /// The network thread had stopped before the operation could finish.
     case networkThreadStopped
-    /// The URL is malformed or its scheme is not http, https or file.
+    /// The URL is malformed or its scheme is not http, https or file (for a redirect to such a URL: its target).
     case invalidURL(String)
     /// The server answered with a status ≥ 400. The response carries the headers.
     case httpStatus(Int, FetchResponse)

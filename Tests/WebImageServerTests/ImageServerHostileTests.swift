@@ -36,6 +36,7 @@ final class ImageServerHostileTests: XCTestCase {
         origin.route("/to-loopback", .redirect(to: "http://127.0.0.2:\(origin.port)/ok.jpg"))
         origin.route("/to-ipv6-loopback", .redirect(to: "http://[::1]:\(origin.port)/ok.jpg"))
         origin.route("/to-file", .redirect(to: "file:///etc/passwd"))
+        origin.route("/to-ftp", .redirect(to: "ftp://127.0.0.1:\(origin.port)/ok.jpg"))
         origin.route("/loop", .redirect(to: "/loop"))
         origin.route("/text", .bytes(Array("<html>not an image</html>".utf8), contentType: "text/html"))
         origin.route("/empty", .bytes([UInt8](), contentType: "image/jpeg"))
@@ -59,6 +60,7 @@ final class ImageServerHostileTests: XCTestCase {
             ("/to-loopback", [], 403, "a redirect to a loopback address outside the allowed network"),
             ("/to-ipv6-loopback", [], 403, "a redirect to ::1"),
             ("/to-file", [], 403, "a redirect to a file URL"),
+            ("/to-ftp", [], 403, "a redirect to another scheme: the source is refused, the request's options are fine"),
             ("/loop", [], 502, "a redirect loop"),
             ("/text", [], 415, "HTML"),
             ("/empty", [], 415, "an empty body"),

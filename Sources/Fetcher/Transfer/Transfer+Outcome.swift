@@ -48,7 +48,8 @@ extension Transfer {
             return .failure(.fileURLRefused(target))
         }
         if isOne(of: .unsupportedProtocol, .urlMalformat) {
-            return .failure(.invalidURL(request.url.absoluteString))
+            // A redirect's target names the URL refused, so callers can tell the origin's fault from their own.
+            return .failure(.invalidURL(redirectTarget()?.absoluteString ?? request.url.absoluteString))
         }
         if code == .badContentEncoding {
             return .failure(.badContentEncoding(message: message))

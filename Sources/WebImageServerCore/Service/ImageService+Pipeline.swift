@@ -47,6 +47,10 @@ extension ImageService {
                 return loaded
             } catch let error as WebImageError {
                 if case .fetchFailed = error { counts.withLock { $0.originFetches += 1 } }
+                // The source was checked (http or https, a host): another URL refused is where it redirected.
+                if case .fetchFailed(.invalidURL(let target)) = error, target != url.absoluteString {
+                    throw ImageServiceError.sourceRefused("redirected to \(target.prefix(256)), which is not loaded")
+                }
                 throw ImageServiceError(error)
             }
         }
