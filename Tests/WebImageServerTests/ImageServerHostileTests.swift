@@ -264,6 +264,48 @@ final class ImageServerHostileTests: XCTestCase {
         await harness.stop()
     }
 
+    /// A refused source's 403 says why (its address is not public) without the address its name resolved to:
+    /// otherwise anyone may ask the service to resolve internal names (`db.corp.internal` → `10.2.3.4`).
+    func testARefusedSourceDoesNotRevealTheAddressItsNameResolvedTo() async throws {
+        let harness = try await ServerHarness { $0.allowedNetworks = [] }
+        // The client above drops error bodies: read this one over a plain socket.
+        let query = "url=" + QueryString.escape("http://localhost:\(harness.origin.port)/photo.jpg")
+        let response = try await Self.rawGET(port: harness.port, target: "/image?\(query)")
+        XCTAssertTrue(response.hasPrefix("HTTP/1.1 403"), response)
+        let body = response.components(separatedBy: "\r\n\r\n").dropFirst().joined()
+        XCTAssertTrue(body.contains("not public"), body)
+        for address in ["127.0.0.1", "::1"] { XCTAssertFalse(body.contains(address), body) }
+        XCTAssertEqual(harness.origin.totalRequestCount, 0)
+        await harness.stop()
+    }
+
+    /// The whole response (head and body, as text) to `GET target` on 127.0.0.1:`port`, over a plain socket.
+    static func rawGET(port: Int, target: String) async throws -> String {
+        try await Task.detached { () throws -> String in
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw POSIXError(.EIO) }
+            defer { close(fd) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+            let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
+            guard send(fd, request, request.count, 0) == request.count else { throw POSIXError(.EIO) }
+            var received: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = recv(fd, &buffer, buffer.count, 0)
+                guard count > 0 else { break }
+                received += buffer[0..<count]
+            }
+            return String(decoding: received, as: UTF8.self)
+        }.value
+    }
+
     /// A `url` whose parts Foundation and libcurl might read differently (a NUL, a backslash, two `@`) is
     /// refused or fetched from the host the allow-list saw, never from another.
     func testTheAllowListSeesTheHostThatIsFetched() async throws {
