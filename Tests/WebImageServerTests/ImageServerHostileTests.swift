@@ -248,11 +248,7 @@ final class ImageServerHostileTests: XCTestCase {
 
     /// The host allow-list holds on redirects too: an allowed host redirecting elsewhere (an open redirect) does
     /// not make the service load, cache and serve another host's image.
-    ///
-    /// - Important: A known defect, not fixed yet (the check needs the Fetcher: `SourcePolicy` checks addresses on
-    ///   every hop, not host names): the redirect to localhost is served (200). Remove the skip with the fix.
     func testTheAllowListHoldsOnRedirects() async throws {
-        try XCTSkipIf(true, "known defect: the host allow-list is not checked on redirects")
         let harness = try await ServerHarness { $0.allowedHosts = ["127.0.0.1"] }
         harness.origin.route("/photo.jpg", .bytes(try TestImages.gradient(width: 20, height: 10), contentType: "image/jpeg"))
         harness.origin.route("/here", .redirect(to: "/photo.jpg"))
@@ -261,6 +257,7 @@ final class ImageServerHostileTests: XCTestCase {
         XCTAssertEqual(within.status, 200, "a redirect within an allowed host")
         let away = await harness.image([("url", harness.source("/away")), ("w", "5")])
         XCTAssertEqual(away.status, 403, "a redirect to localhost, which is not on the list")
+        XCTAssertEqual(harness.origin.requestCount(for: "/photo.jpg"), 1, "the refused redirect was not followed")
         await harness.stop()
     }
 

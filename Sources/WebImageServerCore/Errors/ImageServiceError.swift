@@ -98,7 +98,7 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
         case .timedOut: self = .originTimeout
         // Not the address dialled: the body would make the service resolve internal names for anyone asking.
         case .addressRefused(_, let category): self = .sourceRefused("its address is \(category), not public")
-        case .fileURLRefused, .notRegularFile: self = .sourceRefused("\(error)")
+        case .fileURLRefused, .redirectRefused, .notRegularFile: self = .sourceRefused("\(error)")
         case .invalidURL(let url): self = .badOptions("url: invalid or unsupported URL \(url)")
         default: self = .originFailed("\(error)")
         }

@@ -114,7 +114,8 @@ public final class ImageService: Sendable {
         } catch {
             throw .internalFailure("cannot open the caches under \(configuration.cacheDirectory): \(error)")
         }
-        manager.sourcePolicy = .publicOnly(allowing: configuration.allowedNetworks)
+        manager.sourcePolicy = SourcePolicy(isPublicOnly: true, allowedNetworks: configuration.allowedNetworks,
+                                            allowedHosts: configuration.allowedHosts)
         manager.allowsFileURLs = false
         manager.maximumResponseSize = configuration.maximumSourceSize
         manager.timeout = configuration.sourceTimeout

@@ -21,8 +21,9 @@ public struct ImageServiceConfiguration: Sendable {
     public var signingKey: [UInt8]?
     /// Whether requests without `sig` are served. Default `false`. A `sig` that is present is always checked.
     public var allowsUnsigned = false
-    /// Host names sources may come from (exact, case-insensitive; `*.example.com` allows its subdomains);
-    /// empty (the default) allows any host, subject to the source policy.
+    /// Host names sources may come from (exact, case-insensitive; `*.example.com` allows its subdomains), the
+    /// source's URL and every redirect it follows; empty (the default) allows any host, subject to the source
+    /// policy.
     public var allowedHosts: [String] = []
     /// Networks (CIDR) sources may connect to besides public addresses (`SourcePolicy.publicOnly(allowing:)`).
     /// Default none: loopback, private, link-local and the rest are refused.
