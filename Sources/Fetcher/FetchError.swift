@@ -9,7 +9,7 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     case cancelled
     /// The network thread had stopped before the operation could finish.
     case networkThreadStopped
-    /// The URL is malformed or its scheme is not http, https or file.
+    /// The URL is malformed or its scheme is not http, https or file (for a redirect to such a URL: its target).
     case invalidURL(String)
     /// The server answered with a status ≥ 400. The response carries the headers.
     case httpStatus(Int, FetchResponse)
@@ -43,6 +43,8 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A `file` URL that is not read: the request refuses file URLs (`allowsFileURLs` false), or a server
     /// redirected to it (a redirect to `file:` is never followed).
     case fileURLRefused(URL)
+    /// A redirect to a host the request's `sourcePolicy.allowedHosts` does not name: not followed.
+    case redirectRefused(URL)
     /// A `file` URL naming something other than a regular file or a directory (directories are
     /// `fileUnreadable` with `EISDIR`): a device such as `/dev/zero`, a FIFO or a socket. Nothing was read.
     case notRegularFile(path: String, kind: FileKind)
@@ -80,7 +82,7 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case .httpStatus(let status, _):
             return status >= 500 || status == 408 || status == 425 || status == 429
         case .invalidURL, .tooManyRedirects, .responseTooLarge, .fileUnreadable, .badContentEncoding,
-             .addressRefused, .fileURLRefused, .notRegularFile:
+             .addressRefused, .fileURLRefused, .redirectRefused, .notRegularFile:
             return false
         }
     }
@@ -107,6 +109,7 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case .addressRefused(let address, let category):
             return "refused by the source policy: \(address) is \(category), not public"
         case .fileURLRefused(let url): return "file URL refused: \(url.absoluteString)"
+        case .redirectRefused(let url): return "redirect refused: the host of \(url.absoluteString) is not allowed"
         case .notRegularFile(let path, let kind): return "not a regular file: \(path) is a \(kind)"
         case .transport(let code, let errno, let message): return "curl error \(code) (errno \(errno)): \(message)"
         }

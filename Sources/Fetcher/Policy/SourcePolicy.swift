@@ -24,11 +24,27 @@ public struct SourcePolicy: Sendable, Hashable, CustomStringConvertible {
     /// Non-public blocks allowed anyway under `isPublicOnly` (e.g. an internal image host). Checked against the
     /// address connected and, when it wraps an IPv4 address, against that address too. Empty by default.
     public var allowedNetworks: [IPNetwork]
+    /// Host names a redirect may lead to (exact, case-insensitive; `*.example.com` for its subdomains), checked
+    /// on each redirect's target before it is followed (the request's own URL is the caller's to check); a
+    /// redirect elsewhere fails with `FetchError.redirectRefused`. Empty (the default): any host. Independent of
+    /// `isPublicOnly`.
+    public var allowedHosts: [String]
 
     /// A policy.
-    public init(isPublicOnly: Bool, allowedNetworks: [IPNetwork] = []) {
+    public init(isPublicOnly: Bool, allowedNetworks: [IPNetwork] = [], allowedHosts: [String] = []) {
         self.isPublicOnly = isPublicOnly
         self.allowedNetworks = allowedNetworks
+        self.allowedHosts = allowedHosts
+    }
+
+    /// Whether `host` is named by `allowedHosts` (always, when it is empty). Pure.
+    public func allowsHost(_ host: String?) -> Bool {
+        guard !allowedHosts.isEmpty else { return true }
+        guard let host = host?.lowercased(), !host.isEmpty else { return false }
+        return allowedHosts.contains { entry in
+            let entry = entry.lowercased()
+            return entry.hasPrefix("*.") ? host.hasSuffix(entry.dropFirst()) : host == entry
+        }
     }
 
     /// Every address is allowed: the library default (as Nuke, Kingfisher, SDWebImage and imgproxy's

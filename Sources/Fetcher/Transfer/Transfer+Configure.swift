@@ -26,6 +26,12 @@ private let headerCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, I
         transfer.abort = .tooLarge
         return 0
     }
+    // …and a redirect to a host the policy does not name, before libcurl follows it.
+    if total <= 2, let target = transfer.refusedRedirectTarget() {
+        transfer.refusedRedirect = target
+        transfer.abort = .redirectRefused
+        return 0
+    }
     return total
 }
 

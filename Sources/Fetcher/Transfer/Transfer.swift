@@ -18,7 +18,7 @@ protocol TransferDelegate: AnyObject {
 /// reach it through an unretained pointer.
 final class Transfer {
     /// Why the write callback stopped the transfer.
-    enum Abort { case tooLarge, httpStatus }
+    enum Abort { case tooLarge, httpStatus, redirectRefused }
 
     let request: FetchRequest
     /// The libcurl handle; for a `file` URL it is never configured nor added to the multi handle.
@@ -34,6 +34,8 @@ final class Transfer {
     var abort: Abort?
     /// The address the source policy refused (the last one, when several were tried).
     var refusedAddress: (address: IPAddress, category: AddressCategory)?
+    /// The redirect target refused by `sourcePolicy.allowedHosts`, if any.
+    var refusedRedirect: URL?
     /// When the transfer was made (file reads check the request's timeout against it).
     let startTime = ContinuousClock.now
     private var isComplete = false

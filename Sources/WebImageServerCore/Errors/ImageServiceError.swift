@@ -96,7 +96,9 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
         case .httpStatus(let status, _): self = .originFailed("origin answered \(status)")
         case .responseTooLarge(let limit): self = .sourceTooLarge(limit: limit)
         case .timedOut: self = .originTimeout
-        case .addressRefused, .fileURLRefused, .notRegularFile: self = .sourceRefused("\(error)")
+        // Not the address dialled: the body would make the service resolve internal names for anyone asking.
+        case .addressRefused(_, let category): self = .sourceRefused("its address is \(category), not public")
+        case .fileURLRefused, .redirectRefused, .notRegularFile: self = .sourceRefused("\(error)")
         case .invalidURL(let url): self = .badOptions("url: invalid or unsupported URL \(url)")
         default: self = .originFailed("\(error)")
         }

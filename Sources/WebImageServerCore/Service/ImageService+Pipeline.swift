@@ -47,6 +47,10 @@ extension ImageService {
                 return loaded
             } catch let error as WebImageError {
                 if case .fetchFailed = error { counts.withLock { $0.originFetches += 1 } }
+                // The source was checked (http or https, a host): another URL refused is where it redirected.
+                if case .fetchFailed(.invalidURL(let target)) = error, target != url.absoluteString {
+                    throw ImageServiceError.sourceRefused("redirected to \(target.prefix(256)), which is not loaded")
+                }
                 throw ImageServiceError(error)
             }
         }
@@ -92,17 +96,23 @@ extension ImageService {
         return ImageResult(body: body, contentType: plan.format.mimeType, etag: "\"\(digest)\"")
     }
 
-    /// Orientation, then resize to the scaled size, centred crop to the output size, blur.
+    /// Orientation, centred crop (for `cover`, of the part that scales to the output), resize to the output size, blur.
     private func shape(_ buffer: PixelBuffer, orientation: ImageOrientation, plan: RenderPlan) throws -> PixelBuffer {
         let g = plan.geometry
         return try codec {
             var b = try buffer.applyingOrientation(orientation)
-            if b.width != g.scaledWidth || b.height != g.scaledHeight {
-                b = try b.resized(width: g.scaledWidth, height: g.scaledHeight)
-            }
             if g.scaledWidth != g.outputWidth || g.scaledHeight != g.outputHeight {
-                b = try b.cropped(x: (g.scaledWidth - g.outputWidth) / 2, y: (g.scaledHeight - g.outputHeight) / 2,
-                                  width: g.outputWidth, height: g.outputHeight)
+                // Crop first, in the buffer's own pixels, the centre that scales to the output: scaling the whole
+                // image then cropping would make a cover of an extreme aspect ratio allocate up to 16384² pixels
+                // (1000 × 1 into 1 × 512: 512,000 × 512, 1 GiB) for a few hundred pixels of output.
+                func side(_ output: Int, _ scaled: Int, _ own: Int) -> Int {
+                    min(own, max(1, Int((Double(output) * Double(own) / Double(scaled)).rounded())))
+                }
+                let width = side(g.outputWidth, g.scaledWidth, b.width), height = side(g.outputHeight, g.scaledHeight, b.height)
+                b = try b.cropped(x: (b.width - width) / 2, y: (b.height - height) / 2, width: width, height: height)
+            }
+            if b.width != g.outputWidth || b.height != g.outputHeight {
+                b = try b.resized(width: g.outputWidth, height: g.outputHeight)
             }
             if plan.blur > 0 { b = try b.blurred(radius: plan.blur) }
             return b
@@ -134,9 +144,6 @@ struct RenderPlan: Sendable {
             throw .notAnImage("\(error)")
         }
         let animated = info.frameCount > 1
-        format = FormatNegotiation.outputFormat(requested: options.format, acceptsWebP: acceptsWebP,
-                                                sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated)
-        animates = options.keepsAnimation && animated && (format == .gif || format == .webp)
         let (w, h) = info.orientation.swapsDimensions ? (info.height, info.width) : (info.width, info.height)
         // Source limits (pixels, frames) are the decoder's: it checks them from the header before allocating,
         // and for a downsampled decode on what it allocates.
@@ -148,10 +155,41 @@ struct RenderPlan: Sendable {
             throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the maximum of "
                               + "\(configuration.maximumOutputPixels) pixels")
         }
+        // `auto` does not pick WebP for an output WebP cannot hold; an explicit format that cannot is a 422.
+        let side = max(geometry.outputWidth, geometry.outputHeight)
+        format = FormatNegotiation.outputFormat(requested: options.format,
+                                                acceptsWebP: acceptsWebP && side <= Self.maximumSide(of: .webp),
+                                                sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated)
+        guard side <= Self.maximumSide(of: format) else {
+            throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the \(format) maximum of "
+                              + "\(Self.maximumSide(of: format)) pixels a side")
+        }
+        animates = options.keepsAnimation && animated && (format == .gif || format == .webp)
+        // Every kept frame is made at the output size: the output animation is held to the animation limit the
+        // source is (a 1×1, 1,000-frame GIF asked for at 4096×4096 would otherwise be 67 GB of frames).
+        if animates {
+            let (pixels, overflow) = outputPixels.multipliedReportingOverflow(by: info.frameCount)
+            guard !overflow, pixels <= configuration.decodeLimits.maxTotalPixels else {
+                throw .pixelLimit("output animation of \(info.frameCount) frames of \(geometry.outputWidth)×"
+                                  + "\(geometry.outputHeight) is over the maximum of \(configuration.decodeLimits.maxTotalPixels) "
+                                  + "pixels in all frames")
+            }
+        }
         decodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: animates,
                                       firstFrameOnly: !animates, keepsOriginalData: false,
                                       maxPixelSize: animates ? nil : geometry.decodePixelSize)
         quality = options.quality
         blur = options.blur
+    }
+
+    /// The longest side the built-in encoder of `format` writes: WebP 16,383 (`WEBP_MAX_DIMENSION`), JPEG 65,500
+    /// (libjpeg's `JPEG_MAX_DIMENSION`), GIF 65,535 (16-bit fields), PNG 2³¹ − 1.
+    static func maximumSide(of format: ImageFormat) -> Int {
+        switch format {
+        case .webp: return 16_383
+        case .jpeg: return 65_500
+        case .gif: return 65_535
+        default: return Int(Int32.max)
+        }
     }
 }

@@ -114,7 +114,8 @@ public final class ImageService: Sendable {
         } catch {
             throw .internalFailure("cannot open the caches under \(configuration.cacheDirectory): \(error)")
         }
-        manager.sourcePolicy = .publicOnly(allowing: configuration.allowedNetworks)
+        manager.sourcePolicy = SourcePolicy(isPublicOnly: true, allowedNetworks: configuration.allowedNetworks,
+                                            allowedHosts: configuration.allowedHosts)
         manager.allowsFileURLs = false
         manager.maximumResponseSize = configuration.maximumSourceSize
         manager.timeout = configuration.sourceTimeout
@@ -152,7 +153,8 @@ public final class ImageService: Sendable {
         try checkSource(options.source)
         let acceptsWebP = FormatNegotiation.acceptsWebP(request.accept)
         let formatToken = options.format == .auto ? (acceptsWebP ? "auto-webp" : "auto") : options.format.rawValue
-        let key = "\(manager.cacheKey(for: options.source))|\(options.canonicalProcessing)|format=\(formatToken)"
+        let key = ResultCache.key(source: manager.cacheKey(for: options.source), processing: options.canonicalProcessing,
+                                  format: formatToken)
 
         let result: ImageResult
         let tier: ResultTier

@@ -21,8 +21,9 @@ public struct ImageServiceConfiguration: Sendable {
     public var signingKey: [UInt8]?
     /// Whether requests without `sig` are served. Default `false`. A `sig` that is present is always checked.
     public var allowsUnsigned = false
-    /// Host names sources may come from (exact, case-insensitive; `*.example.com` allows its subdomains);
-    /// empty (the default) allows any host, subject to the source policy.
+    /// Host names sources may come from (exact, case-insensitive; `*.example.com` allows its subdomains), the
+    /// source's URL and every redirect it follows; empty (the default) allows any host, subject to the source
+    /// policy.
     public var allowedHosts: [String] = []
     /// Networks (CIDR) sources may connect to besides public addresses (`SourcePolicy.publicOnly(allowing:)`).
     /// Default none: loopback, private, link-local and the rest are refused.
@@ -41,7 +42,8 @@ public struct ImageServiceConfiguration: Sendable {
     public var sourceTimeout: Double = 10
     /// Limits on the decoded source (pixels per frame and per animation, frames). Default `DecodeLimits.default`.
     public var decodeLimits = DecodeLimits.default
-    /// The most pixels an output may have (width × height, per frame). Default 16,777,216 (4096 × 4096).
+    /// The most pixels an output may have (width × height, per frame). Default 16,777,216 (4096 × 4096). An
+    /// animation kept with `anim=1` may also have at most `decodeLimits.maxTotalPixels` in all its frames.
     public var maximumOutputPixels = 4096 * 4096
     /// Bytes of encoded results kept in memory. Default 256 MiB.
     public var resultMemoryCostLimit = 256 << 20

@@ -27,6 +27,29 @@ final class PublicOnlyTests: FetchTestCase {
         XCTAssertEqual(server.totalRequestCount, 0, "\(name): no request byte", file: file, line: line)
     }
 
+    /// `allowedHosts`: a redirect to a host it does not name is not followed (`.redirectRefused`, the target never
+    /// asked); one to a host it names is.
+    func testARedirectToAHostNotAllowedIsRefused() throws {
+        server.route("/a.png", .bytes([1, 2, 3]))
+        server.route("/away", .redirect(to: "http://localhost:\(server.port)/a.png"))
+        server.route("/here", .redirect(to: "/a.png"))
+        var request = FetchRequest(url: try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/away")), timeout: timeout)
+        request.sourcePolicy = SourcePolicy(isPublicOnly: false, allowedHosts: ["127.0.0.1"])
+        let refused = fetchAndWait(request, on: queue)
+        guard case .redirectRefused(let target)? = refused.error else {
+            return XCTFail("got \(String(describing: refused.result))")
+        }
+        XCTAssertEqual(target.host, "localhost")
+        XCTAssertEqual(server.requestCount(for: "/a.png"), 0, "the refused redirect was not followed")
+        request.url = try XCTUnwrap(URL(string: "http://127.0.0.1:\(server.port)/here"))
+        guard case .success(let result)? = fetchAndWait(request, on: queue).result else { return XCTFail("within the host") }
+        XCTAssertEqual(result.body, Data([1, 2, 3]))
+        XCTAssertTrue(SourcePolicy(isPublicOnly: false, allowedHosts: ["*.example.com"]).allowsHost("a.b.EXAMPLE.com"))
+        XCTAssertFalse(SourcePolicy(isPublicOnly: false, allowedHosts: ["*.example.com"]).allowsHost("badexample.com"))
+        XCTAssertFalse(SourcePolicy(isPublicOnly: false, allowedHosts: ["*.example.com"]).allowsHost(nil))
+        XCTAssertTrue(SourcePolicy.allowAll.allowsHost(nil))
+    }
+
     func testLocalhostIsRefused() throws {
         assertRefused("localhost (public-only)", try publicOnly("http://localhost:\(server.port)/a.png"),
                       addresses: ["127.0.0.1", "::1"], category: .loopback)
