@@ -96,6 +96,7 @@ extension KVStorage {
 
     /// The full scan of `cleanUpAfterCrash`.
     private func cleanUpEveryFile(examined: inout Int) throws(KVCacheError) -> Int {
+        endReadSnapshot() // the rows as they are now (see `cleanUpJournaledFiles`)
         // File names compare by their bytes, as the file system does (`ExactKey`).
         var referenced = Set<ExactKey<String>>()
         var broken: [Int64] = []
@@ -127,6 +128,10 @@ extension KVStorage {
 
     /// The journal part of `cleanUpAfterCrash`: each journaled name's rows and file.
     private func cleanUpJournaledFiles(_ names: [String], examined: inout Int) throws(KVCacheError) -> Int {
+        // The rows as they are now: under `write.lock` every writer's COMMIT is done, but the read snapshot
+        // this instance may keep from its last reads can predate a dead writer's, and would show the file it
+        // placed as unused (trashed under its committed row: `KVCacheStaleSnapshotCleanupReviewTests`).
+        endReadSnapshot()
         var seen = Set<ExactKey<String>>()
         var orphans = 0
         var broken: [Int64] = []
