@@ -136,7 +136,11 @@ extension KVStorage {
         var orphans = 0
         var broken: [Int64] = []
         var trashAfter: [String] = []
-        for name in names where seen.insert(ExactKey(name)).inserted && Self.isSafeFilename(name) {
+        // A name longer than a file name can be (a save of it fails at its rename into data/, after its record
+        // was written) names no file: nothing to clean, and `stat` would fail with ENAMETOOLONG at every
+        // cleanup, every exclusive open with it (`KVCacheOverlongJournalNameReviewTests`).
+        for name in names where seen.insert(ExactKey(name)).inserted && Self.isSafeFilename(name)
+            && name.utf8.count <= Self.maxFilenameBytes {
             examined += 1
             let onDisk = try io.fileSize(dataPath + "/" + name)
             let rows = try guarded { () throws(KVCacheError) -> [(Int64, Int64)] in
