@@ -88,9 +88,11 @@ extension KVStorage {
             // connection's commit restarted the WAL after ours, and this connection's count is stale (left so,
             // it would keep `walIsLong` set until our next commit, and with `access_log` full nothing of ours
             // would commit). Commits of ours since then are in the new WAL too, but no count of them is
-            // known: they are counted at our next commit.
-            state.frames = result.log
-            state.backfilled = result.checkpointed
+            // known: they are counted at our next commit. Unless we committed while it ran (our count moved on
+            // and the hook saw no restart): then our count is the newer one, and those frames came after what
+            // the checkpoint copied (`KVCacheCheckpointNoteReviewTests`).
+            if state.frames == seen.frames { state.frames = result.log }
+            state.backfilled = min(result.checkpointed, state.frames)
         } else {
             // Never past this connection's own count: frames other connections appended after ours and the
             // checkpoint copied are counted once our next commit's note comes.

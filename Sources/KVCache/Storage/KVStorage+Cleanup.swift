@@ -96,6 +96,7 @@ extension KVStorage {
 
     /// The full scan of `cleanUpAfterCrash`.
     private func cleanUpEveryFile(examined: inout Int) throws(KVCacheError) -> Int {
+        endReadSnapshot() // the rows as they are now (see `cleanUpJournaledFiles`)
         // File names compare by their bytes, as the file system does (`ExactKey`).
         var referenced = Set<ExactKey<String>>()
         var broken: [Int64] = []
@@ -127,11 +128,19 @@ extension KVStorage {
 
     /// The journal part of `cleanUpAfterCrash`: each journaled name's rows and file.
     private func cleanUpJournaledFiles(_ names: [String], examined: inout Int) throws(KVCacheError) -> Int {
+        // The rows as they are now: under `write.lock` every writer's COMMIT is done, but the read snapshot
+        // this instance may keep from its last reads can predate a dead writer's, and would show the file it
+        // placed as unused (trashed under its committed row: `KVCacheStaleSnapshotCleanupReviewTests`).
+        endReadSnapshot()
         var seen = Set<ExactKey<String>>()
         var orphans = 0
         var broken: [Int64] = []
         var trashAfter: [String] = []
-        for name in names where seen.insert(ExactKey(name)).inserted && Self.isSafeFilename(name) {
+        // A name longer than a file name can be (a save of it fails at its rename into data/, after its record
+        // was written) names no file: nothing to clean, and `stat` would fail with ENAMETOOLONG at every
+        // cleanup, every exclusive open with it (`KVCacheOverlongJournalNameReviewTests`).
+        for name in names where seen.insert(ExactKey(name)).inserted && Self.isSafeFilename(name)
+            && name.utf8.count <= Self.maxFilenameBytes {
             examined += 1
             let onDisk = try io.fileSize(dataPath + "/" + name)
             let rows = try guarded { () throws(KVCacheError) -> [(Int64, Int64)] in

@@ -113,7 +113,16 @@ extension KVStorage {
                 pwrite(fileLockDescriptor, $0.baseAddress, $0.count, journalState.end + off_t(offset))
             }
             if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { throw .io(errno: count < 0 ? errno : EIO, operation: "write intent journal", path: journalPath) }
+            guard count > 0 else {
+                let code = count < 0 ? errno : EIO
+                // Records written in part (a full disk stops a write at a page it cannot have) are cut off: left,
+                // they would read as a torn record, i.e. a full scan at the next exclusive open and no cleanup
+                // beside live instances until then (`KVCacheFullDiskJournalReviewTests`).
+                if offset > 0 && ftruncate(fileLockDescriptor, journalState.end) != 0 {
+                    kvLog.error("KVStorage at \(path): cannot cut a partial intent journal record (errno \(errno))")
+                }
+                throw .io(errno: code, operation: "write intent journal", path: journalPath)
+            }
             offset += count
         }
         journalState.end += off_t(bytes.count)
