@@ -295,7 +295,7 @@ enum KVCacheScaleBench: BenchSuite {
         bound("open after a crash (SIGKILL mid-write), CPU", key: "crash open", unit: "ms", scale: 1e3, limit: 300, \.crashOpen)
         for n in sizes {
             guard let f = figures[n] else { continue }
-            // Steps are bounded by time (`trimStepDuration`), so their count is not known from outside: the cost
+            // Steps are bounded by time (`stepDuration`), so their count is not known from outside: the cost
             // per removed entry instead (the trimming thread's CPU, which includes the folds of the log and the WAL
             // checkpoints it runs between steps, outside the lock).
             let perEntry = f.trimCPU / Double(max(1, n / 10)) * 1e6

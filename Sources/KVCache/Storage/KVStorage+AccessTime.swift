@@ -27,9 +27,8 @@ extension KVStorage {
     static let pendingAccessLimit = 1_024
     /// Distinct keys pending before they are appended even while `defersAccessFlush` is set.
     static let pendingAccessHardLimit = 4_096
-    /// Log rows folded into the manifest per transaction: a bound on how long one fold step holds the
-    /// store lock (each folded key rewrites its row: about 30 µs of CPU with a 2 KB inline value in a 1M-entry
-    /// store, so a step is under 10 ms).
+    /// Log rows folded into the manifest per transaction at most, fewer when `stepDuration` runs out first
+    /// (each folded key rewrites its row: 30–80 µs of CPU with a 2 KB inline value in a 1M-entry store).
     static let accessFoldBatch: Int64 = 256
 
     /// Notes a read of `item`; access times reach the manifest in batches (see the top of this file). The
@@ -159,10 +158,14 @@ extension KVStorage {
 
     /// Folds up to `accessFoldBatch` of the oldest `access_log` rows (those with a rowid up to `through`) into
     /// `manifest.last_access_time` (the newest time per key wins; a time older than the row's, e.g. from before
-    /// the key was saved again, is ignored) and deletes them, in one transaction. Returns whether it found
-    /// rows to fold (`false`: none up to `through`).
+    /// the key was saved again, is ignored) and deletes them, in one transaction. After the first row, stops
+    /// once `stepDuration` has passed (each folded key rewrites its row: 256 of them held the store lock 14–20 ms
+    /// at 100k entries on a slow 2-core machine); the rest stay the oldest for the next call. Returns whether
+    /// it found rows to fold (`false`: none up to `through`).
     func foldAccessLogBatch(through limit: Int64 = .max) throws(KVCacheError) -> Bool {
-        try guarded { () throws(KVCacheError) -> Bool in
+        let deadline = stepDuration.isFinite
+            ? DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, stepDuration) * 1e9) : UInt64.max
+        return try guarded { () throws(KVCacheError) -> Bool in
             try inWriteTransaction { () throws(KVCacheError) -> Bool in
                 // Two subqueries, each one probe (see `accessLogLength`).
                 let first = try database.prepare("""
@@ -177,20 +180,44 @@ extension KVStorage {
                 first.reset()
                 guard low <= high else { return false }
                 let cut = min(high, low + Self.accessFoldBatch - 1)
-                let fold = try database.prepare("""
-                    UPDATE manifest SET last_access_time = log.time
-                    FROM (SELECT key, max(time) AS time FROM access_log WHERE rowid <= ?1 GROUP BY key) AS log
-                    WHERE manifest.key = log.key AND log.time > manifest.last_access_time
-                    """)
-                fold.bind(cut, at: 1)
+                // The batch in log order, and each key's newest time in it (the key's exact bytes: a key read
+                // back as a `String` from a damaged row may come back repaired).
+                let select = try database.prepare("SELECT rowid, key, time FROM access_log WHERE rowid BETWEEN ?1 AND ?2")
+                var rows: [(rowid: Int64, key: Data)] = []
+                var newest: [Data: Int64] = [:]
                 do {
-                    defer { fold.reset() }
-                    try fold.run()
+                    defer { select.reset() }
+                    select.bind(low, at: 1)
+                    select.bind(cut, at: 2)
+                    while try select.step() {
+                        let key = select.data(1) ?? Data()
+                        rows.append((select.int64(0), key))
+                        newest[key] = max(newest[key] ?? .min, select.int64(2))
+                    }
                 }
+                // Each key once, at its first row, with its newest time; by the row's rowid, so the key
+                // compared is the log's own bytes.
+                let update = try database.prepare("""
+                    UPDATE manifest SET last_access_time = ?2
+                    WHERE key = (SELECT key FROM access_log WHERE rowid = ?1) AND last_access_time < ?2
+                    """)
+                var folded = low - 1
+                for row in rows {
+                    if folded >= low, deadline != .max, DispatchTime.now().uptimeNanoseconds >= deadline { break }
+                    if let time = newest.removeValue(forKey: row.key) {
+                        defer { update.reset() }
+                        update.bind(row.rowid, at: 1)
+                        update.bind(time, at: 2)
+                        try update.run()
+                    }
+                    folded = row.rowid
+                }
+                // Rows past the last one read (none, unless the log has gaps) are in no batch yet.
+                if folded < low { folded = cut }
                 let delete = try database.prepare("DELETE FROM access_log WHERE rowid <= ?1")
                 do {
                     defer { delete.reset() }
-                    delete.bind(cut, at: 1)
+                    delete.bind(folded, at: 1)
                     try delete.run()
                 }
                 accessLogFolds += 1

@@ -122,7 +122,7 @@ extension KVStorage {
     /// their total size.
     /// Only entries last accessed before `accessedBefore` (manifest time) are candidates. After the first
     /// removal, stops once `duration` seconds have passed since the call began (a trim step's bound on how
-    /// long it holds the store lock: `trimStepDuration`); the rest stay the oldest for the next call.
+    /// long it holds the store lock: `stepDuration`); the rest stay the oldest for the next call.
     func removeOldest(
         limit: Int, accessedBefore: Int64 = .max, within duration: Double = .infinity,
         while shouldContinue: (Int, Int64) -> Bool = { _, _ in true }

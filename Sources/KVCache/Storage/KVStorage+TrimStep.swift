@@ -14,12 +14,12 @@ struct TrimLimits: Sendable {
 
 extension KVStorage {
     /// Rows removed per trim step at most: one short write transaction (a few milliseconds with 2 KB inline
-    /// values on a fast machine), and fewer when `trimStepDuration` runs out first.
+    /// values on a fast machine), and fewer when `stepDuration` runs out first.
     static let trimBatch = 64
-    /// The default `trimStepDuration`: 5 ms. Each removal from a 1M-entry store rewrites cold B-tree pages
+    /// The default `stepDuration`: 5 ms. Each removal from a 1M-entry store rewrites cold B-tree pages
     /// (200–450 µs each on a slow 2-core machine, where 64 of them held the lock for 15–30 ms); the commit,
     /// the fold batches and scheduling come on top, within the 50 ms a reader may wait.
-    static let defaultTrimStepDuration = 0.005
+    static let defaultStepDuration = 0.005
 
     /// Does one bounded step of a trim to `limits` and returns whether more remain: folds a batch of the
     /// access log as it was when the trim began (the first step appends the pending access times), else
@@ -35,13 +35,13 @@ extension KVStorage {
         let (count, size) = try guarded { () throws(KVCacheError) in try reading { () throws(KVCacheError) in try totals() } }
         let maxCount = max(0, limits.maxCount), maxSize = max(0, limits.maxSize)
         if count > maxCount || size > maxSize {
-            let removed = try removeOldest(limit: Self.trimBatch, within: trimStepDuration) { removedCount, removedSize in
+            let removed = try removeOldest(limit: Self.trimBatch, within: stepDuration) { removedCount, removedSize in
                 count - removedCount > maxCount || size - removedSize > maxSize
             }
             return removed.count > 0
         }
         if let cutoff = limits.accessedBefore {
-            return try removeOldest(limit: Self.trimBatch, accessedBefore: cutoff.manifestTime, within: trimStepDuration).count > 0
+            return try removeOldest(limit: Self.trimBatch, accessedBefore: cutoff.manifestTime, within: stepDuration).count > 0
         }
         return false
     }

@@ -192,9 +192,11 @@ public final class KVStorage {
     var snapshotReadLimit = KVStorage.defaultSnapshotReadLimit
     /// Seconds one snapshot may live; 0.05 (tests raise it).
     var snapshotAgeLimit = KVStorage.defaultSnapshotAgeLimit
-    /// Seconds of removals one trim step makes at most before it commits (at least one removal, at most
-    /// `trimBatch`): the bound on how long a step holds the store lock, whatever the machine's speed.
-    var trimStepDuration = KVStorage.defaultTrimStepDuration
+    /// Seconds of work one step makes at most before it commits: a trim step's removals (at least one, at
+    /// most `trimBatch`) and a fold of the access log (at least one row, at most `accessFoldBatch`). The bound
+    /// on how long such a step holds the store lock, whatever the machine's speed. Default
+    /// `defaultStepDuration` (5 ms).
+    var stepDuration = KVStorage.defaultStepDuration
     /// The recovery protocol's bookkeeping (see KVStorage+Recovery.swift).
     var recoveryState = RecoveryState()
 

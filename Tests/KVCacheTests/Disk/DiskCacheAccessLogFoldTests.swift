@@ -18,6 +18,8 @@ final class DiskCacheAccessLogFoldTests: XCTestCase {
         // An access log past its cap (65,536 rows: the store holds fewer entries), as a long run of reads
         // leaves it between two trims.
         let (cap, before) = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> (Int64, Int64) in
+            // Whole batches, so the folds owed can be counted (`DiskCacheFoldStepDurationTests` cuts them short).
+            storage.stepDuration = .infinity
             storage.endReadSnapshot()
             try storage.database.execute("""
                 WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 70000)

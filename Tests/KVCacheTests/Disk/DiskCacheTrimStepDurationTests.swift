@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import XCTest
 
-/// A trim step stops removing once `KVStorage.trimStepDuration` has passed (after at least one removal), so
+/// A trim step stops removing once `KVStorage.stepDuration` has passed (after at least one removal), so
 /// the time it holds the store lock does not grow with a slow machine or cold pages: with a fixed 64 rows, a
 /// 1M-entry store on a slow 2-core machine held the lock 15–30 ms a step (up to 96 ms).
 final class DiskCacheTrimStepDurationTests: XCTestCase {
@@ -14,7 +14,7 @@ final class DiskCacheTrimStepDurationTests: XCTestCase {
         defer { try? directory.remove() }
         let cache = try DiskCache(path: directory.path)
         for index in 0..<count { try cache.setObject(testBytes(64, seed: index), forKey: "key-\(index)") }
-        cache.core.storage.withLock { $0.trimStepDuration = duration }
+        cache.core.storage.withLock { $0.stepDuration = duration }
         let counts = Mutex<[Int]>([])
         cache.core.trimStepHook.withLock { hook in
             hook = { _ in counts.withLock { $0.append((try? cache.totalCount()) ?? -1) } }
@@ -41,7 +41,7 @@ final class DiskCacheTrimStepDurationTests: XCTestCase {
         defer { try? directory.remove() }
         let cache = try DiskCache(path: directory.path)
         for index in 0..<20 { try cache.setObject(testBytes(64, seed: index), forKey: "key-\(index)") }
-        cache.core.storage.withLock { $0.trimStepDuration = 0 }
+        cache.core.storage.withLock { $0.stepDuration = 0 }
         let steps = Mutex(0)
         cache.core.trimStepHook.withLock { hook in hook = { _ in steps.withLock { $0 += 1 } } }
         Thread.sleep(forTimeInterval: 0.02)
