@@ -98,10 +98,17 @@ extension KVStorage {
             pending = pendingAccessTimes
             pendingAccessTimes.removeAll(keepingCapacity: true)
         } else {
-            var batch: [ExactKey<String>: Int64] = [:]
+            // Split in one pass into two new dictionaries. Removing the batch's keys one by one from the
+            // pending dictionary instead cost 1.4–7.7 ms of CPU under the store lock for 1,024 of 2,000–4,000
+            // keys (lock trace of `make bench`): each removal from an open-addressed table shifts the rest of its
+            // probe run back, hashing every key it moves, and removing in bucket order empties run after run.
+            var batch: [ExactKey<String>: Int64] = [:], rest: [ExactKey<String>: Int64] = [:]
             batch.reserveCapacity(limit)
-            for (key, time) in pendingAccessTimes.prefix(limit) { batch[key] = time }
-            for key in batch.keys { pendingAccessTimes.removeValue(forKey: key) }
+            rest.reserveCapacity(pendingAccessTimes.count - limit)
+            for (key, time) in pendingAccessTimes {
+                if batch.count < limit { batch[key] = time } else { rest[key] = time }
+            }
+            pendingAccessTimes = rest
             pending = batch
         }
         do {
