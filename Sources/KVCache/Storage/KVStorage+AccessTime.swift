@@ -163,8 +163,7 @@ extension KVStorage {
     /// at 100k entries on a slow 2-core machine); the rest stay the oldest for the next call. Returns whether
     /// it found rows to fold (`false`: none up to `through`).
     func foldAccessLogBatch(through limit: Int64 = .max) throws(KVCacheError) -> Bool {
-        let deadline = stepDuration.isFinite
-            ? DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, stepDuration) * 1e9) : UInt64.max
+        let deadline = Self.stepDeadline(after: stepDuration)
         return try guarded { () throws(KVCacheError) -> Bool in
             try inWriteTransaction { () throws(KVCacheError) -> Bool in
                 // Two subqueries, each one probe (see `accessLogLength`).

@@ -21,6 +21,20 @@ extension KVStorage {
     /// the fold batches and scheduling come on top, within the 50 ms a reader may wait.
     static let defaultStepDuration = 0.005
 
+    /// The uptime (`DispatchTime`, nanoseconds) at which a step that begins now and may last `duration` seconds
+    /// (`stepDuration`) stops after its first row: `.max`, no bound, for NaN, +infinity and any duration past
+    /// about 292 years; now (the first row only) for 0 and every negative duration, -infinity included.
+    /// (`UInt64(duration * 1e9)` trapped past `UInt64.max`, e.g. 1e11 s, and -infinity, not being finite, meant
+    /// "no bound" where -1 meant "no time": `KVCacheFoldTimeBoundReviewTests`.)
+    static func stepDeadline(after duration: Double) -> UInt64 {
+        if duration.isNaN || duration == .infinity { return .max }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard duration > 0 else { return now }
+        let nanoseconds = duration * 1e9
+        guard nanoseconds < Double(UInt64.max / 2), now < UInt64.max / 2 else { return .max }
+        return now + UInt64(nanoseconds)
+    }
+
     /// Does one bounded step of a trim to `limits` and returns whether more remain: folds a batch of the
     /// access log as it was when the trim began (the first step appends the pending access times), else
     /// removes up to `trimBatch` least recently used entries beyond the size or count limit, else up to
