@@ -22,6 +22,23 @@ import Foundation
 //      read folds or commits more because of it (`KVCacheAccessLogGrowthReviewTests`).
 // A crash loses at most the pending tier; never a value.
 
+/// An `access_log` key as SQLite compares it in a fold: its exact bytes (a key read back as a `String` from a
+/// damaged row may come back repaired) and whether they are a BLOB (never equal to a TEXT with the same bytes:
+/// a BLOB row written from outside must not take a text key's time). Hashed over all its bytes: `Data` hashes
+/// only its first 80, so a batch of long keys sharing a prefix fell into one hash chain, and grouping 256 keys
+/// of 100 KB held the store lock for most of a second (`KVCacheFoldKeyTypeReviewTests`,
+/// `KVCacheFoldTimeBoundReviewTests`).
+struct LogKey: Hashable {
+    let isBlob: Bool
+    let bytes: Data
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(isBlob)
+        hasher.combine(bytes.count)
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+}
+
 extension KVStorage {
     /// Distinct keys pending before they are appended to `access_log`.
     static let pendingAccessLimit = 1_024
@@ -179,19 +196,22 @@ extension KVStorage {
                 first.reset()
                 guard low <= high else { return false }
                 let cut = min(high, low + Self.accessFoldBatch - 1)
-                // The batch in log order, and each key's newest time in it (the key's exact bytes: a key read
-                // back as a `String` from a damaged row may come back repaired).
-                let select = try database.prepare("SELECT rowid, key, time FROM access_log WHERE rowid BETWEEN ?1 AND ?2")
-                var rows: [(rowid: Int64, key: Data)] = []
-                var newest: [Data: Int64] = [:]
+                // The batch in log order, and each key's newest time in it (the key as SQLite compares it, see
+                // `LogKey`). Read within the step too: after the first row, only the rows read in time are folded
+                // (reading and grouping 256 keys of 100 KB took far longer than a step).
+                let select = try database.prepare(
+                    "SELECT rowid, key, time, typeof(key) = 'blob' FROM access_log WHERE rowid BETWEEN ?1 AND ?2")
+                var rows: [(rowid: Int64, key: LogKey)] = []
+                var newest: [LogKey: Int64] = [:]
                 do {
                     defer { select.reset() }
                     select.bind(low, at: 1)
                     select.bind(cut, at: 2)
                     while try select.step() {
-                        let key = select.data(1) ?? Data()
+                        let key = LogKey(isBlob: select.int64(3) != 0, bytes: select.data(1) ?? Data())
                         rows.append((select.int64(0), key))
                         newest[key] = max(newest[key] ?? .min, select.int64(2))
+                        if deadline != .max, DispatchTime.now().uptimeNanoseconds >= deadline { break }
                     }
                 }
                 // Each key once, at its first row, with its newest time; by the row's rowid, so the key

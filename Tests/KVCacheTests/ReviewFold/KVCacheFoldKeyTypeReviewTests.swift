@@ -19,7 +19,8 @@ final class KVCacheFoldKeyTypeReviewTests: XCTestCase {
             try storage.save(key: "k", value: testBytes(16, seed: 1))
             try storage.save(key: "other", value: testBytes(16, seed: 2))
             try storage.applyAccessTimes()
-            let saved = try XCTUnwrap(try storage.reviewFoldManifestTime("k"))
+            // The later of the two saves: every logged time below is newer than both keys' manifest times.
+            let saved = try XCTUnwrap(try storage.reviewFoldManifestTime("other"))
             storage.endReadSnapshot()
             // A BLOB 'k' (older) then the text 'k' (newer), and another key's read in between.
             try storage.database.execute("INSERT INTO access_log (key, time) VALUES (x'6b', \(saved + 10))")
