@@ -146,11 +146,15 @@ extension KVStorage {
                 }
                 return
             }
-            var steps = 0
-            while over > 0 && steps < 4 {
-                guard try foldAccessLogBatch() else { break }
-                over -= Self.accessFoldBatch
-                steps += 1
+            // Counted in rows folded, not folds: a fold may stop after one row (`stepDuration`), and 4 short
+            // folds per 1,024 rows appended let the log grow without bound (`KVCacheFoldFlushBoundReviewTests`).
+            // Each fold still commits on its own.
+            var folded: Int64 = 0
+            while over > 0 && folded < 4 * Self.accessFoldBatch {
+                let rows = try foldAccessLog()
+                guard rows > 0 else { break }
+                over -= rows
+                folded += rows
             }
         } catch {
             kvLog.warning("KVStorage at \(path): access times not recorded: \(error)")
@@ -180,9 +184,16 @@ extension KVStorage {
     /// at 100k entries on a slow 2-core machine); the rest stay the oldest for the next call. Returns whether
     /// it found rows to fold (`false`: none up to `through`).
     func foldAccessLogBatch(through limit: Int64 = .max) throws(KVCacheError) -> Bool {
+        try foldAccessLog(through: limit) > 0
+    }
+
+    /// `foldAccessLogBatch`, returning how much shorter it left the log (`accessLogLength`, a rowid range):
+    /// the rowids from the oldest row through the last one folded, 0 when there was nothing up to `through`.
+    /// A flush counts what its folds actually took off, as a fold may stop after one row.
+    func foldAccessLog(through limit: Int64 = .max) throws(KVCacheError) -> Int64 {
         let deadline = Self.stepDeadline(after: stepDuration)
-        return try guarded { () throws(KVCacheError) -> Bool in
-            try inWriteTransaction { () throws(KVCacheError) -> Bool in
+        return try guarded { () throws(KVCacheError) -> Int64 in
+            try inWriteTransaction { () throws(KVCacheError) -> Int64 in
                 // Two subqueries, each one probe (see `accessLogLength`).
                 let first = try database.prepare("""
                     SELECT (SELECT min(rowid) FROM access_log), (SELECT max(rowid) FROM access_log)
@@ -190,11 +201,11 @@ extension KVStorage {
                 guard try first.step(), !first.isNull(0) else {
                     first.reset()
                     accessLogFull = false
-                    return false
+                    return 0
                 }
                 let (low, high) = (first.int64(0), min(limit, first.int64(1)))
                 first.reset()
-                guard low <= high else { return false }
+                guard low <= high else { return 0 }
                 let cut = min(high, low + Self.accessFoldBatch - 1)
                 // The batch in log order, and each key's newest time in it (the key as SQLite compares it, see
                 // `LogKey`). Read within the step too: after the first row, only the rows read in time are folded
@@ -242,7 +253,7 @@ extension KVStorage {
                 accessLogFolds += 1
                 // Full until the log is back under its cap; until then the batches left are owed.
                 if accessLogFull, !accessLogIsPastCap() { accessLogFull = false }
-                return true
+                return folded - low + 1
             }
         }
     }
