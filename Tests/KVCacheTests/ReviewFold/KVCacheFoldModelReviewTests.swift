@@ -16,10 +16,10 @@ final class KVCacheFoldModelReviewTests: XCTestCase {
         if let seed = environment["KVCACHE_FOLD_MODEL_SEED"].flatMap(UInt64.init) {
             seeds = [seed]
         } else {
-            let count = environment["KVCACHE_FOLD_MODEL_SEEDS"].flatMap(Int.init) ?? 3
+            let count = environment["KVCACHE_FOLD_MODEL_SEEDS"].flatMap(Int.init) ?? 4
             seeds = (0..<UInt64(count)).map { 5_000 &+ $0 }
         }
-        let steps = environment["KVCACHE_FOLD_MODEL_STEPS"].flatMap(Int.init) ?? 4_000
+        let steps = environment["KVCACHE_FOLD_MODEL_STEPS"].flatMap(Int.init) ?? 6_000
         for seed in seeds {
             let failuresBefore = testRun?.failureCount ?? 0
             try runSchedule(seed: seed, steps: steps)
@@ -66,22 +66,24 @@ final class KVCacheFoldModelReviewTests: XCTestCase {
 
         for step in 0..<steps {
             let dice = rng.next(upTo: 1_000)
-            let keyIndex = rng.next(upTo: keys.count)
+            // Half the operations on a working set of 24 keys: reads, saves and removals of one key meet in
+            // the log (a read logged before the key was saved again, several reads in one batch).
+            let keyIndex = rng.next(upTo: 2) == 0 ? rng.next(upTo: 24) : rng.next(upTo: keys.count)
             let key = keys[keyIndex]
-            if dice < 500 {
+            if dice < 520 {
                 let item = try storage.item(forKey: key)
                 XCTAssertEqual(item != nil, present[keyIndex] != nil, "seed \(seed), step \(step): read \(key.prefix(30).debugDescription)")
                 if item != nil { tick += 1; present[keyIndex] = tick }
-            } else if dice < 650 {
+            } else if dice < 690 {
                 try storage.save(key: key, value: testBytes(1 + rng.next(upTo: 64), seed: step))
                 tick += 1
                 present[keyIndex] = tick
-            } else if dice < 700 {
+            } else if dice < 720 {
                 try storage.removeItem(forKey: key)
                 present[keyIndex] = nil
-            } else if dice < 800 {
+            } else if dice < 860 {
                 storage.flushAccessTimes(atMost: rng.next(upTo: 2) == 0 ? .max : 1 + rng.next(upTo: 20))
-            } else if dice < 980 {
+            } else if dice < 930 {
                 storage.stepDuration = Self.durations[rng.next(upTo: Self.durations.count)]
                 let end = try storage.accessLogEnd()
                 let through = rng.next(upTo: 2) == 0 ? Int64.max : end - Int64(rng.next(upTo: 40))
@@ -89,7 +91,8 @@ final class KVCacheFoldModelReviewTests: XCTestCase {
             } else {
                 let count = present.count
                 guard count > 2 else { continue }
-                let target = count / 2 + rng.next(upTo: count / 2)
+                // Half the time a few entries (the order at the old end must be exact), else down to anywhere.
+                let target = rng.next(upTo: 2) == 0 ? 1 + rng.next(upTo: count - 1) : max(1, count - 1 - rng.next(upTo: 6))
                 storage.stepDuration = Self.durations[rng.next(upTo: Self.durations.count)]
                 if rng.next(upTo: 2) == 0 {
                     try storage.removeItems(toFitCount: target)
