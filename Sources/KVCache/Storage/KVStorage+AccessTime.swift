@@ -150,9 +150,8 @@ extension KVStorage {
             // folds per 1,024 rows appended let the log grow without bound (`KVCacheFoldFlushBoundReviewTests`).
             // Each fold still commits on its own.
             var folded: Int64 = 0
-            while over > 0 && folded < 4 * Self.accessFoldBatch {
-                let rows = try foldAccessLog()
-                guard rows > 0 else { break }
+            while over > 0 && folded < 4 * Self.accessFoldBatch, let range = try foldAccessLog() {
+                let rows = range.upperBound - range.lowerBound + 1
                 over -= rows
                 folded += rows
             }
@@ -184,16 +183,19 @@ extension KVStorage {
     /// at 100k entries on a slow 2-core machine); the rest stay the oldest for the next call. Returns whether
     /// it found rows to fold (`false`: none up to `through`).
     func foldAccessLogBatch(through limit: Int64 = .max) throws(KVCacheError) -> Bool {
-        try foldAccessLog(through: limit) > 0
+        try foldAccessLog(through: limit) != nil
     }
 
-    /// `foldAccessLogBatch`, returning how much shorter it left the log (`accessLogLength`, a rowid range):
-    /// the rowids from the oldest row through the last one folded, 0 when there was nothing up to `through`.
+    /// `foldAccessLogBatch`, returning the rowids it took off the log: from the oldest row through the last
+    /// one folded (the log's length, a rowid range, is that much shorter), `nil` when there was nothing up to
+    /// `through`, or when the oldest row is at or below `floor`: a trim passes the last rowid its folds took
+    /// off, as rows below it were appended after its folds emptied the log (`access_log` has no AUTOINCREMENT:
+    /// an empty log numbers from 1 again), reads made while it runs (`KVCacheFoldThroughReuseReviewTests`).
     /// A flush counts what its folds actually took off, as a fold may stop after one row.
-    func foldAccessLog(through limit: Int64 = .max) throws(KVCacheError) -> Int64 {
+    func foldAccessLog(through limit: Int64 = .max, above floor: Int64? = nil) throws(KVCacheError) -> ClosedRange<Int64>? {
         let deadline = Self.stepDeadline(after: stepDuration)
-        return try guarded { () throws(KVCacheError) -> Int64 in
-            try inWriteTransaction { () throws(KVCacheError) -> Int64 in
+        return try guarded { () throws(KVCacheError) -> ClosedRange<Int64>? in
+            try inWriteTransaction { () throws(KVCacheError) -> ClosedRange<Int64>? in
                 // Two subqueries, each one probe (see `accessLogLength`).
                 let first = try database.prepare("""
                     SELECT (SELECT min(rowid) FROM access_log), (SELECT max(rowid) FROM access_log)
@@ -201,11 +203,12 @@ extension KVStorage {
                 guard try first.step(), !first.isNull(0) else {
                     first.reset()
                     accessLogFull = false
-                    return 0
+                    return nil
                 }
                 let (low, high) = (first.int64(0), min(limit, first.int64(1)))
                 first.reset()
-                guard low <= high else { return 0 }
+                guard low <= high else { return nil }
+                if let floor, low <= floor { return nil }
                 let cut = min(high, low + Self.accessFoldBatch - 1)
                 // The batch in log order, and each key's newest time in it (the key as SQLite compares it, see
                 // `LogKey`). Read within the step too: after the first row, only the rows read in time are folded
@@ -253,7 +256,7 @@ extension KVStorage {
                 accessLogFolds += 1
                 // Full until the log is back under its cap; until then the batches left are owed.
                 if accessLogFull, !accessLogIsPastCap() { accessLogFull = false }
-                return folded - low + 1
+                return low...folded
             }
         }
     }

@@ -10,6 +10,9 @@ struct TrimLimits: Sendable {
     /// there, so it orders entries by their accesses up to its start. Reads made while it runs are folded by
     /// the next trim; folding them too would let a busy reader postpone the removals indefinitely.
     var foldThrough: Int64?
+    /// The last rowid this trim's folds took off `access_log`: a row at or below it was appended after they
+    /// emptied the log (which then numbers from 1 again), a read made while the trim runs, and is not folded.
+    var foldedThrough: Int64?
 }
 
 extension KVStorage {
@@ -45,7 +48,10 @@ extension KVStorage {
             flushAccessTimes()
             limits.foldThrough = try guarded { () throws(KVCacheError) in try reading { () throws(KVCacheError) in try accessLogEnd() } }
         }
-        if try foldAccessLogBatch(through: limits.foldThrough ?? 0) { return true }
+        if let folded = try foldAccessLog(through: limits.foldThrough ?? 0, above: limits.foldedThrough) {
+            limits.foldedThrough = folded.upperBound
+            return true
+        }
         let (count, size) = try guarded { () throws(KVCacheError) in try reading { () throws(KVCacheError) in try totals() } }
         let maxCount = max(0, limits.maxCount), maxSize = max(0, limits.maxSize)
         if count > maxCount || size > maxSize {
