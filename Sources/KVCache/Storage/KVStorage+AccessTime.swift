@@ -22,6 +22,23 @@ import Foundation
 //      read folds or commits more because of it (`KVCacheAccessLogGrowthReviewTests`).
 // A crash loses at most the pending tier; never a value.
 
+/// An `access_log` key as SQLite compares it in a fold: its exact bytes (a key read back as a `String` from a
+/// damaged row may come back repaired) and whether they are a BLOB (never equal to a TEXT with the same bytes:
+/// a BLOB row written from outside must not take a text key's time). Hashed over all its bytes: `Data` hashes
+/// only its first 80, so a batch of long keys sharing a prefix fell into one hash chain, and grouping 256 keys
+/// of 100 KB held the store lock for most of a second (`KVCacheFoldKeyTypeReviewTests`,
+/// `KVCacheFoldTimeBoundReviewTests`).
+struct LogKey: Hashable {
+    let isBlob: Bool
+    let bytes: Data
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(isBlob)
+        hasher.combine(bytes.count)
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+}
+
 extension KVStorage {
     /// Distinct keys pending before they are appended to `access_log`.
     static let pendingAccessLimit = 1_024
@@ -136,11 +153,14 @@ extension KVStorage {
                 }
                 return
             }
-            var steps = 0
-            while over > 0 && steps < 4 {
-                guard try foldAccessLogBatch() else { break }
-                over -= Self.accessFoldBatch
-                steps += 1
+            // Counted in rows folded, not folds: a fold may stop after one row (`stepDuration`), and 4 short
+            // folds per 1,024 rows appended let the log grow without bound (`KVCacheFoldFlushBoundReviewTests`).
+            // Each fold still commits on its own.
+            var folded: Int64 = 0
+            while over > 0 && folded < 4 * Self.accessFoldBatch, let range = try foldAccessLog() {
+                let rows = range.upperBound - range.lowerBound + 1
+                over -= rows
+                folded += rows
             }
         } catch {
             kvLog.warning("KVStorage at \(path): access times not recorded: \(error)")
@@ -170,10 +190,19 @@ extension KVStorage {
     /// at 100k entries on a slow 2-core machine); the rest stay the oldest for the next call. Returns whether
     /// it found rows to fold (`false`: none up to `through`).
     func foldAccessLogBatch(through limit: Int64 = .max) throws(KVCacheError) -> Bool {
-        let deadline = stepDuration.isFinite
-            ? DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, stepDuration) * 1e9) : UInt64.max
-        return try guarded { () throws(KVCacheError) -> Bool in
-            try inWriteTransaction { () throws(KVCacheError) -> Bool in
+        try foldAccessLog(through: limit) != nil
+    }
+
+    /// `foldAccessLogBatch`, returning the rowids it took off the log: from the oldest row through the last
+    /// one folded (the log's length, a rowid range, is that much shorter), `nil` when there was nothing up to
+    /// `through`, or when the oldest row is at or below `floor`: a trim passes the last rowid its folds took
+    /// off, as rows below it were appended after its folds emptied the log (`access_log` has no AUTOINCREMENT:
+    /// an empty log numbers from 1 again), reads made while it runs (`KVCacheFoldThroughReuseReviewTests`).
+    /// A flush counts what its folds actually took off, as a fold may stop after one row.
+    func foldAccessLog(through limit: Int64 = .max, above floor: Int64? = nil) throws(KVCacheError) -> ClosedRange<Int64>? {
+        let deadline = Self.stepDeadline(after: stepDuration)
+        return try guarded { () throws(KVCacheError) -> ClosedRange<Int64>? in
+            try inWriteTransaction { () throws(KVCacheError) -> ClosedRange<Int64>? in
                 // Two subqueries, each one probe (see `accessLogLength`).
                 let first = try database.prepare("""
                     SELECT (SELECT min(rowid) FROM access_log), (SELECT max(rowid) FROM access_log)
@@ -181,25 +210,29 @@ extension KVStorage {
                 guard try first.step(), !first.isNull(0) else {
                     first.reset()
                     accessLogFull = false
-                    return false
+                    return nil
                 }
                 let (low, high) = (first.int64(0), min(limit, first.int64(1)))
                 first.reset()
-                guard low <= high else { return false }
+                guard low <= high else { return nil }
+                if let floor, low <= floor { return nil }
                 let cut = min(high, low + Self.accessFoldBatch - 1)
-                // The batch in log order, and each key's newest time in it (the key's exact bytes: a key read
-                // back as a `String` from a damaged row may come back repaired).
-                let select = try database.prepare("SELECT rowid, key, time FROM access_log WHERE rowid BETWEEN ?1 AND ?2")
-                var rows: [(rowid: Int64, key: Data)] = []
-                var newest: [Data: Int64] = [:]
+                // The batch in log order, and each key's newest time in it (the key as SQLite compares it, see
+                // `LogKey`). Read within the step too: after the first row, only the rows read in time are folded
+                // (reading and grouping 256 keys of 100 KB took far longer than a step).
+                let select = try database.prepare(
+                    "SELECT rowid, key, time, typeof(key) = 'blob' FROM access_log WHERE rowid BETWEEN ?1 AND ?2")
+                var rows: [(rowid: Int64, key: LogKey)] = []
+                var newest: [LogKey: Int64] = [:]
                 do {
                     defer { select.reset() }
                     select.bind(low, at: 1)
                     select.bind(cut, at: 2)
                     while try select.step() {
-                        let key = select.data(1) ?? Data()
+                        let key = LogKey(isBlob: select.int64(3) != 0, bytes: select.data(1) ?? Data())
                         rows.append((select.int64(0), key))
                         newest[key] = max(newest[key] ?? .min, select.int64(2))
+                        if deadline != .max, DispatchTime.now().uptimeNanoseconds >= deadline { break }
                     }
                 }
                 // Each key once, at its first row, with its newest time; by the row's rowid, so the key
@@ -230,7 +263,7 @@ extension KVStorage {
                 accessLogFolds += 1
                 // Full until the log is back under its cap; until then the batches left are owed.
                 if accessLogFull, !accessLogIsPastCap() { accessLogFull = false }
-                return true
+                return low...folded
             }
         }
     }

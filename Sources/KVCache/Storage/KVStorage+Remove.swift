@@ -138,7 +138,7 @@ extension KVStorage {
     private func _removeOldest(
         limit: Int, accessedBefore: Int64, within duration: Double, while shouldContinue: (Int, Int64) -> Bool
     ) throws(KVCacheError) -> (count: Int, size: Int64) {
-        let deadline = duration.isFinite ? DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, duration) * 1e9) : .max
+        let deadline = Self.stepDeadline(after: duration)
         let (count, size, files) = try guarded { () throws(KVCacheError) -> (Int, Int64, [String]) in
             try inWriteTransaction { () throws(KVCacheError) -> (Int, Int64, [String]) in
                 // By rowid, not by key: a key read back from a damaged manifest may not be the bytes stored

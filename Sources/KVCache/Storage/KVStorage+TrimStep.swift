@@ -10,6 +10,9 @@ struct TrimLimits: Sendable {
     /// there, so it orders entries by their accesses up to its start. Reads made while it runs are folded by
     /// the next trim; folding them too would let a busy reader postpone the removals indefinitely.
     var foldThrough: Int64?
+    /// The last rowid this trim's folds took off `access_log`: a row at or below it was appended after they
+    /// emptied the log (which then numbers from 1 again), a read made while the trim runs, and is not folded.
+    var foldedThrough: Int64?
 }
 
 extension KVStorage {
@@ -21,6 +24,20 @@ extension KVStorage {
     /// the fold batches and scheduling come on top, within the 50 ms a reader may wait.
     static let defaultStepDuration = 0.005
 
+    /// The uptime (`DispatchTime`, nanoseconds) at which a step that begins now and may last `duration` seconds
+    /// (`stepDuration`) stops after its first row: `.max`, no bound, for NaN, +infinity and any duration past
+    /// about 292 years; now (the first row only) for 0 and every negative duration, -infinity included.
+    /// (`UInt64(duration * 1e9)` trapped past `UInt64.max`, e.g. 1e11 s, and -infinity, not being finite, meant
+    /// "no bound" where -1 meant "no time": `KVCacheFoldTimeBoundReviewTests`.)
+    static func stepDeadline(after duration: Double) -> UInt64 {
+        if duration.isNaN || duration == .infinity { return .max }
+        let now = DispatchTime.now().uptimeNanoseconds
+        guard duration > 0 else { return now }
+        let nanoseconds = duration * 1e9
+        guard nanoseconds < Double(UInt64.max / 2), now < UInt64.max / 2 else { return .max }
+        return now + UInt64(nanoseconds)
+    }
+
     /// Does one bounded step of a trim to `limits` and returns whether more remain: folds a batch of the
     /// access log as it was when the trim began (the first step appends the pending access times), else
     /// removes up to `trimBatch` least recently used entries beyond the size or count limit, else up to
@@ -31,7 +48,10 @@ extension KVStorage {
             flushAccessTimes()
             limits.foldThrough = try guarded { () throws(KVCacheError) in try reading { () throws(KVCacheError) in try accessLogEnd() } }
         }
-        if try foldAccessLogBatch(through: limits.foldThrough ?? 0) { return true }
+        if let folded = try foldAccessLog(through: limits.foldThrough ?? 0, above: limits.foldedThrough) {
+            limits.foldedThrough = folded.upperBound
+            return true
+        }
         let (count, size) = try guarded { () throws(KVCacheError) in try reading { () throws(KVCacheError) in try totals() } }
         let maxCount = max(0, limits.maxCount), maxSize = max(0, limits.maxSize)
         if count > maxCount || size > maxSize {

@@ -195,7 +195,8 @@ public final class KVStorage {
     /// Seconds of work one step makes at most before it commits: a trim step's removals (at least one, at
     /// most `trimBatch`) and a fold of the access log (at least one row, at most `accessFoldBatch`). The bound
     /// on how long such a step holds the store lock, whatever the machine's speed. Default
-    /// `defaultStepDuration` (5 ms).
+    /// `defaultStepDuration` (5 ms); NaN or +infinity: no bound; 0 or negative (-infinity too): one row or
+    /// removal per step (`stepDeadline(after:)`).
     var stepDuration = KVStorage.defaultStepDuration
     /// The recovery protocol's bookkeeping (see KVStorage+Recovery.swift).
     var recoveryState = RecoveryState()
