@@ -31,12 +31,14 @@ final class KVCacheFoldTimeBoundReviewTests: XCTestCase {
         storage.flushAccessTimes()
         let logged = try storage.reviewFoldLog()
         XCTAssertEqual(logged.count, keys.count)
-        storage.stepDuration = KVStorage.defaultStepDuration
-        var folded = false
-        let seconds = try timed { folded = try storage.foldAccessLogBatch() }
-        XCTAssertTrue(folded)
-        // Generous: 5 ms of work, the first row's rewrite and the commit, on a busy 2-core machine.
-        XCTAssertLessThan(seconds, 0.15, "a 5 ms fold of long keys held the lock \(seconds) s")
+        // What made the grouping quadratic: keys that differ only past their 80th byte must not share a hash.
+        // (No timed assertion here: the house measures time in `make bench`; the cause is what this pins down.)
+        let hashes = Set(keys.map { LogKey(isBlob: false, bytes: Data($0.utf8)).hashValue })
+        XCTAssertGreaterThan(hashes.count, keys.count - 4, "long keys sharing a prefix share a hash")
+        // Out of time, a fold of them still takes one row at a time, and the first row always.
+        storage.stepDuration = 0
+        XCTAssertTrue(try storage.foldAccessLogBatch())
+        XCTAssertEqual(try storage.accessLogLength(), Int64(keys.count - 1))
         // And the rest fold exactly: each key its own read's time (the log is in the flush's order, not the keys').
         storage.stepDuration = .infinity
         _ = try storage.reviewFoldAll()
@@ -47,7 +49,7 @@ final class KVCacheFoldTimeBoundReviewTests: XCTestCase {
     }
 
     /// Rows whose rewrite is slow (64 KB inline values, one overflow chain each): a 5 ms fold stops well
-    /// before its 256 rows, and returns in about its step.
+    /// before its 256 rows.
     func testAFoldOfSlowRowsStopsAfterItsStep() throws {
         let directory = try TemporaryDirectory("kvcache-fold-time-slow-rows")
         defer { try? directory.remove() }
@@ -70,7 +72,8 @@ final class KVCacheFoldTimeBoundReviewTests: XCTestCase {
             XCTAssertLessThan(folds, 10_000)
         }
         XCTAssertEqual(try storage.accessLogLength(), 0)
-        XCTAssertLessThan(worst, 0.1, "a 5 ms fold held the lock \(worst) s")
+        // 256 rewrites of 64 KB rows (16 MB) cannot fit one 5 ms step on any machine: the folds stopped early.
+        XCTAssertGreaterThan(folds, 1, "one fold rewrote all 256 slow rows (\(worst) s)")
     }
 
     /// `stepDuration` too large for nanoseconds in a `UInt64` (1e11 s, or `greatestFiniteMagnitude`): the
