@@ -44,9 +44,12 @@ extension KVStorage {
     static let pendingAccessLimit = 1_024
     /// Distinct keys pending before they are appended even while `defersAccessFlush` is set.
     static let pendingAccessHardLimit = 4_096
-    /// Log rows folded into the manifest per transaction at most, fewer when `stepDuration` runs out first
-    /// (each folded key rewrites its row: 30–80 µs of CPU with a 2 KB inline value in a 1M-entry store).
-    static let accessFoldBatch: Int64 = 256
+    /// Log rows folded into the manifest per transaction at most, fewer when `stepDuration` runs out first.
+    /// Each folded key rewrites its row (2 KB inline value included) and moves it in the access-time index:
+    /// 3–8 pages per row written to the WAL at the commit, after the step's clock has stopped. With 256 rows a
+    /// fold's commit wrote 7 MB and, with the kernel throttling writers behind the checkpoints, held the store
+    /// lock 47–61 ms at 1M entries (lock trace of `make bench`); 64, the trim's batch, keeps a commit near 2 MB.
+    static let accessFoldBatch: Int64 = 64
 
     /// Notes a read of `item`; access times reach the manifest in batches (see the top of this file). The
     /// item keeps the access time before this one (a pending one if any, else the manifest's, which does not
@@ -142,7 +145,7 @@ extension KVStorage {
                 }
             }
             accessLogAppends += 1
-            // Up to 4 × 256 = 1,024 rows, what one flush appends at most: the log stays near its cap.
+            // Up to `pendingAccessLimit` (1,024) rows, what one flush appends at most: the log stays near its cap.
             var over = logRows - (try accessLogCap())
             if defersLogFolds {
                 // The owner folds them, a batch per lock hold (`DiskCacheCore.scheduleLogFolds`): all the log
@@ -157,7 +160,7 @@ extension KVStorage {
             // folds per 1,024 rows appended let the log grow without bound (`KVCacheFoldFlushBoundReviewTests`).
             // Each fold still commits on its own.
             var folded: Int64 = 0
-            while over > 0 && folded < 4 * Self.accessFoldBatch, let range = try foldAccessLog() {
+            while over > 0 && folded < Int64(Self.pendingAccessLimit), let range = try foldAccessLog() {
                 let rows = range.upperBound - range.lowerBound + 1
                 over -= rows
                 folded += rows

@@ -151,5 +151,9 @@ final class KVStorageSnapshotTests: XCTestCase {
             !cache.core.storage.withLock { $0.hasReadSnapshot }
         }, object: nil)
         wait(for: [released], timeout: 10)
+        // The folder is removed in tearDown: let the cache's background work (trash sweep, checkpoint) end
+        // first, or it may create an entry while the removal walks the folder (seen once: EPERM from remove).
+        cache.core.waitForTrashSweep()
+        cache.core.waitForCheckpoint()
     }
 }
