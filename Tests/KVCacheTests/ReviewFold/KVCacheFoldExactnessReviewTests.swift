@@ -162,14 +162,7 @@ final class KVCacheFoldExactnessReviewTests: XCTestCase {
     /// A fold through a rowid in the middle of a key's rows applies only that key's times up to there; the
     /// rows after stay for the next fold (a trim orders by the reads up to its start, `TrimLimits.foldThrough`).
     func testAFoldStopsAtThroughInTheMiddleOfAKeysRows() throws {
-        for duration in Self.durations {
-            let directory = try TemporaryDirectory("kvcache-fold-exact-through")
-            defer { try? directory.remove() }
-            let storage = try KVStorage(path: directory.path, type: .sqlite)
-            defer { storage.close() }
-            for key in ["a", "b", "c"] { try storage.save(key: key, value: testBytes(8, seed: 1)) }
-            try storage.applyAccessTimes()
-            let base = try XCTUnwrap(try storage.reviewFoldManifestTime("c"))
+        try forEachDurationWithABC("kvcache-fold-exact-through") { duration, storage, base in
             // a@+100, b@+200, a@+300 | c@+50, a@+400
             for (key, delta) in [("a", 100), ("b", 200), ("a", 300), ("c", 50), ("a", 400)] {
                 try storage.reviewFoldAppend(key, time: base + Int64(delta))
@@ -193,14 +186,7 @@ final class KVCacheFoldExactnessReviewTests: XCTestCase {
     /// Rowid gaps (rows deleted from the middle, explicit rowids far apart, a gap wider than a batch): each
     /// fold makes progress, the log drains, every time lands.
     func testRowidGapsDrainExactly() throws {
-        for duration in Self.durations {
-            let directory = try TemporaryDirectory("kvcache-fold-exact-gaps")
-            defer { try? directory.remove() }
-            let storage = try KVStorage(path: directory.path, type: .sqlite)
-            defer { storage.close() }
-            for key in ["a", "b", "c"] { try storage.save(key: key, value: testBytes(8, seed: 1)) }
-            try storage.applyAccessTimes()
-            let base = try XCTUnwrap(try storage.reviewFoldManifestTime("c"))
+        try forEachDurationWithABC("kvcache-fold-exact-gaps") { duration, storage, base in
             storage.endReadSnapshot()
             for (rowid, key, delta) in [(5, "a", 10), (6, "b", 20), (300, "a", 30), (301, "c", 40), (5_000, "b", 50),
                                         (5_255, "a", 60), (5_256, "c", 5), (1_000_000, "c", 70)] {
@@ -213,6 +199,22 @@ final class KVCacheFoldExactnessReviewTests: XCTestCase {
             XCTAssertEqual(try storage.reviewFoldManifestTime("a"), base + 60, "duration \(duration)")
             XCTAssertEqual(try storage.reviewFoldManifestTime("b"), base + 50, "duration \(duration)")
             XCTAssertEqual(try storage.reviewFoldManifestTime("c"), base + 70, "duration \(duration)")
+        }
+    }
+
+    /// Runs `body` once per duration of `durations`, each time with a fresh store holding the keys a, b and c
+    /// (saved, their access times folded) and the manifest time of c (the latest save).
+    private func forEachDurationWithABC(
+        _ label: String, _ body: (Double, KVStorage, Int64) throws -> Void
+    ) throws {
+        for duration in Self.durations {
+            let directory = try TemporaryDirectory(label)
+            defer { try? directory.remove() }
+            let storage = try KVStorage(path: directory.path, type: .sqlite)
+            defer { storage.close() }
+            for key in ["a", "b", "c"] { try storage.save(key: key, value: testBytes(8, seed: 1)) }
+            try storage.applyAccessTimes()
+            try body(duration, storage, try XCTUnwrap(try storage.reviewFoldManifestTime("c")))
         }
     }
 }
