@@ -244,6 +244,8 @@ extension KVStorage {
                     UPDATE manifest SET last_access_time = ?2
                     WHERE key = (SELECT key FROM access_log WHERE rowid = ?1) AND last_access_time < ?2
                     """)
+                // The oldest row (`low`) is always read: nothing was folded only if the log changed under us.
+                guard !rows.isEmpty else { return nil }
                 var folded = low - 1
                 for row in rows {
                     if folded >= low, deadline != .max, DispatchTime.now().uptimeNanoseconds >= deadline { break }
@@ -255,8 +257,6 @@ extension KVStorage {
                     }
                     folded = row.rowid
                 }
-                // Rows past the last one read (none, unless the log has gaps) are in no batch yet.
-                if folded < low { folded = cut }
                 let delete = try database.prepare("DELETE FROM access_log WHERE rowid <= ?1")
                 do {
                     defer { delete.reset() }
