@@ -17,9 +17,17 @@ final class KVCacheFoldOwedDrainReviewTests: XCTestCase {
         let keys = 1_100
         let cap = try cache.review7Fill(keys: keys, rows: 65_536 + 1_500)
         cache.core.storage.withLock { $0.stepDuration = 0 }
-        // A flush of 1,024 reads finds the log 2,524 rows past its cap: full, folds owed.
+        // A flush of 1,024 reads finds the log 2,524 rows past its cap: full, folds owed. The background queue
+        // is held meanwhile (it drained the log before the check in one run); a running checkpoint ends first,
+        // as it would defer the flush.
+        cache.core.waitForCheckpoint()
+        cache.core.checkpointQueue.suspend()
+        var suspended = true
+        defer { if suspended { cache.core.checkpointQueue.resume() } }
         for n in 0..<(KVStorage.pendingAccessLimit + 10) { XCTAssertNotNil(try cache.object(forKey: "key-\(n % keys)")) }
         let sawFull = cache.core.storage.withLock { $0.accessLogFull || $0.owedLogFolds > 0 }
+        cache.core.checkpointQueue.resume()
+        suspended = false
         var drained = false
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
