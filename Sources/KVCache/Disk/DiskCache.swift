@@ -36,6 +36,11 @@ public final class DiskCache: Sendable {
         core = try DiskCacheRegistry.core(path: path, inlineThreshold: inlineThreshold)
     }
 
+    /// Releases this handle. The release of the last handle for a folder closes its store on this thread
+    /// (after its running background task ends): once it returns, nothing of the cache touches the folder,
+    /// which may then be removed or opened anew.
+    deinit { DiskCacheRegistry.releaseHandle(of: core) }
+
     /// The default `inlineThreshold`: 20 KB, checked against the value-size sweep of the `kvcache` benchmark:
     /// writes inline in SQLite beat writes to files at every size measured, and inline reads (sharing one
     /// snapshot) beat file reads up to 32 KB and fall behind from 64 KB. 20 KB keeps every inline value on the

@@ -29,6 +29,8 @@ final class DiskCacheCore: Sendable {
     let checkpointQueue: DispatchQueue
     private let checkpointScheduled = Atomic(false)
     private let logFoldsScheduled = Atomic(false)
+    /// Every background task runs through it; `close()` shuts it (see `BackgroundWork`).
+    let background = BackgroundWork()
     /// Called (outside the store lock) after each step of a trim that has more to do, with the number of
     /// steps so far (tests observe that the lock is released between steps).
     let trimStepHook = Mutex<(@Sendable (Int) -> Void)?>(nil)
@@ -46,6 +48,16 @@ final class DiskCacheCore: Sendable {
         checkpointQueue = DispatchQueue(label: "webimage.kvcache.checkpoint", qos: .utility)
         scheduleEmptyTrash()
         scheduleAutoTrim()
+    }
+
+    /// Closes the store for good, on the calling thread: lets no background task start, waits for the running
+    /// ones (a trim stops after its current step), then writes the pending access times and closes the
+    /// manifest. Called when the last `DiskCache` handle for the folder is released
+    /// (`DiskCacheRegistry.releaseHandle`), so the folder is free the moment that release returns.
+    /// Idempotent; never from a background task of this core.
+    func close() {
+        background.close()
+        storage.withLock { $0.close() }
     }
 
     /// Runs `body` with the storage, holding the lock. When the storage is left holding a read snapshot,
@@ -91,7 +103,7 @@ final class DiskCacheCore: Sendable {
         checkpointQueue.async { [weak self] in
             guard let self else { return }
             self.logFoldsScheduled.store(false, ordering: .releasing)
-            self.foldOwedBatch()
+            self.background.run { self.foldOwedBatch() }
         }
     }
 
@@ -113,23 +125,27 @@ final class DiskCacheCore: Sendable {
     func scheduleCheckpoint() {
         guard checkpointScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
-        let path = self.path
         let gate = storage.withLock { $0.checkpointGate }
-        // Weakly, as the trash sweep: the last handle's core must not be freed here.
+        // Weakly, as the trash sweep.
         checkpointQueue.async { [weak self] in
-            self?.checkpointScheduled.store(false, ordering: .releasing)
-            // Meanwhile reads keep their access times in memory and no fold commits (as during a trim's
-            // checkpoint): a stream of reads alone was a stream of commits the checkpoint never caught up
-            // with, and the WAL grew to the bound where a commit checkpoints under the store lock
-            // (`KVCacheReadStreamWALBoundReviewTests`). Writes still commit: for a stream of them that bound
-            // is the fallback.
-            let seen = self?.storage.withLock { storage -> WALSight in
-                storage.checkpointDefersAccessFlush = true
-                return storage.walSight()
-            }
-            let result = Self.checkpoint(path, gate: gate)
-            self?.endAccessFlushDeferral(byTrim: false, checkpoint: result.map { ($0, seen) })
+            guard let self else { return }
+            self.checkpointScheduled.store(false, ordering: .releasing)
+            self.background.run { self.checkpointInBackground(gate: gate) }
         }
+    }
+
+    private func checkpointInBackground(gate: CheckpointGate) {
+        // Meanwhile reads keep their access times in memory and no fold commits (as during a trim's
+        // checkpoint): a stream of reads alone was a stream of commits the checkpoint never caught up
+        // with, and the WAL grew to the bound where a commit checkpoints under the store lock
+        // (`KVCacheReadStreamWALBoundReviewTests`). Writes still commit: for a stream of them that bound
+        // is the fallback.
+        let seen = storage.withLock { storage -> WALSight in
+            storage.checkpointDefersAccessFlush = true
+            return storage.walSight()
+        }
+        let result = Self.checkpoint(path, gate: gate)
+        endAccessFlushDeferral(byTrim: false, checkpoint: result.map { ($0, seen) })
     }
 
     /// Clears one reason to defer access-time flushes (a trim's or the background checkpoint's, each its
@@ -186,11 +202,13 @@ final class DiskCacheCore: Sendable {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + KVStorage.defaultSnapshotAgeLimit) { [weak self] in
             guard let self else { return }
             self.snapshotReleaseScheduled.store(false, ordering: .releasing)
-            let stillOpen = self.storage.withLock { storage -> Bool in
-                if let age = storage.readSnapshotAge, age >= KVStorage.defaultSnapshotAgeLimit * 0.9 { storage.endReadSnapshot() }
-                return storage.hasReadSnapshot
+            self.background.run {
+                let stillOpen = self.storage.withLock { storage -> Bool in
+                    if let age = storage.readSnapshotAge, age >= KVStorage.defaultSnapshotAgeLimit * 0.9 { storage.endReadSnapshot() }
+                    return storage.hasReadSnapshot
+                }
+                if stillOpen { self.scheduleSnapshotRelease() }
             }
-            if stillOpen { self.scheduleSnapshotRelease() }
         }
     }
 
@@ -204,14 +222,17 @@ final class DiskCacheCore: Sendable {
         guard trashScheduled.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
         let path = self.path
-        // Weakly: a sweep must not be where the last handle's core is freed (and its manifest closed, which
-        // writes to the folder) after its owner thought it gone.
+        // Weakly: the core is closed when its last handle goes (`close()`), and what it left in `trash/` the
+        // next opener sweeps.
         trashQueue.async { [weak self] in
-            self?.trashScheduled.store(false, ordering: .releasing)
-            do {
-                try KVStorage.emptyTrash(atPath: path)
-            } catch {
-                kvLog.error("DiskCache at \(path): emptying trash failed: \(error)")
+            guard let self else { return }
+            self.trashScheduled.store(false, ordering: .releasing)
+            self.background.run {
+                do {
+                    try KVStorage.emptyTrash(atPath: path)
+                } catch {
+                    kvLog.error("DiskCache at \(path): emptying trash failed: \(error)")
+                }
             }
         }
     }
@@ -221,12 +242,14 @@ final class DiskCacheCore: Sendable {
         let interval = limits.withLock { $0.autoTrimInterval }
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + interval) { [weak self] in
             guard let self else { return }
-            do {
-                try self.trimToLimits()
-            } catch {
-                kvLog.error("DiskCache at \(self.path): background trim failed: \(error)")
+            let ran = self.background.run {
+                do {
+                    try self.trimToLimits()
+                } catch {
+                    kvLog.error("DiskCache at \(self.path): background trim failed: \(error)")
+                }
             }
-            self.scheduleAutoTrim()
+            if ran { self.scheduleAutoTrim() }
         }
     }
 
@@ -237,6 +260,7 @@ final class DiskCacheCore: Sendable {
     /// log or one batch of `KVStorage.trimBatch` removals), so reads and writes are served between steps however much is
     /// trimmed.
     func trimToLimits() throws(KVCacheError) {
+        guard !background.isClosed else { return }
         // First what instances that died beside this one left (slots, temporaries, journaled moves): a
         // long-running instance with no new opener beside it reaps them here (KVStorage+CleanShutdown.swift).
         try withStorage { (storage: KVStorage) -> Void in storage.reapDeadInstancesBesideThis() }
@@ -300,7 +324,8 @@ final class DiskCacheCore: Sendable {
                 // catches up, and the WAL would grow to the bound where a commit checkpoints itself.
                 checkpointOnThisThread()
             }
-            guard more else { break }
+            // The last handle went (`close()`): the rest is the next opener's to trim.
+            guard more, !background.isClosed else { break }
             steps += 1
             trimStepHook.withLock { $0 }?(steps)
         }

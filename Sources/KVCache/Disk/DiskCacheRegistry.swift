@@ -1,33 +1,61 @@
 import Foundation
 import Synchronization
 
-/// The process-wide map from a folder to its live `DiskCacheCore` (YYDiskCache's global instance map).
-/// Holds cores weakly: a core lives while some `DiskCache` handle uses it.
+/// The process-wide map from a folder to its live `DiskCacheCore` (YYDiskCache's global instance map), with
+/// the number of `DiskCache` handles using each. A core is in the map exactly while some handle uses it;
+/// the release of its last handle takes it out and closes it (`DiskCacheCore.close()`) before returning,
+/// so a program that drops its handles may remove the folder at once.
 ///
 /// - Important: Thread-safe (a `Mutex`); a core is opened while the map is locked, so two threads asking for
-///   one path share one core.
+///   one path share one core. A close runs outside the map's lock: an open of the same folder meanwhile
+///   gets a new core, a second instance of the folder beside the closing one (as another process would be).
 enum DiskCacheRegistry {
-    private struct WeakCore {
-        weak var core: DiskCacheCore?
+    private struct Entry {
+        let core: DiskCacheCore
+        var handles: Int
     }
 
     /// Keyed by the path's bytes: two paths that differ as bytes are two folders, even when Swift's
     /// `String ==` (canonical equivalence) calls them equal.
-    private static let cores = Mutex<[ExactKey<String>: WeakCore]>([:])
+    private static let cores = Mutex<[ExactKey<String>: Entry]>([:])
 
-    /// The live core for `path`, or a newly opened one. Entries of cores that died are dropped whenever a
-    /// core is opened, so the map holds at most the live folders plus the ones that died since.
+    /// The live core for `path`, or a newly opened one, counted as one more handle's. Each call must be
+    /// balanced by one `releaseHandle(of:)`.
     static func core(path: String, inlineThreshold: Int) throws(KVCacheError) -> DiskCacheCore {
         let key = URL(fileURLWithPath: path).standardizedFileURL.path
-        return try cores.withLock { (cores: inout [ExactKey<String>: WeakCore]) throws(KVCacheError) -> DiskCacheCore in
-            if let live = cores[ExactKey(key)]?.core { return live }
-            cores = cores.filter { $0.value.core != nil }
+        return try cores.withLock { (cores: inout [ExactKey<String>: Entry]) throws(KVCacheError) -> DiskCacheCore in
+            if let live = cores[ExactKey(key)] {
+                cores[ExactKey(key)]?.handles += 1
+                return live.core
+            }
             let core = try DiskCacheCore(path: key, inlineThreshold: inlineThreshold)
-            cores[ExactKey(key)] = WeakCore(core: core)
+            cores[ExactKey(key)] = Entry(core: core, handles: 1)
             return core
         }
     }
 
-    /// Entries in the map, live or not (tests).
+    /// Counts one handle of `core` released; for the last one, takes the core out of the map and closes it on
+    /// the calling thread (waiting for its running background task, see `DiskCacheCore.close()`).
+    static func releaseHandle(of core: DiskCacheCore) {
+        let last = cores.withLock { cores -> Bool in
+            let key = ExactKey(core.path)
+            guard let entry = cores[key], entry.core === core else { return false }
+            if entry.handles > 1 {
+                cores[key]?.handles -= 1
+                return false
+            }
+            cores[key] = nil
+            return true
+        }
+        if last { core.close() }
+    }
+
+    /// Folders in the map (tests).
     static var entryCount: Int { cores.withLock { $0.count } }
+
+    /// The handles counted for the folder at `path`, `nil` when it has no live core (tests).
+    static func handles(forPath path: String) -> Int? {
+        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        return cores.withLock { $0[ExactKey(key)]?.handles }
+    }
 }
