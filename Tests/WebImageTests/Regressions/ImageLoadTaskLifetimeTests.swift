@@ -31,12 +31,20 @@ final class ImageLoadTaskLifetimeTests: XCTestCase {
     }
 
     func testTaskIsFreedAfterFinishingAndAfterCancelling() throws {
-        fixture.server.route("/ok.png", .bytes(try TestImages.png(), contentType: "image/png"))
-        fixture.server.route("/slow.png", .bytes(try TestImages.png(), contentType: "image/png").delayed(by: 0.3))
+        // The response waits until the test has found the task in flight: on loopback the whole load could
+        // otherwise end before the lookup (CI once: "registered while in flight" failed).
+        let looked = DispatchSemaphore(value: 0)
+        let png = try TestImages.png()
+        fixture.server.route("/ok.png") { _ in
+            _ = looked.wait(timeout: .now() + 10)
+            return .bytes(png, contentType: "image/png")
+        }
+        fixture.server.route("/slow.png", .bytes(png, contentType: "image/png").delayed(by: 0.3))
         let finished = expectation(description: "finished")
         let (_, finishedTask) = start("/ok.png", options: [.ignoreDiskCache]) { _, _, _, stage, _ in
             if stage == .finished { finished.fulfill() }
         }
+        looked.signal()
         wait(for: [finished], timeout: 10)
         assertFreed(finishedTask)
 
