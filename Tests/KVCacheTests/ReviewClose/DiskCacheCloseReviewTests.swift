@@ -1,0 +1,73 @@
+@testable import KVCache
+import Foundation
+import Synchronization
+import XCTest
+
+/// Review of "the release of a folder's last handle closes its store" (DiskCacheRegistry.releaseHandle →
+/// DiskCacheCore.close → BackgroundWork.close, which waits for the running background task): user objects
+/// (the `filename` closure and what it captures) whose release may end up releasing the last handle.
+final class DiskCacheCloseReviewTests: XCTestCase {
+    private var directory: TemporaryDirectory!
+
+    override func setUpWithError() throws { directory = try TemporaryDirectory() }
+    override func tearDownWithError() throws { try directory.remove() }
+
+    /// Owns a handle; kept alive only by the `filename` closure that captured it.
+    private final class HandleOwner: Sendable {
+        let cache: DiskCache
+        init(_ cache: DiskCache) { self.cache = cache }
+    }
+
+    /// The background trim copied the whole `Limits` (its `filename` closure included) into a local. When the
+    /// user swaps the closure out meanwhile, that copy holds its last reference, and the trim frees it at its
+    /// end, inside `background.run`. If the closure held the folder's last handle (its owner), that release
+    /// ran `close()` on the trim's thread, which waits in `BackgroundWork.close()` for the trim itself: the
+    /// trim never ends, the folder stays open, and the next `close` of anything waiting on it hangs too.
+    func testAFilenameClosureFreedByABackgroundTrimDoesNotDeadlockTheClose() throws {
+        var cache: DiskCache? = try DiskCache(path: directory.path, inlineThreshold: 100)
+        let core = try XCTUnwrap(cache?.core)
+        for i in 0..<(4 * KVStorage.trimBatch) { try cache?.setObject(Data([UInt8(truncatingIfNeeded: i)]), forKey: "k\(i)") }
+        do {
+            let owner = HandleOwner(try DiskCache(path: directory.path))
+            cache?.filename = { [owner] key in _ = owner; return MD5.hex(key) }
+        }
+        XCTAssertEqual(DiskCacheRegistry.handles(forPath: directory.path), 2)
+        cache?.countLimit = 0
+
+        let reached = DispatchSemaphore(value: 0)
+        let proceed = DispatchSemaphore(value: 0)
+        core.trimStepHook.withLock { hook in
+            hook = { steps in
+                if steps == 1 {
+                    reached.signal()
+                    proceed.wait()
+                }
+            }
+        }
+        let trimEnded = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            // What the auto-trim loop runs.
+            core.background.run { try? core.trimToLimits() }
+            trimEnded.signal()
+        }
+        XCTAssertEqual(reached.wait(timeout: .now() + 30), .success)
+
+        // The user drops the closure (breaking its cycle) and then their own handle: the owner's is the last.
+        cache?.filename = nil
+        let released = DispatchSemaphore(value: 0)
+        let mine = Mutex<DiskCache?>(cache)
+        cache = nil
+        DispatchQueue.global().async {
+            mine.withLock { $0 = nil }
+            released.signal()
+        }
+        proceed.signal()
+
+        // A deadlock never ends; 20 s is only how long we wait before calling it one.
+        XCTAssertEqual(trimEnded.wait(timeout: .now() + 20), .success,
+                       "the background trim never ended: it freed the last handle and waits for itself in close()")
+        XCTAssertEqual(released.wait(timeout: .now() + 20), .success)
+        XCTAssertTrue(core.storage.withLock { $0.isClosed }, "no handle is left, yet the store is open")
+        XCTAssertNil(DiskCacheRegistry.handles(forPath: directory.path))
+    }
+}
