@@ -70,4 +70,42 @@ final class DiskCacheCloseReviewTests: XCTestCase {
         XCTAssertTrue(core.storage.withLock { $0.isClosed }, "no handle is left, yet the store is open")
         XCTAssertNil(DiskCacheRegistry.handles(forPath: directory.path))
     }
+
+    private final class Flag: Sendable { let value = Mutex<Bool?>(nil) }
+
+    /// Watches, in its deinit, whether the `limits` lock of `cache`'s core is free (from another thread).
+    private final class LockProbe: Sendable {
+        let cache: DiskCache
+        let lockWasFree: Flag
+        init(_ cache: DiskCache, result: Flag) {
+            self.cache = cache
+            lockWasFree = result
+        }
+
+        deinit {
+            let done = DispatchSemaphore(value: 0)
+            let cache = self.cache
+            DispatchQueue.global().async {
+                _ = cache.countLimit
+                done.signal()
+            }
+            // Free: at once. Held by our caller: never, until we return; 10 s is how long we wait to call it held.
+            let free = done.wait(timeout: .now() + 10) == .success
+            lockWasFree.value.withLock { $0 = free }
+        }
+    }
+
+    /// Setting `filename` freed the old closure, and whatever it captured, under the core's `limits` lock: user
+    /// code (deinits) under a lock. Since a `DiskCache` deinit may now close a store (waiting for its
+    /// background task), the old closure's captures must be freed outside the lock.
+    func testSettingFilenameFreesTheOldClosureOutsideTheLimitsLock() throws {
+        let cache = try DiskCache(path: directory.path)
+        let result = Flag()
+        do {
+            let probe = LockProbe(try DiskCache(path: directory.path), result: result)
+            cache.filename = { [probe] key in _ = probe; return key }
+        }
+        cache.filename = nil
+        XCTAssertEqual(result.value.withLock { $0 }, true, "the old closure's captures were freed under the limits lock")
+    }
 }
