@@ -1,5 +1,8 @@
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The process-wide map from a folder to its live `DiskCacheCore` (YYDiskCache's global instance map), with
 /// the number of `DiskCache` handles using each. A core is in the map exactly while some handle uses it;
@@ -22,7 +25,7 @@ enum DiskCacheRegistry {
     /// The live core for `path`, or a newly opened one, counted as one more handle's. Each call must be
     /// balanced by one `releaseHandle(of:)`.
     static func core(path: String, inlineThreshold: Int) throws(KVCacheError) -> DiskCacheCore {
-        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        let key = folderKey(path)
         return try cores.withLock { (cores: inout [ExactKey<String>: Entry]) throws(KVCacheError) -> DiskCacheCore in
             if let live = cores[ExactKey(key)] {
                 cores[ExactKey(key)]?.handles += 1
@@ -55,7 +58,32 @@ enum DiskCacheRegistry {
 
     /// The handles counted for the folder at `path`, `nil` when it has no live core (tests).
     static func handles(forPath path: String) -> Int? {
-        let key = URL(fileURLWithPath: path).standardizedFileURL.path
+        let key = folderKey(path)
         return cores.withLock { $0[ExactKey(key)]?.handles }
+    }
+
+    /// The folder `path` names, absolute, without `.`, empty components or a trailing `/`, as the kernel
+    /// resolves it: a `..` goes up from where the components before it lead, symlinks followed (the real path
+    /// of that prefix, when it exists), not lexically. `URL.standardizedFileURL` went up lexically unless the
+    /// whole path existed, so `<a>/link/../new` opened `<a>/new`, a folder the caller never named
+    /// (`DiskCachePathSpellingReviewTests`). Other symlinks are kept as spelled.
+    static func folderKey(_ path: String) -> String {
+        let slash = UInt8(ascii: "/"), dot = UInt8(ascii: ".")
+        let absolute = path.utf8.first == slash ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var parts: [[UInt8]] = []
+        func joined() -> String { parts.isEmpty ? "/" : String(decoding: parts.flatMap { [slash] + $0 }, as: UTF8.self) }
+        for part in absolute.utf8.split(separator: slash, omittingEmptySubsequences: true).map(Array.init) {
+            if part == [dot] { continue }
+            if part == [dot, dot] {
+                if let resolved = realpath(joined(), nil) {
+                    defer { free(resolved) }
+                    parts = String(cString: resolved).utf8.split(separator: slash, omittingEmptySubsequences: true).map(Array.init)
+                }
+                if !parts.isEmpty { parts.removeLast() }
+                continue
+            }
+            parts.append(part)
+        }
+        return joined()
     }
 }

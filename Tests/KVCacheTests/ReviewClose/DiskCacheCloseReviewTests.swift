@@ -109,3 +109,35 @@ final class DiskCacheCloseReviewTests: XCTestCase {
         XCTAssertEqual(result.value.withLock { $0 }, true, "the old closure's captures were freed under the limits lock")
     }
 }
+
+/// The registry's key, which is also the folder the core opens: `..` after a symlink.
+final class DiskCachePathSpellingReviewTests: XCTestCase {
+    private var directory: TemporaryDirectory!
+
+    override func setUpWithError() throws { directory = try TemporaryDirectory() }
+    override func tearDownWithError() throws { try directory.remove() }
+
+    /// `<a>/link/../cache`, where `link` points at `<real>/sub`, is `<real>/cache` to the system (the kernel
+    /// resolves `..` after following the link). The registry standardized it lexically when `cache` did not
+    /// exist yet (Foundation resolves the link only for a path that exists), so the cache opened `<a>/cache`,
+    /// a folder the caller never named: another process spelling the folder physically would not see it.
+    func testADotDotAfterASymlinkOpensTheFolderTheSystemMeans() throws {
+        let real = directory.path + "/real"
+        try FileManager.default.createDirectory(atPath: real + "/sub", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: directory.path + "/a", withIntermediateDirectories: true)
+        XCTAssertEqual(symlink(real + "/sub", directory.path + "/a/link"), 0)
+        let spelled = directory.path + "/a/link/../cache"
+
+        let cache = try DiskCache(path: spelled)
+        try cache.setObject(Data([1, 2, 3]), forKey: "k")
+        var info = stat()
+        XCTAssertEqual(stat(spelled + "/manifest.sqlite", &info), 0,
+                       "the cache is not in the folder the path names (it opened \(cache.path))")
+        XCTAssertEqual(stat(directory.path + "/a/cache", &info), -1, "the cache created a folder nobody named")
+
+        // The same folder spelled physically is the same store.
+        let physical = try DiskCache(path: real + "/cache")
+        XCTAssertTrue(physical.core === cache.core)
+        XCTAssertEqual(try physical.object(forKey: "k"), Data([1, 2, 3]))
+    }
+}
