@@ -9,31 +9,67 @@ import Glibc
 /// the release of its last handle takes it out and closes it (`DiskCacheCore.close()`) before returning,
 /// so a program that drops its handles may remove the folder at once.
 ///
-/// - Important: Thread-safe (a `Mutex`); a core is opened while the map is locked, so two threads asking for
-///   one path share one core. A close runs outside the map's lock: an open of the same folder meanwhile
-///   gets a new core, a second instance of the folder beside the closing one (as another process would be).
+/// - Important: Thread-safe (a `Mutex`, held only for map updates). A core is opened outside the lock, behind
+///   a placeholder that makes every other opener of that folder wait for it, so two threads asking for one
+///   path share one core; an open can wait without bound (for another process's exclusive open of the
+///   folder, its crash cleanup), and neither the opens of other folders nor any release (every
+///   `DiskCache.deinit`) waits for it (`DiskCacheRegistryOpenReviewTests`). A close runs outside the lock too:
+///   an open of the same folder meanwhile gets a new core, a second instance of the folder beside the closing
+///   one (as another process would be).
 enum DiskCacheRegistry {
     private struct Entry {
         let core: DiskCacheCore
         var handles: Int
     }
 
+    private enum Slot {
+        /// A thread is opening the folder's core; the group is left when it is in the map or the open failed.
+        case opening(DispatchGroup)
+        case live(Entry)
+    }
+
     /// Keyed by the path's bytes: two paths that differ as bytes are two folders, even when Swift's
     /// `String ==` (canonical equivalence) calls them equal.
-    private static let cores = Mutex<[ExactKey<String>: Entry]>([:])
+    private static let cores = Mutex<[ExactKey<String>: Slot]>([:])
 
     /// The live core for `path`, or a newly opened one, counted as one more handle's. Each call must be
     /// balanced by one `releaseHandle(of:)`.
     static func core(path: String, inlineThreshold: Int) throws(KVCacheError) -> DiskCacheCore {
-        let key = folderKey(path)
-        return try cores.withLock { (cores: inout [ExactKey<String>: Entry]) throws(KVCacheError) -> DiskCacheCore in
-            if let live = cores[ExactKey(key)] {
-                cores[ExactKey(key)]?.handles += 1
-                return live.core
+        let key = ExactKey(folderKey(path))
+        enum Step { case live(DiskCacheCore), wait(DispatchGroup), open(DispatchGroup) }
+        while true {
+            let step = cores.withLock { cores -> Step in
+                switch cores[key] {
+                case .live(var entry)?:
+                    entry.handles += 1
+                    cores[key] = .live(entry)
+                    return .live(entry.core)
+                case .opening(let group)?:
+                    return .wait(group)
+                case nil:
+                    let group = DispatchGroup()
+                    group.enter()
+                    cores[key] = .opening(group)
+                    return .open(group)
+                }
             }
-            let core = try DiskCacheCore(path: key, inlineThreshold: inlineThreshold)
-            cores[ExactKey(key)] = Entry(core: core, handles: 1)
-            return core
+            switch step {
+            case .live(let core):
+                return core
+            case .wait(let group):
+                // Then the core it opened, or (its open failed) an open of our own.
+                group.wait()
+            case .open(let group):
+                defer { group.leave() }
+                do throws(KVCacheError) {
+                    let core = try DiskCacheCore(path: key.base, inlineThreshold: inlineThreshold)
+                    cores.withLock { $0[key] = .live(Entry(core: core, handles: 1)) }
+                    return core
+                } catch {
+                    cores.withLock { $0[key] = nil }
+                    throw error
+                }
+            }
         }
     }
 
@@ -42,9 +78,10 @@ enum DiskCacheRegistry {
     static func releaseHandle(of core: DiskCacheCore) {
         let last = cores.withLock { cores -> Bool in
             let key = ExactKey(core.path)
-            guard let entry = cores[key], entry.core === core else { return false }
+            guard case .live(var entry)? = cores[key], entry.core === core else { return false }
             if entry.handles > 1 {
-                cores[key]?.handles -= 1
+                entry.handles -= 1
+                cores[key] = .live(entry)
                 return false
             }
             cores[key] = nil
@@ -59,7 +96,10 @@ enum DiskCacheRegistry {
     /// The handles counted for the folder at `path`, `nil` when it has no live core (tests).
     static func handles(forPath path: String) -> Int? {
         let key = folderKey(path)
-        return cores.withLock { $0[ExactKey(key)]?.handles }
+        return cores.withLock { cores -> Int? in
+            guard case .live(let entry)? = cores[ExactKey(key)] else { return nil }
+            return entry.handles
+        }
     }
 
     /// The folder `path` names, absolute, without `.`, empty components or a trailing `/`, as the kernel

@@ -141,3 +141,63 @@ final class DiskCachePathSpellingReviewTests: XCTestCase {
         XCTAssertEqual(try physical.object(forKey: "k"), Data([1, 2, 3]))
     }
 }
+
+/// `DiskCache.deinit` now takes the registry's lock (to count the handle out), and the registry opened a core
+/// while holding that lock. An open can wait without bound: for the exclusive opener of the folder (another
+/// process running its crash cleanup, a full scan of a large store) in `flock(<folder>/lock, LOCK_SH)`.
+/// Meanwhile every release of every handle in the process, of any folder, waited too: an `ImageCache`
+/// dropped on the main thread hung on another folder's open.
+final class DiskCacheRegistryOpenReviewTests: XCTestCase {
+    private var directory: TemporaryDirectory!
+
+    override func setUpWithError() throws { directory = try TemporaryDirectory() }
+    override func tearDownWithError() throws { try directory.remove() }
+
+    /// Whether some `flock` request on the file `path` is blocked (a "->" line of /proc/locks for its inode).
+    private func someoneWaits(onLockAt path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else {
+            return false
+        }
+        return locks.split(separator: "\n").contains { $0.contains("->") && $0.contains(":\(info.st_ino) ") }
+    }
+
+    func testAReleaseDoesNotWaitForAnotherFolderBeingOpened() throws {
+        let x = directory.path + "/x", y = directory.path + "/y"
+        let kept = try DiskCache(path: x)
+        let dropped = Mutex<DiskCache?>(try DiskCache(path: x)) // not the last handle of x: no close
+        try FileManager.default.createDirectory(atPath: y, withIntermediateDirectories: true)
+        // Another process is the exclusive opener of y (its crash cleanup runs).
+        let fd = open(y + "/lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        XCTAssertEqual(flock(fd, LOCK_EX), 0)
+        var holding = true
+        defer { if holding { flock(fd, LOCK_UN) }; close(fd) }
+
+        let opened = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = try? DiskCache(path: y)
+            opened.signal()
+        }
+        let waiting = XCTNSPredicateExpectation(predicate: NSPredicate { [self] _, _ in someoneWaits(onLockAt: y + "/lock") },
+                                                object: nil)
+        wait(for: [waiting], timeout: 30)
+
+        let released = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            dropped.withLock { $0 = nil }
+            released.signal()
+        }
+        // Never, on the old code, while we hold the lock; 10 s is how long we wait before calling it that.
+        let releasedWhileOpening = released.wait(timeout: .now() + 10) == .success
+        // Let the open go on before anything here takes the registry's lock (on the old code it would wait too).
+        flock(fd, LOCK_UN)
+        holding = false
+        XCTAssertTrue(releasedWhileOpening,
+                      "releasing a handle of x waited for the open of y (the registry's lock held through it)")
+        XCTAssertEqual(opened.wait(timeout: .now() + 30), .success)
+        if !releasedWhileOpening { XCTAssertEqual(released.wait(timeout: .now() + 30), .success) }
+        XCTAssertEqual(DiskCacheRegistry.handles(forPath: x), 1)
+        withExtendedLifetime(kept) {}
+    }
+}
