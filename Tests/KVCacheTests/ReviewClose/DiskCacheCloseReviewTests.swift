@@ -201,3 +201,81 @@ final class DiskCacheRegistryOpenReviewTests: XCTestCase {
         withExtendedLifetime(kept) {}
     }
 }
+
+/// What stays behind a closed core: the core itself, its registry entry, a rescheduling auto-trim.
+final class DiskCacheCloseLeakReviewTests: XCTestCase {
+    private var directory: TemporaryDirectory!
+
+    override func setUpWithError() throws { directory = try TemporaryDirectory() }
+    override func tearDownWithError() throws { try directory.remove() }
+
+    func testAClosedCoreIsFreedWithEveryKindOfTaskPendingAndLeavesNoEntry() throws {
+        weak var weakCore: DiskCacheCore?
+        let (trashQueue, checkpointQueue): (DispatchQueue, DispatchQueue)
+        do {
+            let cache = try DiskCache(path: directory.path, inlineThreshold: 100)
+            cache.autoTrimInterval = 0.01
+            cache.countLimit = 10
+            weakCore = cache.core
+            (trashQueue, checkpointQueue) = (cache.core.trashQueue, cache.core.checkpointQueue)
+            for i in 0..<50 { try cache.setObject(Data(repeating: 1, count: 200), forKey: "k\(i)") }
+            for i in 0..<50 { try cache.setObject(Data(repeating: 2, count: 300), forKey: "k\(i)") } // trash
+            _ = try cache.object(forKey: "k1") // a snapshot: its release is scheduled
+            cache.core.scheduleCheckpoint()
+            cache.core.scheduleLogFolds()
+            XCTAssertEqual(DiskCacheRegistry.handles(forPath: directory.path), 1)
+        }
+        XCTAssertNil(DiskCacheRegistry.handles(forPath: directory.path), "the entry outlived the last handle")
+        trashQueue.sync {}
+        checkpointQueue.sync {}
+        // The timed tasks (auto-trim every 10 ms, the snapshot release after 50 ms) hold the core weakly; one that
+        // runs holds it for its run.
+        let freed = XCTNSPredicateExpectation(predicate: NSPredicate { _, _ in weakCore == nil }, object: nil)
+        wait(for: [freed], timeout: 10)
+        XCTAssertNil(weakCore, "the closed core is kept alive")
+    }
+}
+
+/// The last handle released from inside the completion-handler and async APIs (on `core.queue`).
+final class DiskCacheCloseInCallbackReviewTests: XCTestCase {
+    private var directory: TemporaryDirectory!
+
+    override func setUpWithError() throws { directory = try TemporaryDirectory() }
+    override func tearDownWithError() throws { try directory.remove() }
+
+    func testTheLastHandleDroppedInACompletionHandlerClosesOnceTheCallEnds() throws {
+        let holder = Mutex<DiskCache?>(try DiskCache(path: directory.path, inlineThreshold: 100))
+        let core = try XCTUnwrap(holder.withLock { $0?.core })
+        let calls = Mutex(0)
+        let done = DispatchSemaphore(value: 0)
+        let cache = try XCTUnwrap(holder.withLock { $0 })
+        cache.setObject(Data(repeating: 3, count: 500), forKey: "k") { result in
+            calls.withLock { $0 += 1 }
+            if case .failure(let error) = result { XCTFail("\(error)") }
+            holder.withLock { $0 = nil } // the user's last reference; the call's own keeps the handle
+            XCTAssertFalse(core.background.isClosed, "closed while the call ran")
+            done.signal()
+        }
+        // The handle now lives only in the call; the close runs on the queue once it ends.
+        _ = consume cache
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
+        let closed = XCTNSPredicateExpectation(predicate: NSPredicate { _, _ in core.storage.withLock { $0.isClosed } },
+                                               object: nil)
+        wait(for: [closed], timeout: 30)
+        XCTAssertEqual(calls.withLock { $0 }, 1)
+        let reopened = try DiskCache(path: directory.path)
+        XCTAssertEqual(try reopened.object(forKey: "k"), Data(repeating: 3, count: 500))
+    }
+
+    func testAnAsyncCallWhoseCallerDropsTheHandleStillSucceeds() async throws {
+        var cache: DiskCache? = try DiskCache(path: directory.path, inlineThreshold: 100)
+        let core = try XCTUnwrap(cache?.core)
+        let write = Task { [cache] in try await cache!.setObject(Data(repeating: 4, count: 500), forKey: "k") }
+        cache = nil
+        try await write.value
+        let reopened = try DiskCache(path: directory.path)
+        let read = try await reopened.object(forKey: "k")
+        XCTAssertEqual(read, Data(repeating: 4, count: 500))
+        XCTAssertTrue(core.storage.withLock { $0.isClosed } || reopened.core === core)
+    }
+}
