@@ -95,7 +95,15 @@ public final class DiskCache: Sendable {
     /// name breaks this throws `.invalidArgument`). `nil` (the MD5 of the key in hex) by default.
     public var filename: (@Sendable (String) -> String)? {
         get { core.limits.withLock { $0.filename } }
-        set { core.limits.withLock { $0.filename = newValue } }
+        set {
+            // The old closure (and what it captures: maybe the last handle of a cache, whose release closes
+            // it) is freed here, after the lock, never under it.
+            let replaced = core.limits.withLock { limits in
+                defer { limits.filename = newValue }
+                return limits.filename
+            }
+            withExtendedLifetime(replaced) {}
+        }
     }
 
     // MARK: Synchronous API

@@ -264,7 +264,13 @@ final class DiskCacheCore: Sendable {
         // First what instances that died beside this one left (slots, temporaries, journaled moves): a
         // long-running instance with no new opener beside it reaps them here (KVStorage+CleanShutdown.swift).
         try withStorage { (storage: KVStorage) -> Void in storage.reapDeadInstancesBesideThis() }
-        let limits = self.limits.withLock { $0 }
+        // The numbers only: a copy of `Limits` would hold the `filename` closure, and when the user swaps it out
+        // meanwhile, this task would free it, and with it maybe the last handle, whose `close()` waits for
+        // this task (`DiskCacheCloseReviewTests`).
+        let limits = self.limits.withLock {
+            (costLimit: $0.costLimit, countLimit: $0.countLimit, ageLimit: $0.ageLimit,
+             freeDiskSpaceLimit: $0.freeDiskSpaceLimit)
+        }
         guard let lock = try TrimLock(path: path + "/trim.lock") else { return }
         defer { lock.release() }
         var target = TrimLimits(maxSize: limits.costLimit, maxCount: limits.countLimit,
