@@ -77,25 +77,7 @@ final class DiskCacheLastHandleTests: XCTestCase {
         for i in 0..<entries { try cache?.setObject(Data([UInt8(truncatingIfNeeded: i)]), forKey: "k\(i)") }
         cache?.countLimit = 0
 
-        let reached = DispatchSemaphore(value: 0)
-        let proceed = DispatchSemaphore(value: 0)
-        let stepsSeen = Mutex(0)
-        core.trimStepHook.withLock { hook in
-            hook = { steps in
-                stepsSeen.withLock { $0 = steps }
-                if steps == 1 {
-                    reached.signal()
-                    proceed.wait()
-                }
-            }
-        }
-        let trimEnded = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            // What the auto-trim loop runs.
-            core.background.run { try? core.trimToLimits() }
-            trimEnded.signal()
-        }
-        XCTAssertEqual(reached.wait(timeout: .now() + 30), .success)
+        let trim = PausedBackgroundTrim(core: core)
 
         let released = DispatchSemaphore(value: 0)
         let lastHandle = Mutex<DiskCache?>(cache)
@@ -108,11 +90,11 @@ final class DiskCacheLastHandleTests: XCTestCase {
         let closing = XCTNSPredicateExpectation(predicate: NSPredicate { _, _ in core.background.isClosed }, object: nil)
         wait(for: [closing], timeout: 30)
         XCTAssertEqual(released.wait(timeout: .now() + 0.2), .timedOut, "the release returned while the trim ran")
-        proceed.signal()
+        trim.resume()
         XCTAssertEqual(released.wait(timeout: .now() + 30), .success)
         XCTAssertTrue(core.storage.withLock { $0.isClosed })
-        XCTAssertEqual(trimEnded.wait(timeout: .now()), .success, "the release returned before the trim ended")
-        XCTAssertLessThanOrEqual(stepsSeen.withLock { $0 }, 1, "the trim went on after the close")
+        XCTAssertEqual(trim.ended.wait(timeout: .now()), .success, "the release returned before the trim ended")
+        XCTAssertLessThanOrEqual(trim.stepsSeen, 1, "the trim went on after the close")
         let lock = try TrimLock(path: directory.path + "/trim.lock")
         XCTAssertNotNil(lock, "the trim still holds trim.lock")
         lock?.release()

@@ -34,23 +34,7 @@ final class DiskCacheCloseReviewTests: XCTestCase {
         XCTAssertEqual(DiskCacheRegistry.handles(forPath: directory.path), 2)
         cache?.countLimit = 0
 
-        let reached = DispatchSemaphore(value: 0)
-        let proceed = DispatchSemaphore(value: 0)
-        core.trimStepHook.withLock { hook in
-            hook = { steps in
-                if steps == 1 {
-                    reached.signal()
-                    proceed.wait()
-                }
-            }
-        }
-        let trimEnded = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            // What the auto-trim loop runs.
-            core.background.run { try? core.trimToLimits() }
-            trimEnded.signal()
-        }
-        XCTAssertEqual(reached.wait(timeout: .now() + 30), .success)
+        let trim = PausedBackgroundTrim(core: core)
 
         // The user drops the closure (breaking its cycle) and then their own handle: the owner's is the last.
         cache?.filename = nil
@@ -61,10 +45,10 @@ final class DiskCacheCloseReviewTests: XCTestCase {
             mine.withLock { $0 = nil }
             released.signal()
         }
-        proceed.signal()
+        trim.resume()
 
         // A deadlock never ends; 20 s is only how long we wait before calling it one.
-        XCTAssertEqual(trimEnded.wait(timeout: .now() + 20), .success,
+        XCTAssertEqual(trim.ended.wait(timeout: .now() + 20), .success,
                        "the background trim never ended: it freed the last handle and waits for itself in close()")
         XCTAssertEqual(released.wait(timeout: .now() + 20), .success)
         XCTAssertTrue(core.storage.withLock { $0.isClosed }, "no handle is left, yet the store is open")
