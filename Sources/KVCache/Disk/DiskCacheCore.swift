@@ -54,7 +54,8 @@ final class DiskCacheCore: Sendable {
     /// ones (a trim stops after its current step), then writes the pending access times and closes the
     /// manifest. Called when the last `DiskCache` handle for the folder is released
     /// (`DiskCacheRegistry.releaseHandle`), so the folder is free the moment that release returns.
-    /// Idempotent; never from a background task of this core.
+    /// Idempotent. Called from inside one of this core's own background tasks, it waits for the others only
+    /// (see `BackgroundWork.close()`).
     func close() {
         background.close()
         storage.withLock { $0.close() }
