@@ -55,20 +55,28 @@ extension KVStorage {
     /// item keeps the access time before this one (a pending one if any, else the manifest's, which does not
     /// yet include reads still in `access_log`): one hash of the key.
     func recordAccess(_ item: inout KVStorageItem) {
-        let key = ExactKey(item.key)
+        if let previous = recordAccess(ofKey: item.key) {
+            item.lastAccessTime = Date(manifestTime: previous)
+        }
+    }
+
+    /// Notes a read of `key` (see `recordAccess(_:)`); returns the key's pending access time before this one,
+    /// if it had one.
+    @discardableResult
+    func recordAccess(ofKey rawKey: String) -> Int64? {
+        let key = ExactKey(rawKey)
         if accessLogFull, pendingAccessTimes.count >= Self.pendingAccessHardLimit, pendingAccessTimes[key] == nil,
            !recheckAccessLogFull() {
             accessTimesDropped += 1
-            return
+            return nil
         }
-        if let previous = pendingAccessTimes.updateValue(nextStamp(), forKey: key) {
-            item.lastAccessTime = Date(manifestTime: previous)
-        }
+        let previous = pendingAccessTimes.updateValue(nextAccessStamp(), forKey: key)
         if pendingAccessTimes.count >= Self.pendingAccessLimit, !accessLogFull,
            !defersAccessFlush || pendingAccessTimes.count >= Self.pendingAccessHardLimit,
            !(defersLogFolds && accessLogIsPastCap()) {
             flushAccessTimes(atMost: Self.pendingAccessLimit)
         }
+        return previous
     }
 
     /// Whether `access_log` is past its cap (two B-tree probes and the totals row, once per flush); if so

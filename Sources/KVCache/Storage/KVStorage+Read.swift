@@ -48,8 +48,39 @@ extension KVStorage {
     }
 
     /// The value for `key`, or `nil`. Counts as an access.
+    ///
+    /// An inline value (the common case) takes one lookup and builds no item; a value in a file goes
+    /// through `item(forKey:)`'s checks.
     public func itemValue(forKey key: String) throws(KVCacheError) -> Data? {
-        try readItem(forKey: key, valueOnly: true)?.value
+        try guarded { () throws(KVCacheError) -> Data? in
+            let found = try reading { () throws(KVCacheError) -> InlineLookup in try inlineValue(forKey: key) }
+            switch found {
+            case .missing:
+                return nil
+            case .inline(let value):
+                recordAccess(ofKey: key)
+                return value
+            case .inFile:
+                return try readItem(forKey: key, valueOnly: true)?.value
+            }
+        }
+    }
+
+    /// What the manifest holds for a key, as `itemValue` needs it.
+    enum InlineLookup {
+        case missing
+        case inline(Data)
+        case inFile
+    }
+
+    /// The inline value for `key`, or that there is none or that the value is in a file.
+    private func inlineValue(forKey key: String) throws(KVCacheError) -> InlineLookup {
+        let select = try database.prepare(.selectValue)
+        return try select.withBorrowedText(key, at: 1) { () throws(KVCacheError) -> InlineLookup in
+            guard try select.step() else { return .missing }
+            guard select.isNull(0) else { return .inFile }
+            return .inline(select.data(2) ?? Data())
+        }
     }
 
     /// The item for `key` without its value (`value` is empty), or `nil`. Does not read the value file and
@@ -72,9 +103,7 @@ extension KVStorage {
         try guarded { () throws(KVCacheError) -> Bool in
             try reading { () throws(KVCacheError) -> Bool in
                 let select = try database.prepare(.containsKey)
-                defer { select.reset() }
-                select.bind(key, at: 1)
-                return try select.step()
+                return try select.withBorrowedText(key, at: 1) { () throws(KVCacheError) -> Bool in try select.step() }
             }
         }
     }
@@ -98,24 +127,24 @@ extension KVStorage {
     /// a value read needs are decoded: the times are 1970 and the extended data `nil`.
     func row(forKey key: String, includeValue: Bool, valueOnly: Bool = false) throws(KVCacheError) -> KVStorageItem? {
         let select = try database.prepare(valueOnly ? .selectValue : includeValue ? .selectItem : .selectInfo)
-        defer { select.reset() }
-        select.bind(key, at: 1)
-        guard try select.step() else { return nil }
-        let filename = select.text(0)
-        if valueOnly {
-            let epoch = Date(timeIntervalSince1970: 0)
-            return KVStorageItem(key: key, value: filename == nil ? (select.data(2) ?? Data()) : Data(), filename: filename,
-                                 size: select.int64(1), modificationTime: epoch, lastAccessTime: epoch, extendedData: nil)
+        return try select.withBorrowedText(key, at: 1) { () throws(KVCacheError) -> KVStorageItem? in
+            guard try select.step() else { return nil }
+            let filename = select.text(0)
+            if valueOnly {
+                let epoch = Date(timeIntervalSince1970: 0)
+                return KVStorageItem(key: key, value: filename == nil ? (select.data(2) ?? Data()) : Data(), filename: filename,
+                                     size: select.int64(1), modificationTime: epoch, lastAccessTime: epoch, extendedData: nil)
+            }
+            return KVStorageItem(
+                key: key,
+                value: includeValue && filename == nil ? (select.data(5) ?? Data()) : Data(),
+                filename: filename,
+                size: select.int64(1),
+                modificationTime: Date(manifestTime: select.int64(2)),
+                lastAccessTime: Date(manifestTime: includeValue ? select.int64(3) : pendingAccessTimes[ExactKey(key)] ?? select.int64(3)),
+                extendedData: select.data(4)
+            )
         }
-        return KVStorageItem(
-            key: key,
-            value: includeValue && filename == nil ? (select.data(5) ?? Data()) : Data(),
-            filename: filename,
-            size: select.int64(1),
-            modificationTime: Date(manifestTime: select.int64(2)),
-            lastAccessTime: Date(manifestTime: includeValue ? select.int64(3) : pendingAccessTimes[ExactKey(key)] ?? select.int64(3)),
-            extendedData: select.data(4)
-        )
     }
 
     /// Deletes the row for `key` if it still points at `filename` and that file is still missing or of the

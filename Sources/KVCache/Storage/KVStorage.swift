@@ -356,6 +356,15 @@ public final class KVStorage {
         return lastStamp
     }
 
+    /// `nextStamp()` for a read's access time, from the coarse wall clock (`coarseWallClockMicroseconds`):
+    /// a read's time only orders it for LRU trimming, where one kernel tick (1–4 ms) does not matter, and
+    /// the precise clock cost a quarter of SQLite's own overhead per read. Still strictly after every stamp
+    /// before it from this instance, reads' and writes' alike, so the order within a process stays exact.
+    func nextAccessStamp() -> Int64 {
+        lastStamp = max(coarseWallClockMicroseconds(), lastStamp + 1)
+        return lastStamp
+    }
+
     /// Whether files went to `trash/` since the last call; clears the flag.
     func takeTrashFlag() -> Bool {
         defer { hasNewTrash = false }

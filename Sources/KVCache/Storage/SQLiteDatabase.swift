@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 
 /// `SQLITE_TRANSIENT`: a macro Swift cannot import. SQLite copies the bound bytes before `bind` returns.
-private let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+/// Computed, not a global `let`: a global costs a `swift_once` check on every bind.
+private var transient: sqlite3_destructor_type { unsafeBitCast(-1, to: sqlite3_destructor_type.self) }
 
 /// One SQLite connection with a prepared-statement cache. Wraps `sqlite3_open_v2`, `sqlite3_prepare_v2`,
 /// `sqlite3_step` and friends; every failure becomes `KVCacheError.sqlite` with the code and message.
@@ -196,6 +197,29 @@ struct SQLiteStatement {
     }
 
     func bind(_ value: Int64, at index: Int32) { sqlite3_bind_int64(pointer, index, value) }
+
+    /// Binds `value` at `index` without copying its bytes (`SQLITE_STATIC`), runs `body` (which steps the
+    /// statement and reads its columns), then resets the statement and clears its bindings before the bytes
+    /// can go. For the key of every hot lookup: `bind` with `SQLITE_TRANSIENT` costs SQLite a `malloc`, a
+    /// copy and a `free` per read. A key may hold NUL: it is bound with its byte count.
+    func withBorrowedText<T>(_ value: String, at index: Int32, _ body: () throws(KVCacheError) -> T) throws(KVCacheError) -> T {
+        var value = value
+        var outcome: Result<T, KVCacheError>?
+        value.withUTF8 { bytes in
+            // A zero-length text still needs a non-null pointer, or SQLite binds NULL.
+            let base = UnsafeRawPointer(bytes.baseAddress) ?? UnsafeRawPointer(bitPattern: 1)!
+            sqlite3_bind_text64(pointer, index, base.assumingMemoryBound(to: CChar.self), UInt64(bytes.count), nil,
+                                UInt8(SQLITE_UTF8))
+            defer { reset() }
+            do throws(KVCacheError) {
+                outcome = .success(try body())
+            } catch {
+                outcome = .failure(error)
+            }
+        }
+        // `withUTF8` runs its closure exactly once.
+        return try outcome!.get()
+    }
 
     func bind(_ value: Data?, at index: Int32) {
         guard let value else { sqlite3_bind_null(pointer, index); return }
