@@ -28,15 +28,3 @@ func wallClockMicroseconds() -> Int64 {
     clock_gettime(CLOCK_REALTIME, &ts)
     return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1_000
 }
-
-/// `wallClockMicroseconds()` from the coarse clock (`CLOCK_REALTIME_COARSE` on Linux): the time of the last
-/// kernel tick, so up to one tick (1–4 ms) behind, for about 8 ns where the precise clock costs about 30 ns.
-func coarseWallClockMicroseconds() -> Int64 {
-    var ts = timespec()
-    #if os(Linux)
-    clock_gettime(CLOCK_REALTIME_COARSE, &ts)
-    #else
-    clock_gettime(CLOCK_REALTIME, &ts)
-    #endif
-    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1_000
-}

@@ -70,7 +70,7 @@ extension KVStorage {
             accessTimesDropped += 1
             return nil
         }
-        let previous = pendingAccessTimes.updateValue(nextAccessStamp(), forKey: key)
+        let previous = pendingAccessTimes.updateValue(nextStamp(), forKey: key)
         if pendingAccessTimes.count >= Self.pendingAccessLimit, !accessLogFull,
            !defersAccessFlush || pendingAccessTimes.count >= Self.pendingAccessHardLimit,
            !(defersLogFolds && accessLogIsPastCap()) {

@@ -350,18 +350,12 @@ public final class KVStorage {
     }
 
     /// A manifest time strictly after the previous one from this instance (so LRU order is exact even
-    /// within one microsecond).
+    /// within one microsecond). From the precise wall clock, for reads too: a coarse clock (one kernel tick,
+    /// 4 ms here, behind) saved 25 ns a read but stamped reads before they happened, so an age cutoff taken
+    /// just before a read removed the value, and another instance's older write outlived our newer read in
+    /// an LRU trim (`KVCacheCoarseStampReviewTests`).
     func nextStamp() -> Int64 {
         lastStamp = max(wallClockMicroseconds(), lastStamp + 1)
-        return lastStamp
-    }
-
-    /// `nextStamp()` for a read's access time, from the coarse wall clock (`coarseWallClockMicroseconds`):
-    /// a read's time only orders it for LRU trimming, where one kernel tick (1–4 ms) does not matter, and
-    /// the precise clock cost a quarter of SQLite's own overhead per read. Still strictly after every stamp
-    /// before it from this instance, reads' and writes' alike, so the order within a process stays exact.
-    func nextAccessStamp() -> Int64 {
-        lastStamp = max(coarseWallClockMicroseconds(), lastStamp + 1)
         return lastStamp
     }
 

@@ -158,20 +158,32 @@ final class DiskCacheRegistryOpenReviewTests: XCTestCase {
         var holding = true
         defer { if holding { flock(fd, LOCK_UN) }; close(fd) }
 
+        // Threads of their own, not the global queue's: both block on purpose, and the global queue's few
+        // workers can all be busy with other tests' leftover background work (this waited 30 s in CI for
+        // an opener that never showed up in /proc/locks).
         let opened = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
-            _ = try? DiskCache(path: y)
+        let openError = Mutex<String?>(nil)
+        Thread {
+            do {
+                _ = try DiskCache(path: y)
+            } catch {
+                openError.withLock { $0 = "\(error)" }
+            }
             opened.signal()
-        }
-        let waiting = XCTNSPredicateExpectation(predicate: NSPredicate { [self] _, _ in someoneWaits(onLockAt: y + "/lock") },
-                                                object: nil)
-        wait(for: [waiting], timeout: 30)
+        }.start()
+        let waiting = XCTNSPredicateExpectation(
+            predicate: NSPredicate { [self] _, _ in
+                someoneWaits(onLockAt: y + "/lock") || openError.withLock { $0 != nil }
+            },
+            object: nil)
+        wait(for: [waiting], timeout: 60)
+        XCTAssertNil(openError.withLock { $0 }, "the open of y failed instead of waiting for its lock")
 
         let released = DispatchSemaphore(value: 0)
-        DispatchQueue.global().async {
+        Thread {
             dropped.withLock { $0 = nil }
             released.signal()
-        }
+        }.start()
         // Never, on the old code, while we hold the lock; 10 s is how long we wait before calling it that.
         let releasedWhileOpening = released.wait(timeout: .now() + 10) == .success
         // Let the open go on before anything here takes the registry's lock (on the old code it would wait too).

@@ -58,9 +58,10 @@ final class KVCacheCoarseStampReviewTests: XCTestCase {
         let age = 0.002
         var counted = 0
         var removed: [Int] = []
-        for round in 0..<40 {
+        // Until 20 rounds were fast enough to count (a loaded machine makes some slower than `age`).
+        for round in 0..<200 where counted < 20 {
             let key = "k\(round)"
-            try cache.setObject(Data([UInt8(round)]), forKey: key)
+            try cache.setObject(Data([UInt8(truncatingIfNeeded: round)]), forKey: key)
             usleep(10_000)
             let readStart = Date()
             XCTAssertNotNil(try cache.object(forKey: key))
@@ -70,7 +71,7 @@ final class KVCacheCoarseStampReviewTests: XCTestCase {
             counted += 1
             if try !cache.containsObject(forKey: key) { removed.append(round) }
         }
-        print("KVCacheCoarseStampReviewTests: \(counted) of 40 rounds counted")
+        print("KVCacheCoarseStampReviewTests: \(counted) rounds counted")
         XCTAssertGreaterThan(counted, 0, "no round fast enough to count")
         XCTAssertEqual(removed, [], "values read less than \(age) s before the trim were removed as older (rounds \(removed))")
     }

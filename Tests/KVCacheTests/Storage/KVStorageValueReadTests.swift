@@ -5,9 +5,9 @@ import XCTest
 
 /// `KVStorage.itemValue(forKey:)` reads an inline value with one lookup whose key is bound without a copy
 /// (`SQLiteStatement.withBorrowedText`) and builds no item; a value in a file goes through `item(forKey:)`'s
-/// checks. Its reads' access times come from the coarse wall clock. Attacks: a seeded random model over odd
+/// checks. Attacks: a seeded random model over odd
 /// keys (empty, NUL, 100 KB, every plane, canonically equal pairs), empty and file values and files deleted
-/// behind the store's back; LRU order between reads inside one clock tick; the binding left after a read,
+/// behind the store's back; LRU order between reads within microseconds; the binding left after a read,
 /// a failed step and a read re-entered from inside another's statement.
 final class KVStorageValueReadTests: XCTestCase {
     private var directory: TemporaryDirectory!
@@ -69,13 +69,13 @@ final class KVStorageValueReadTests: XCTestCase {
         XCTAssertEqual(try storage._checkInvariants(), [])
     }
 
-    /// Reads inside one tick of the coarse clock still order exactly: each access stamp is after the one
+    /// Reads within microseconds of each other still order exactly: each access stamp is after the one
     /// before it, so a trim keeps the most recently read keys.
     func testReadsInsideOneClockTickKeepTheirOrder() throws {
         let storage = try KVStorage(path: directory.path, type: .sqlite)
         defer { storage.close() }
         for key in ["a", "b", "c", "d"] { try storage.save(key: key, value: Data(key.utf8)) }
-        // All within far less than a tick (1–4 ms): only the stamps' strict order can tell them apart.
+        // All within a few microseconds: only the stamps' strict order can tell them apart.
         for key in ["c", "a", "d", "b", "a"] { XCTAssertNotNil(try storage.itemValue(forKey: key)) }
         try storage.removeItems(toFitCount: 2)
         XCTAssertNil(try storage.itemInfo(forKey: "c"))
