@@ -12,6 +12,7 @@ final class ImageCacheTests: XCTestCase {
     }
 
     override func tearDownWithError() throws {
+        cache = nil // XCTest keeps test cases alive: close the store (its last handle) before its folder goes
         try FileManager.default.removeItem(at: directory)
     }
 

@@ -10,7 +10,7 @@ final class ImageManagerDecodeBudgetTests: XCTestCase {
     private var fixture: PipelineFixture!
 
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     /// Completions by URL path.
     private final class Completions: Sendable {

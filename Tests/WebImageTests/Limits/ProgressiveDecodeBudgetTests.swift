@@ -14,7 +14,7 @@ final class ProgressiveDecodeBudgetTests: XCTestCase {
     private var fixture: PipelineFixture!
 
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     private let (width, height) = (640, 480)
     /// What the partial decoder of a `width × height` image reserves: two full RGBA frames.

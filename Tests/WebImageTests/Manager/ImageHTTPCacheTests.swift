@@ -7,7 +7,7 @@ import XCTest
 final class ImageHTTPCacheTests: XCTestCase {
     var fixture: PipelineFixture!
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     func testFreshEntryIsServedWithoutARequest() throws {
         fixture.server.route("/fresh.png", HTTPTestResponse.bytes(try TestImages.png()).withHeader("Cache-Control", "max-age=3600"))

@@ -7,7 +7,7 @@ import XCTest
 final class ImageManagerSourceTests: XCTestCase {
     var fixture: PipelineFixture!
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     func testRemoteThenDiskThenMemory() throws {
         let url = fixture.serve("/a.png", try TestImages.png())

@@ -8,7 +8,7 @@ import XCTest
 final class ImageManagerTransferLimitsTests: XCTestCase {
     var fixture: PipelineFixture!
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     private func fetchError(_ outcome: PipelineFixture.Outcome, file: StaticString = #filePath,
                             line: UInt = #line) -> FetchError? {

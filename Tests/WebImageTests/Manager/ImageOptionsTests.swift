@@ -9,7 +9,7 @@ import XCTest
 final class ImageOptionsTests: XCTestCase {
     var fixture: PipelineFixture!
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     func testRefreshImageCacheDownloadsAgainAndReplacesTheEntry() throws {
         fixture.server.route("/r.png", .bytes(try TestImages.png(seed: 1)))

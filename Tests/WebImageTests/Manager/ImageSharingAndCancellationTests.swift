@@ -8,7 +8,7 @@ import XCTest
 final class ImageSharingAndCancellationTests: XCTestCase {
     var fixture: PipelineFixture!
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     func testIdenticalRequestsShareOneTransferAndOneDecode() throws {
         fixture.server.route("/shared.png", HTTPTestResponse.bytes(try TestImages.png()).delayed(by: 0.3))

@@ -9,7 +9,7 @@ import XCTest
 final class ImagePrefetcherCallerTests: XCTestCase {
     var fixture: PipelineFixture!
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     /// Waits (polling, with a deadline) until the server has seen `path`.
     private func waitForRequest(_ path: String) {

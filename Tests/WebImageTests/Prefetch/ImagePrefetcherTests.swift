@@ -7,7 +7,7 @@ import XCTest
 final class ImagePrefetcherTests: XCTestCase {
     var fixture: PipelineFixture!
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     private func serveImages(_ count: Int, prefix: String = "p", delay: Double = 0) throws -> [URL] {
         try (0..<count).map { i in

@@ -10,7 +10,7 @@ final class ImageLoadTaskLifetimeTests: XCTestCase {
     private var fixture: PipelineFixture!
 
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     /// Starts a request for `path` and returns its operation and a weak reference to its shared task.
     private func start(_ path: String, options: ImageOptions, completion: @escaping ImageCompletion)

@@ -12,7 +12,7 @@ final class PipelineRegressionTests: XCTestCase {
     private var fixture: PipelineFixture!
 
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     // MARK: Ownership
 

@@ -9,7 +9,7 @@ final class PipelineBudgetRaceReviewTests: XCTestCase {
     private var fixture: PipelineFixture!
 
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
 
     func testManagerReleasedWhileDecodesWaitForBudgetStillCompletesEachOnce() throws {

@@ -9,7 +9,7 @@ final class PipelineBudgetReviewTests: XCTestCase {
     private var fixture: PipelineFixture!
 
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
 
     /// A `.lowPriority` load joined by a `.highPriority` caller while its decode waits for budget must be

@@ -9,7 +9,7 @@ final class PipelineVariantReviewTests: XCTestCase {
     private var fixture: PipelineFixture!
 
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     private func load(_ manager: ImageManager, _ url: URL) -> (Image?, ImageSource) {
         let done = expectation(description: "finished")
@@ -61,7 +61,7 @@ final class PipelineExactKeyReviewTests: XCTestCase {
     private var fixture: PipelineFixture!
 
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     /// Two URLs whose cache keys are distinct byte strings but canonically equivalent ("\u{E9}" and
     /// "e\u{301}"): the disk and memory caches keep them apart (ExactKey), so two requests in flight at the

@@ -24,7 +24,7 @@ final class RecordingTarget: ImageTarget, @unchecked Sendable { // `shown` is on
 final class ImageSetterTests: XCTestCase {
     var fixture: PipelineFixture!
     override func setUpWithError() throws { fixture = try PipelineFixture() }
-    override func tearDown() { fixture.tearDown() }
+    override func tearDown() { fixture.tearDown(); fixture = nil } // XCTest keeps test cases alive: free the cache
 
     func testPlaceholderThenImage() throws {
         let url = fixture.serve("/a.png", try TestImages.png())
