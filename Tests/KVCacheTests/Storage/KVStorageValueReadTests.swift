@@ -71,7 +71,7 @@ final class KVStorageValueReadTests: XCTestCase {
 
     /// Reads within microseconds of each other still order exactly: each access stamp is after the one
     /// before it, so a trim keeps the most recently read keys.
-    func testReadsInsideOneClockTickKeepTheirOrder() throws {
+    func testReadsMicrosecondsApartKeepTheirOrder() throws {
         let storage = try KVStorage(path: directory.path, type: .sqlite)
         defer { storage.close() }
         for key in ["a", "b", "c", "d"] { try storage.save(key: key, value: Data(key.utf8)) }
