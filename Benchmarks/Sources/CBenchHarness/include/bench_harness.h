@@ -4,6 +4,8 @@
 // codec benchmark compares ImageCodec against. Each returns 0 on success.
 #include <stddef.h>
 #include <stdint.h>
+// SQLite's API, for the Swift floors of the "KVCache at scale" read (KVCacheScaleBench+SwiftFloor.swift).
+#include <sqlite3.h>
 
 /// Monotonic clock in nanoseconds.
 uint64_t bench_now_ns(void);
