@@ -355,7 +355,7 @@ enum KVCacheScaleBench: BenchSuite {
             guard let f = figures[n] else { continue }
             // The limit of the goal above: the same read from Swift, returning `Data`, with and without the
             // exact access time an LRU needs (`SwiftReadFloor`), in the same rounds.
-            add(String(format: "2 KB random read at %@ from Swift over the same SQLite, returning Data: %.3f× SQLite from C; with an exact access time (wall clock + dictionary by rowid): %.3f×",
+            add(String(format: "2 KB random read at %@ from Swift over the same SQLite, returning Data: %.3f× SQLite from C; with an exact access time (wall clock + dictionary by key): %.3f×",
                        label(n) as NSString, f.swiftDataRead / f.sqliteRead, f.swiftStampedRead / f.sqliteRead),
                 unit: "µs/op", ours: f.swiftStampedRead * 1e6, peer: f.sqliteRead * 1e6, peerName: "SQLite SELECT from C", goal: nil, met: nil)
         }

@@ -298,7 +298,7 @@ final class DiskCacheCore: Sendable {
         // but the last batch go out here first, a batch per hold, reads served in between.
         for _ in 1..<(KVStorage.pendingAccessHardLimit / KVStorage.pendingAccessLimit) {
             let more = try withStorage { (storage) -> Bool in
-                guard storage.pendingAccesses.count > KVStorage.pendingAccessLimit else { return false }
+                guard storage.pendingAccessTimes.count > KVStorage.pendingAccessLimit else { return false }
                 storage.flushAccessTimes(atMost: KVStorage.pendingAccessLimit)
                 return true
             }

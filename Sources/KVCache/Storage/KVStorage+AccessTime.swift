@@ -1,7 +1,7 @@
 import Foundation
 
 // Access times (for LRU trimming) in three tiers, so a read never rewrites a value row:
-//   1. `pendingAccesses`, in memory: one dictionary update per read, by the row's `rowid`;
+//   1. `pendingAccessTimes`, in memory: one dictionary update per read;
 //   2. `access_log(key, time)`, an append-only table: pending times are appended in one transaction when
 //      1,024 distinct keys are pending, at close and before anything that orders by access time. Appending
 //      touches the last page or two of one narrow B-tree whatever the store's size, where an UPDATE of
@@ -21,12 +21,6 @@ import Foundation
 //      many keys, however far the folds fall behind (their queue starved of CPU while readers run), and no
 //      read folds or commits more because of it (`KVCacheAccessLogGrowthReviewTests`).
 // A crash loses at most the pending tier; never a value.
-
-/// A read not yet appended to `access_log` (`KVStorage.pendingAccesses`): the key read and when.
-struct PendingAccess {
-    var key: String
-    var time: Int64
-}
 
 /// An `access_log` key as SQLite compares it in a fold: its exact bytes (a key read back as a `String` from a
 /// damaged row may come back repaired) and whether they are a BLOB (never equal to a TEXT with the same bytes:
@@ -57,56 +51,32 @@ extension KVStorage {
     /// lock 47–61 ms at 1M entries (lock trace of `make bench`); 64, the trim's batch, keeps a commit near 2 MB.
     static let accessFoldBatch: Int64 = 64
 
-    /// Notes the read of `row`; access times reach the manifest in batches (see the top of this file). The
-    /// item keeps the newest access before this one: its pending time if newer than the manifest's (which
-    /// does not yet include reads still in `access_log`).
-    func recordAccess(_ row: inout ManifestRow) {
-        if let previous = recordAccess(ofKey: row.item.key, rowid: row.rowid), previous > row.accessTime {
-            row.item.lastAccessTime = Date(manifestTime: previous)
+    /// Notes a read of `item`; access times reach the manifest in batches (see the top of this file). The
+    /// item keeps the access time before this one (a pending one if any, else the manifest's, which does not
+    /// yet include reads still in `access_log`): one hash of the key.
+    func recordAccess(_ item: inout KVStorageItem) {
+        if let previous = recordAccess(ofKey: item.key) {
+            item.lastAccessTime = Date(manifestTime: previous)
         }
     }
 
-    /// Notes a read of `key`, found in the row `rowid` (see `recordAccess(_:)`); returns the key's pending
-    /// access time before this one, if it had one.
-    ///
-    /// Pending times are kept by `rowid`, not by key: hashing an integer, where a key's `String` hash and
-    /// byte comparison cost 100–130 ns a read (a dictionary of 1,000 short keys; 5–6 % of a whole read
-    /// at 1k entries). The entry keeps the key, which the flush appends to `access_log` and which is compared
-    /// here: a `rowid` whose row was deleted may be reused by another key (SQLite numbers a new row after
-    /// the largest), and then the deleted key's pending time is dropped (its row is gone; a key saved again
-    /// got a newer time with the save). A row replaced by a save keeps its pending time, older than the save's:
-    /// the fold keeps the newer time (`last_access_time < ?2`), and `row(forKey:)` the newer of the two.
+    /// Notes a read of `key` (see `recordAccess(_:)`); returns the key's pending access time before this one,
+    /// if it had one.
     @discardableResult
-    func recordAccess(ofKey key: String, rowid: Int64) -> Int64? {
-        if accessLogFull, pendingAccesses.count >= Self.pendingAccessHardLimit, pendingAccesses[rowid] == nil,
+    func recordAccess(ofKey rawKey: String) -> Int64? {
+        let key = ExactKey(rawKey)
+        if accessLogFull, pendingAccessTimes.count >= Self.pendingAccessHardLimit, pendingAccessTimes[key] == nil,
            !recheckAccessLogFull() {
             accessTimesDropped += 1
             return nil
         }
-        let previous = Self.note(&pendingAccesses[rowid], key: key, time: nextStamp())
-        if pendingAccesses.count >= Self.pendingAccessLimit, !accessLogFull,
-           !defersAccessFlush || pendingAccesses.count >= Self.pendingAccessHardLimit,
+        let previous = pendingAccessTimes.updateValue(nextStamp(), forKey: key)
+        if pendingAccessTimes.count >= Self.pendingAccessLimit, !accessLogFull,
+           !defersAccessFlush || pendingAccessTimes.count >= Self.pendingAccessHardLimit,
            !(defersLogFolds && accessLogIsPastCap()) {
             flushAccessTimes(atMost: Self.pendingAccessLimit)
         }
         return previous
-    }
-
-    /// Puts `time` in `entry` (one dictionary slot, found by one hash); returns the entry's time before, if
-    /// it was for `key`.
-    private static func note(_ entry: inout PendingAccess?, key: String, time: Int64) -> Int64? {
-        if let old = entry?.time, exactlyEqual(entry.unsafelyUnwrapped.key, key) {
-            entry?.time = time
-            return old
-        }
-        entry = PendingAccess(key: key, time: time)
-        return nil
-    }
-
-    /// The pending access time of `key` in row `rowid`, if any.
-    func pendingAccessTime(ofKey key: String, rowid: Int64) -> Int64? {
-        guard let entry = pendingAccesses[rowid], exactlyEqual(entry.key, key) else { return nil }
-        return entry.time
     }
 
     /// Whether `access_log` is past its cap (two B-tree probes and the totals row, once per flush); if so
@@ -150,33 +120,33 @@ extension KVStorage {
     /// 40 ms and more. (Most of that was the log's length, which scanned the log until it read each end of
     /// the rowid range with a probe of its own; 1,024 appends take about 1.5 ms on a slow 2-core machine.)
     func flushAccessTimes(atMost limit: Int = .max) {
-        guard !pendingAccesses.isEmpty, database.isOpen else { return }
-        let pending: [Int64: PendingAccess]
-        if pendingAccesses.count <= limit {
-            pending = pendingAccesses
-            pendingAccesses.removeAll(keepingCapacity: true)
+        guard !pendingAccessTimes.isEmpty, database.isOpen else { return }
+        let pending: [ExactKey<String>: Int64]
+        if pendingAccessTimes.count <= limit {
+            pending = pendingAccessTimes
+            pendingAccessTimes.removeAll(keepingCapacity: true)
         } else {
             // Split in one pass into two new dictionaries. Removing the batch's keys one by one from the
             // pending dictionary instead cost 1.4–7.7 ms of CPU under the store lock for 1,024 of 2,000–4,000
             // keys (lock trace of `make bench`): each removal from an open-addressed table shifts the rest of its
             // probe run back, hashing every key it moves, and removing in bucket order empties run after run.
-            var batch: [Int64: PendingAccess] = [:], rest: [Int64: PendingAccess] = [:]
+            var batch: [ExactKey<String>: Int64] = [:], rest: [ExactKey<String>: Int64] = [:]
             batch.reserveCapacity(limit)
-            rest.reserveCapacity(pendingAccesses.count - limit)
-            for (rowid, access) in pendingAccesses {
-                if batch.count < limit { batch[rowid] = access } else { rest[rowid] = access }
+            rest.reserveCapacity(pendingAccessTimes.count - limit)
+            for (key, time) in pendingAccessTimes {
+                if batch.count < limit { batch[key] = time } else { rest[key] = time }
             }
-            pendingAccesses = rest
+            pendingAccessTimes = rest
             pending = batch
         }
         do {
             let logRows = try guarded { () throws(KVCacheError) -> Int64 in
                 try inWriteTransaction { () throws(KVCacheError) -> Int64 in
                     let append = try database.prepare("INSERT INTO access_log (key, time) VALUES (?1, ?2)")
-                    for access in pending.values {
+                    for (key, time) in pending {
                         defer { append.reset() }
-                        append.bind(access.key, at: 1)
-                        append.bind(access.time, at: 2)
+                        append.bind(key.base, at: 1)
+                        append.bind(time, at: 2)
                         try append.run()
                     }
                     return try accessLogLength()

@@ -14,29 +14,29 @@ extension KVStorage {
     private func readItem(forKey key: String, valueOnly: Bool) throws(KVCacheError) -> KVStorageItem? {
         try guarded { () throws(KVCacheError) -> KVStorageItem? in
             for attempt in 0..<3 {
-                guard var row = try reading({ () throws(KVCacheError) in
+                guard var item = try reading({ () throws(KVCacheError) in
                     try row(forKey: key, includeValue: true, valueOnly: valueOnly)
                 }) else {
                     return nil
                 }
-                guard let filename = row.item.filename else {
-                    recordAccess(&row)
-                    return row.item
+                guard let filename = item.filename else {
+                    recordAccess(&item)
+                    return item
                 }
                 // A damaged manifest may name a path outside data/: a corrupt entry, never read.
                 let isSafe = Self.isSafeFilename(filename)
-                let data = isSafe ? try io.read(dataPath + "/" + filename, expectedSize: row.item.size) : nil
-                if let data, Int64(data.count) == row.item.size {
-                    row.item.value = data
-                    recordAccess(&row)
-                    return row.item
+                let data = isSafe ? try io.read(dataPath + "/" + filename, expectedSize: item.size) : nil
+                if let data, Int64(data.count) == item.size {
+                    item.value = data
+                    recordAccess(&item)
+                    return item
                 }
                 if attempt == 0 && isSafe {
                     endReadSnapshot()
                     continue
                 }
                 if try removeRowIfStill(key: key, filename: filename) {
-                    let reason = !isSafe ? "bad file name \(filename)" : data == nil ? "file \(filename) missing" : "file \(filename) has \(data?.count ?? 0) bytes, not \(row.item.size)"
+                    let reason = !isSafe ? "bad file name \(filename)" : data == nil ? "file \(filename) missing" : "file \(filename) has \(data?.count ?? 0) bytes, not \(item.size)"
                     kvLog.error("KVStorage at \(path): \(KVCacheError.corruptEntry(key: key, reason: reason))")
                     return nil
                 }
@@ -57,8 +57,8 @@ extension KVStorage {
             switch found {
             case .missing:
                 return nil
-            case .inline(let value, let rowid):
-                recordAccess(ofKey: key, rowid: rowid)
+            case .inline(let value):
+                recordAccess(ofKey: key)
                 return value
             case .inFile:
                 return try readItem(forKey: key, valueOnly: true)?.value
@@ -69,8 +69,7 @@ extension KVStorage {
     /// What the manifest holds for a key, as `itemValue` needs it.
     enum InlineLookup {
         case missing
-        /// The value and its row's `rowid`.
-        case inline(Data, rowid: Int64)
+        case inline(Data)
         case inFile
     }
 
@@ -80,7 +79,7 @@ extension KVStorage {
         return try select.withBorrowedText(key, at: 1) { () throws(KVCacheError) -> InlineLookup in
             guard try select.step() else { return .missing }
             guard select.isNull(0) else { return .inFile }
-            return .inline(select.data(2) ?? Data(), rowid: select.int64(3))
+            return .inline(select.data(2) ?? Data())
         }
     }
 
@@ -88,7 +87,7 @@ extension KVStorage {
     /// does not count as an access.
     public func itemInfo(forKey key: String) throws(KVCacheError) -> KVStorageItem? {
         try guarded { () throws(KVCacheError) -> KVStorageItem? in
-            try reading { () throws(KVCacheError) in try row(forKey: key, includeValue: false) }?.item
+            try reading { () throws(KVCacheError) in try row(forKey: key, includeValue: false) }
         }
     }
 
@@ -123,44 +122,29 @@ extension KVStorage {
         }
     }
 
-    /// The row for `key` and its `rowid`; the inline value when asked (file values are read by the caller).
-    /// With `includeValue` (a read) the access time is the manifest's, and `recordAccess` puts a newer pending
-    /// one in its place; without (`itemInfo`) it is the newer of the two already. With `valueOnly`, only the
-    /// columns a value read needs are decoded: the times are 1970 and the extended data `nil`.
-    func row(forKey key: String, includeValue: Bool, valueOnly: Bool = false) throws(KVCacheError) -> ManifestRow? {
+    /// The row for `key`; the inline value when asked (file values are read by the caller). The access time
+    /// is the manifest's; `recordAccess` puts a pending one in its place. With `valueOnly`, only the columns
+    /// a value read needs are decoded: the times are 1970 and the extended data `nil`.
+    func row(forKey key: String, includeValue: Bool, valueOnly: Bool = false) throws(KVCacheError) -> KVStorageItem? {
         let select = try database.prepare(valueOnly ? .selectValue : includeValue ? .selectItem : .selectInfo)
-        return try select.withBorrowedText(key, at: 1) { () throws(KVCacheError) -> ManifestRow? in
+        return try select.withBorrowedText(key, at: 1) { () throws(KVCacheError) -> KVStorageItem? in
             guard try select.step() else { return nil }
             let filename = select.text(0)
             if valueOnly {
                 let epoch = Date(timeIntervalSince1970: 0)
-                let item = KVStorageItem(key: key, value: filename == nil ? (select.data(2) ?? Data()) : Data(), filename: filename,
-                                         size: select.int64(1), modificationTime: epoch, lastAccessTime: epoch, extendedData: nil)
-                return ManifestRow(item: item, rowid: select.int64(3), accessTime: 0)
+                return KVStorageItem(key: key, value: filename == nil ? (select.data(2) ?? Data()) : Data(), filename: filename,
+                                     size: select.int64(1), modificationTime: epoch, lastAccessTime: epoch, extendedData: nil)
             }
-            let rowid = select.int64(includeValue ? 6 : 5)
-            var accessTime = select.int64(3)
-            if !includeValue, let pending = pendingAccessTime(ofKey: key, rowid: rowid) { accessTime = max(accessTime, pending) }
-            let item = KVStorageItem(
+            return KVStorageItem(
                 key: key,
                 value: includeValue && filename == nil ? (select.data(5) ?? Data()) : Data(),
                 filename: filename,
                 size: select.int64(1),
                 modificationTime: Date(manifestTime: select.int64(2)),
-                lastAccessTime: Date(manifestTime: accessTime),
+                lastAccessTime: Date(manifestTime: includeValue ? select.int64(3) : pendingAccessTimes[ExactKey(key)] ?? select.int64(3)),
                 extendedData: select.data(4)
             )
-            return ManifestRow(item: item, rowid: rowid, accessTime: accessTime)
         }
-    }
-
-    /// A manifest row as a read found it.
-    struct ManifestRow {
-        var item: KVStorageItem
-        /// The row's `rowid`, what its pending access time is kept under.
-        let rowid: Int64
-        /// `item.lastAccessTime` as a manifest time (0 for a `valueOnly` row).
-        let accessTime: Int64
     }
 
     /// Deletes the row for `key` if it still points at `filename` and that file is still missing or of the

@@ -153,7 +153,7 @@ extension KVStorage {
         recoveryState.depth += 1
         defer { recoveryState.depth -= 1 }
         let asked = generation.recoveryRequests != recoveryState.seenRequests
-        if cause == nil && database.isOpen { flushAccessTimes() } else { pendingAccesses.removeAll() }
+        if cause == nil && database.isOpen { flushAccessTimes() } else { pendingAccessTimes.removeAll() }
         endReadSnapshot()
         database.close()
         recoveryState.needsReopen = true

@@ -28,8 +28,7 @@ extension KVStorage {
                 return files
             }
         }
-        // Their pending reads stay until the next flush: a fold finds no row for them (or a newer time, for a
-        // key saved again), and a reused `rowid` drops them (`recordAccess(ofKey:rowid:)`).
+        for key in keys { pendingAccessTimes.removeValue(forKey: ExactKey(key)) }
         for file in files { moveToTrash(file) }
     }
 
@@ -85,7 +84,7 @@ extension KVStorage {
     /// The start of a removal of every entry: drops pending access times and returns the entry count and
     /// the largest `rowid` (rows saved later get larger ones: the removal ends even while others write).
     func beginRemoveAll() throws(KVCacheError) -> (count: Int, maxRowID: Int64) {
-        pendingAccesses.removeAll()
+        pendingAccessTimes.removeAll()
         let count = try itemsCount()
         let bound = try guarded { () throws(KVCacheError) -> Int64 in
             try reading { () throws(KVCacheError) -> Int64 in

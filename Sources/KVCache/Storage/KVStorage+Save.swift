@@ -132,7 +132,7 @@ extension KVStorage {
             if let placed { removeQuietly(dataPath + "/" + placed) }
             throw error
         }
-        // A pending read of the key stays: older than this save's time, it loses to it in the fold.
+        pendingAccessTimes.removeValue(forKey: ExactKey(key))
         // File names compare by their bytes, as the file system does: `"café"` composed and decomposed are two
         // files (`KVCacheCanonicalFilenameOrphanReviewTests`); Swift's `!=` would call them one.
         if let previous, placed.map({ ExactKey(previous) != ExactKey($0) }) ?? true { moveToTrash(previous) }
@@ -159,6 +159,7 @@ extension KVStorage {
             try upsert.run()
             return database.changes > 0
         }
+        if saved { pendingAccessTimes.removeValue(forKey: ExactKey(key)) }
         return saved
     }
 

@@ -288,13 +288,11 @@ enum HotStatement: Int, CaseIterable {
 
     var sql: String {
         switch self {
-        // The reads end with the row's `rowid`, what its pending access time is kept under (free: the key's
-        // index gives it).
         case .selectItem:
-            "SELECT filename, size, modification_time, last_access_time, extended_data, inline_data, rowid FROM manifest WHERE key = ?1"
+            "SELECT filename, size, modification_time, last_access_time, extended_data, inline_data FROM manifest WHERE key = ?1"
         case .selectInfo:
-            "SELECT filename, size, modification_time, last_access_time, extended_data, rowid FROM manifest WHERE key = ?1"
-        case .selectValue: "SELECT filename, size, inline_data, rowid FROM manifest WHERE key = ?1"
+            "SELECT filename, size, modification_time, last_access_time, extended_data FROM manifest WHERE key = ?1"
+        case .selectValue: "SELECT filename, size, inline_data FROM manifest WHERE key = ?1"
         case .containsKey: "SELECT 1 FROM manifest WHERE key = ?1"
         case .selectFilename: "SELECT filename FROM manifest WHERE key = ?1"
         case .upsertInline:

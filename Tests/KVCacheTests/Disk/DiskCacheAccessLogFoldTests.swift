@@ -40,7 +40,7 @@ final class DiskCacheAccessLogFoldTests: XCTestCase {
         // they stay in memory and the folds are owed.
         for i in 0..<KVStorage.pendingAccessLimit { XCTAssertEqual(try cache.object(forKey: "key-\(i)"), testBytes(64, seed: i)) }
         let (appends, foldsByReads, pending) = cache.core.storage.withLock {
-            ($0.accessLogAppends, $0.accessLogFolds - foldsBefore, $0.pendingAccesses.count)
+            ($0.accessLogAppends, $0.accessLogFolds - foldsBefore, $0.pendingAccessTimes.count)
         }
         XCTAssertEqual(appends, 0, "a read appended to a log past its cap")
         XCTAssertEqual(pending, KVStorage.pendingAccessLimit)
@@ -96,7 +96,7 @@ final class DiskCacheAccessLogFoldTests: XCTestCase {
                 XCTAssertEqual(try cache.object(forKey: "key-\((i + round * 977) % keys)"), testBytes(32, seed: (i + round * 977) % keys))
                 if i % 64 == 0 {
                     let (length, pending) = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> (Int64, Int) in
-                        (try storage.accessLogLength(), storage.pendingAccesses.count)
+                        (try storage.accessLogLength(), storage.pendingAccessTimes.count)
                     }
                     longest = max(longest, length)
                     mostPending = max(mostPending, pending)
@@ -185,16 +185,16 @@ final class DiskCacheAccessFlushBatchTests: XCTestCase {
         let cache = try filledCache(directory, keys: hard + 10)
         cache.core.storage.withLock { $0.trimDefersAccessFlush = true }
         for i in 0..<(hard - 1) { _ = try cache.object(forKey: "key-\(i)") }
-        let (appends, pending) = cache.core.storage.withLock { ($0.accessLogAppends, $0.pendingAccesses.count) }
+        let (appends, pending) = cache.core.storage.withLock { ($0.accessLogAppends, $0.pendingAccessTimes.count) }
         XCTAssertEqual(pending, hard - 1, "reads did not wait while the flush was deferred")
         _ = try cache.object(forKey: "key-\(hard - 1)")  // the hard limit: one batch goes out
-        let (appendsAfter, pendingAfter) = cache.core.storage.withLock { ($0.accessLogAppends, $0.pendingAccesses.count) }
+        let (appendsAfter, pendingAfter) = cache.core.storage.withLock { ($0.accessLogAppends, $0.pendingAccessTimes.count) }
         XCTAssertEqual(appendsAfter, appends + 1)
         XCTAssertEqual(pendingAfter, hard - batch, "a read appended \(hard - pendingAfter) keys in one hold")
         cache.core.storage.withLock { $0.trimDefersAccessFlush = false }
         // The next reads each append one batch until fewer than a batch are pending.
         for i in 0..<3 { _ = try cache.object(forKey: "key-\(hard + i)") }
-        let last = cache.core.storage.withLock { $0.pendingAccesses.count }
+        let last = cache.core.storage.withLock { $0.pendingAccessTimes.count }
         XCTAssertLessThan(last, batch)
     }
 
@@ -207,7 +207,7 @@ final class DiskCacheAccessFlushBatchTests: XCTestCase {
         // 4,000 reads, newest last, all still pending when the trim starts.
         for i in keep..<keys { _ = try cache.object(forKey: "key-\(i)") }
         cache.core.storage.withLock { $0.trimDefersAccessFlush = false }
-        let (appends, pending) = cache.core.storage.withLock { ($0.accessLogAppends, $0.pendingAccesses.count) }
+        let (appends, pending) = cache.core.storage.withLock { ($0.accessLogAppends, $0.pendingAccessTimes.count) }
         XCTAssertEqual(pending, keys - keep)
         try cache.trim(toCount: keep)
         let appendsAfter = cache.core.storage.withLock { $0.accessLogAppends }

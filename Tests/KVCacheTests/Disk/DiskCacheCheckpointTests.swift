@@ -153,29 +153,29 @@ final class DiskCacheCheckpointTests: XCTestCase {
         storage.trimDefersAccessFlush = true
         for i in 0..<(KVStorage.pendingAccessHardLimit - 1) { XCTAssertNotNil(try storage.itemValue(forKey: "k\(i)")) }
         XCTAssertEqual(storage.accessLogAppends, appends, "a read committed while the trim checkpoints")
-        XCTAssertEqual(storage.pendingAccesses.count, KVStorage.pendingAccessHardLimit - 1)
+        XCTAssertEqual(storage.pendingAccessTimes.count, KVStorage.pendingAccessHardLimit - 1)
         XCTAssertNotNil(try storage.itemValue(forKey: "k\(KVStorage.pendingAccessHardLimit - 1)"))
         XCTAssertEqual(storage.accessLogAppends, appends + 1, "pending access times outgrew the hard limit")
         // One batch per hold of the lock, not the whole backlog.
-        XCTAssertEqual(storage.pendingAccesses.count, KVStorage.pendingAccessHardLimit - KVStorage.pendingAccessLimit)
+        XCTAssertEqual(storage.pendingAccessTimes.count, KVStorage.pendingAccessHardLimit - KVStorage.pendingAccessLimit)
 
         // Once the deferral ends, each read appends one batch until less than a batch is pending. The reads
         // are of keys still pending, so none adds to the backlog (reading fixed keys flaked in CI, about once in
         // 64 runs: with the per-process hash seed, which keys the first batch took varies, and when it took
         // the first three read here, the reads after the backlog added up to a fourth full batch).
         storage.trimDefersAccessFlush = false
-        let backlog = storage.pendingAccesses.count
+        let backlog = storage.pendingAccessTimes.count
         var reads = 0
-        while storage.pendingAccesses.count >= KVStorage.pendingAccessLimit, reads <= backlog {
+        while storage.pendingAccessTimes.count >= KVStorage.pendingAccessLimit, reads <= backlog {
             let before = storage.accessLogAppends
-            let key = try XCTUnwrap(storage.pendingAccesses.values.first).key
+            let key = try XCTUnwrap(storage.pendingAccessTimes.keys.first).base
             XCTAssertNotNil(try storage.itemValue(forKey: key))
             XCTAssertEqual(storage.accessLogAppends, before + 1, "a read with a full batch pending appended no batch")
             reads += 1
         }
         XCTAssertEqual(reads, backlog / KVStorage.pendingAccessLimit)
         XCTAssertEqual(storage.accessLogAppends, appends + 1 + backlog / KVStorage.pendingAccessLimit)
-        XCTAssertLessThan(storage.pendingAccesses.count, KVStorage.pendingAccessLimit)
+        XCTAssertLessThan(storage.pendingAccessTimes.count, KVStorage.pendingAccessLimit)
     }
 
     func testATrimWithAConcurrentReaderLeavesNoDeferredFlagAndEveryKeptValueIntact() throws {

@@ -23,7 +23,7 @@ final class KVCacheCoarseStampReviewTests: XCTestCase {
     }
 
     /// The same through `item(forKey:)` and a value in a file (`recordAccess(_:)` goes through
-    /// `recordAccess(ofKey:rowid:)` too).
+    /// `recordAccess(ofKey:)` too).
     func testAnItemReadAfterTheCutoffIsNotRemovedAsAccessedBeforeIt() throws {
         try assertReadsAfterTheCutoffSurvive(type: .mixed, value: Data(repeating: 3, count: 5_000), inFile: true) { storage, key in
             XCTAssertNotNil(try storage.item(forKey: key))

@@ -14,17 +14,12 @@ final class KVStorageAccessFlushBatchTests: XCTestCase {
         var keys = (0..<3_000).map { "key-\($0)" }
         keys += ["a\u{0}x", "a\u{0}y", "\u{e9}", "e\u{301}", "", "\u{10FFFF}\u{0}"]
         let expected = Dictionary(uniqueKeysWithValues: keys.enumerated().map { (ExactKey($0.element), Int64(1_000 + $0.offset)) })
-        // Pending by (made-up) rowid, as reads leave them.
-        let pending = Dictionary(uniqueKeysWithValues: keys.enumerated().map {
-            (Int64($0.offset + 1), PendingAccess(key: $0.element, time: Int64(1_000 + $0.offset)))
-        })
         let (appended, left) = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> ([ExactKey<String>: Int64], [ExactKey<String>: Int64]) in
             storage.flushAccessTimes()
             while try storage.foldAccessLogBatch() {}
-            storage.pendingAccesses = pending
+            storage.pendingAccessTimes = expected
             storage.flushAccessTimes(atMost: KVStorage.pendingAccessLimit)
-            let left = Dictionary(uniqueKeysWithValues: storage.pendingAccesses.values.map { (ExactKey($0.key), $0.time) })
-            return (try Self.logged(storage), left)
+            return (try Self.logged(storage), storage.pendingAccessTimes)
         }
         XCTAssertEqual(appended.count, KVStorage.pendingAccessLimit)
         XCTAssertEqual(left.count, keys.count - KVStorage.pendingAccessLimit)
@@ -33,7 +28,7 @@ final class KVStorageAccessFlushBatchTests: XCTestCase {
 
         // The rest go out with the next flushes, a batch each.
         let all = try cache.core.storage.withLock { (storage: inout KVStorage) throws -> [ExactKey<String>: Int64] in
-            while !storage.pendingAccesses.isEmpty { storage.flushAccessTimes(atMost: KVStorage.pendingAccessLimit) }
+            while !storage.pendingAccessTimes.isEmpty { storage.flushAccessTimes(atMost: KVStorage.pendingAccessLimit) }
             return try Self.logged(storage)
         }
         XCTAssertEqual(all, expected)

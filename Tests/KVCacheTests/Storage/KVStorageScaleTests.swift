@@ -31,7 +31,7 @@ final class KVStorageScaleTests: XCTestCase {
         let changesBefore = storage.database.totalChanges
         // Reads of the 1,024 oldest keys: the 1,024th distinct key flushes.
         for i in 0..<KVStorage.pendingAccessLimit { XCTAssertNotNil(try storage.itemValue(forKey: "k\(i)")) }
-        XCTAssertTrue(storage.pendingAccesses.isEmpty, "the flush ran")
+        XCTAssertTrue(storage.pendingAccessTimes.isEmpty, "the flush ran")
         XCTAssertEqual(storage.accessLogAppends, 1)
         let rewritten = try manifestAccessTimes(storage).filter { before[$0.key] != $0.value }.count
         XCTAssertEqual(rewritten, 0, "a flush must not rewrite manifest rows")
