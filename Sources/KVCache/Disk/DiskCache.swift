@@ -85,10 +85,12 @@ public final class DiskCache: Sendable {
         set { core.limits.withLock { $0.freeDiskSpaceLimit = max(0, newValue) } }
     }
 
-    /// Seconds between background trims. 60 s by default; a change takes effect after the pending round.
+    /// Seconds between background trims (at least 0.01). 60 s by default. A change takes effect at once: the
+    /// next trim runs one new interval after it. The trims run on a serial queue of this folder's own, never on
+    /// a global queue. Thread-safe.
     public var autoTrimInterval: Double {
         get { core.limits.withLock { $0.autoTrimInterval } }
-        set { core.limits.withLock { $0.autoTrimInterval = max(0.01, newValue) } }
+        set { core.setAutoTrimInterval(newValue) }
     }
 
     /// Names the value file of a key (unique per key; not empty, no `/` or NUL, not `.` or `..`: a save whose

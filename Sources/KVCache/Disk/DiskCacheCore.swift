@@ -27,6 +27,15 @@ final class DiskCacheCore: Sendable {
     private let snapshotReleaseScheduled = Atomic(false)
     /// Runs the WAL checkpoints, outside the store lock (see KVStorage+Checkpoint.swift).
     let checkpointQueue: DispatchQueue
+    /// Runs the auto-trim loop (serial). A trim of a large store blocks on the disk for seconds; on a global
+    /// queue it would hold one of the few threads (as many as the cores) that every other task of that
+    /// priority in the process shares.
+    let trimQueue: DispatchQueue
+    /// The auto-trim loop's round: a change of `autoTrimInterval` starts a new round at the new interval, and
+    /// the pending round of the old one, when it fires, sees that it is stale and ends.
+    private let autoTrimRound = Atomic(0)
+    /// Consecutive failed auto-trims (see `logsAutoTrimFailure`), 0 after a trim that succeeds.
+    let autoTrimFailures = Atomic(0)
     private let checkpointScheduled = Atomic(false)
     private let logFoldsScheduled = Atomic(false)
     /// Every background task runs through it; `close()` shuts it (see `BackgroundWork`).
@@ -46,8 +55,9 @@ final class DiskCacheCore: Sendable {
         queue = DispatchQueue(label: "webimage.kvcache.disk", attributes: .concurrent)
         trashQueue = DispatchQueue(label: "webimage.kvcache.trash", qos: .utility)
         checkpointQueue = DispatchQueue(label: "webimage.kvcache.checkpoint", qos: .utility)
+        trimQueue = DispatchQueue(label: Self.trimQueueLabel, qos: .utility)
         scheduleEmptyTrash()
-        scheduleAutoTrim()
+        scheduleAutoTrim(round: 0)
     }
 
     /// Closes the store for good, on the calling thread: lets no background task start, waits for the running
@@ -238,20 +248,53 @@ final class DiskCacheCore: Sendable {
         }
     }
 
-    /// The background trim loop: every `autoTrimInterval`, trims to the limits. Holds the core weakly.
-    func scheduleAutoTrim() {
+    /// The label of `trimQueue`.
+    static let trimQueueLabel = "webimage.kvcache.trim"
+
+    /// Sets the seconds between background trims and starts a new round of the loop at that interval at once
+    /// (the pending round, at the old interval, ends when it fires).
+    func setAutoTrimInterval(_ interval: Double) {
+        limits.withLock { $0.autoTrimInterval = max(0.01, interval) }
+        let round = autoTrimRound.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
+        scheduleAutoTrim(round: round)
+    }
+
+    /// The background trim loop, round `round`: every `autoTrimInterval`, trims to the limits on `trimQueue`,
+    /// until the core closes or a newer round starts. Holds the core weakly.
+    ///
+    /// A failure is logged as an error the first time and then once every `autoTrimFailureLogPeriod` failures
+    /// in a row (the others at debug level): a folder removed under a live cache fails every round until the
+    /// cache is released, and one error a minute for it would flood the log.
+    private func scheduleAutoTrim(round: Int) {
         let interval = limits.withLock { $0.autoTrimInterval }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + interval) { [weak self] in
-            guard let self else { return }
+        trimQueue.asyncAfter(deadline: .now() + interval) { [weak self] in
+            guard let self, self.autoTrimRound.load(ordering: .acquiring) == round else { return }
             let ran = self.background.run {
                 do {
                     try self.trimToLimits()
+                    if self.autoTrimFailures.exchange(0, ordering: .relaxed) > 0 {
+                        kvLog.notice("DiskCache at \(self.path): background trim succeeded again")
+                    }
                 } catch {
-                    kvLog.error("DiskCache at \(self.path): background trim failed: \(error)")
+                    let failures = self.autoTrimFailures.wrappingAdd(1, ordering: .relaxed).newValue
+                    if Self.logsAutoTrimFailure(failures) {
+                        kvLog.error("DiskCache at \(self.path): background trim failed (\(failures) in a row): \(error)")
+                    } else {
+                        kvLog.debug("DiskCache at \(self.path): background trim failed (\(failures) in a row): \(error)")
+                    }
                 }
             }
-            if ran { self.scheduleAutoTrim() }
+            if ran { self.scheduleAutoTrim(round: round) }
         }
+    }
+
+    /// Failed auto-trims in a row between two logged as errors: an hour's worth at the default interval.
+    static let autoTrimFailureLogPeriod = 60
+
+    /// Whether the `failures`-th failed auto-trim in a row is logged as an error (the first one, then every
+    /// `autoTrimFailureLogPeriod`-th).
+    static func logsAutoTrimFailure(_ failures: Int) -> Bool {
+        failures == 1 || (failures > 1 && (failures - 1) % autoTrimFailureLogPeriod == 0)
     }
 
     /// Frees what instances that died beside this one left, then trims to cost, count, age and free-disk-space
