@@ -27,6 +27,9 @@ enum KVCacheScaleBench: BenchSuite {
         var read = 0.0, write = 0.0, totals = 0.0, sqliteRead = 0.0, preadFloor = 0.0, memcpyFloor = 0.0
         /// The Swift floors of the read (`SwiftReadFloor`): returning `Data`, and with an exact access time too.
         var swiftDataRead = 0.0, swiftStampedRead = 0.0
+        /// SQLite's own upsert of the same keys and values from C, in the same rounds as ours
+        /// (`bench_sqlite_random_upserts`): the floor of the write and of its growth.
+        var sqliteWrite = 0.0
         /// The process's CPU time per write (the writing thread's plus the background WAL checkpoints').
         var writeProcess = 0.0
         /// The slowest single write (wall), and how many took over 10 ms (a checkpoint inside the commit).
@@ -162,9 +165,9 @@ enum KVCacheScaleBench: BenchSuite {
         (f.crashOpen, f.wall["crash open"]) = t
         guard try cache?.totalCount() ?? 0 >= count - count / 10 else { throw BenchFailure("\(count): lost entries in the crash") }
         cache = nil
-        print(String(format: "  %@: CPU (wall): first open %.0f (%.0f) ms, clean open %.1f (%.1f) ms, crash open %.1f (%.1f) ms, read %.2f (%.2f) µs (SQLite from C %.2f, from Swift as Data %.2f, + access time %.2f, pread %.2f, memcpy %.3f), write %.2f (%.2f; process %.2f) µs (worst %.1f ms, %d over 10 ms), totals %.2f (%.2f) µs, trim %.2f (%.2f) s (worst read %.1f ms over %d reads; %d read from the disk themselves, worst %.1f ms; the others' worst %.1f ms)",
+        print(String(format: "  %@: CPU (wall): first open %.0f (%.0f) ms, clean open %.1f (%.1f) ms, crash open %.1f (%.1f) ms, read %.2f (%.2f) µs (SQLite from C %.2f, from Swift as Data %.2f, + access time %.2f, pread %.2f, memcpy %.3f), write %.2f (%.2f; process %.2f; SQLite from C %.2f) µs (worst %.1f ms, %d over 10 ms), totals %.2f (%.2f) µs, trim %.2f (%.2f) s (worst read %.1f ms over %d reads; %d read from the disk themselves, worst %.1f ms; the others' worst %.1f ms)",
                      label(count) as NSString, f.firstOpen * 1e3, f.wall["first open"]! * 1e3, f.cleanOpen * 1e3, f.wall["clean open"]! * 1e3,
-                     f.crashOpen * 1e3, f.wall["crash open"]! * 1e3, f.read * 1e6, f.wall["read"]! * 1e6, f.sqliteRead * 1e6, f.swiftDataRead * 1e6, f.swiftStampedRead * 1e6, f.preadFloor * 1e6, f.memcpyFloor * 1e6, f.write * 1e6, f.wall["write"]! * 1e6, f.writeProcess * 1e6, f.worstWrite * 1e3, f.slowWrites,
+                     f.crashOpen * 1e3, f.wall["crash open"]! * 1e3, f.read * 1e6, f.wall["read"]! * 1e6, f.sqliteRead * 1e6, f.swiftDataRead * 1e6, f.swiftStampedRead * 1e6, f.preadFloor * 1e6, f.memcpyFloor * 1e6, f.write * 1e6, f.wall["write"]! * 1e6, f.writeProcess * 1e6, f.sqliteWrite * 1e6, f.worstWrite * 1e3, f.slowWrites,
                      f.totals * 1e6, f.wall["totals"]! * 1e6, f.trimCPU, f.trim, f.worstReadDuringTrim * 1e3, f.readsDuringTrim, f.diskReadsDuringTrim,
                      f.worstDiskRead * 1e3, f.worstReadWithoutDisk * 1e3))
         return f
@@ -208,21 +211,37 @@ enum KVCacheScaleBench: BenchSuite {
         let process0 = processCPU()
         var writeLatencies = [Double]()
         writeLatencies.reserveCapacity(writes)
-        var t = try timed {
-            for (i, k) in writeKeys.enumerated() {
-                let start = Clock.now()
-                try disk.setObject(newValues[i % 8], forKey: "key-\(k)")
-                writeLatencies.append(Clock.now() - start)
+        // Five rounds, as the reads: SQLite's own upsert from C (another connection to the same manifest, as
+        // another process's), then a fifth of ours. The C upserts' CPU is taken out of the process's.
+        var ours = (cpu: 0.0, wall: 0.0), sqliteWrite = 0.0, sqliteProcess = 0.0
+        let rounds = 5, perRound = writes / rounds
+        for round in 0..<rounds {
+            var floor = 0.0
+            let c0 = processCPU()
+            guard bench_sqlite_random_upserts(folder + "/manifest.sqlite", Int32(count), Int32(perRound), Int32(valueSize),
+                                              UInt32(77 + round), &floor) == 0
+            else { throw BenchFailure("\(count): SQLite write floor failed") }
+            sqliteProcess += processCPU() - c0
+            sqliteWrite += floor / 1e9 * Double(perRound)
+            let t = try timed {
+                for (i, k) in writeKeys[(round * perRound)..<((round + 1) * perRound)].enumerated() {
+                    let start = Clock.now()
+                    try disk.setObject(newValues[i % 8], forKey: "key-\(k)")
+                    writeLatencies.append(Clock.now() - start)
+                }
             }
+            ours = (ours.cpu + t.cpu, ours.wall + t.wall)
         }
+        let written = Double(rounds * perRound)
         f.worstWrite = writeLatencies.max() ?? 0
         f.slowWrites = writeLatencies.filter { $0 > 0.010 }.count
-        (f.write, f.wall["write"]) = (t.cpu / Double(writes), t.wall / Double(writes))
-        f.writeProcess = (processCPU() - process0) / Double(writes)
+        (f.write, f.wall["write"]) = (ours.cpu / written, ours.wall / written)
+        f.sqliteWrite = sqliteWrite / written
+        f.writeProcess = (processCPU() - process0 - sqliteProcess) / written
 
         let calls = 1_000
         var sink = 0
-        t = try timed { for _ in 0..<calls { sink &+= try disk.totalCount() &+ Int(try disk.totalCost()) } }
+        var t = try timed { for _ in 0..<calls { sink &+= try disk.totalCount() &+ Int(try disk.totalCost()) } }
         (f.totals, f.wall["totals"]) = (t.cpu / Double(calls), t.wall / Double(calls))
         guard try disk.totalCount() == count, try disk.totalCost() == Int64(count * valueSize), sink != 0
         else { throw BenchFailure("\(count): wrong totals") }
@@ -378,6 +397,18 @@ enum KVCacheScaleBench: BenchSuite {
                 goal: nil, met: nil)
         }
         flat("2 KB random write", key: "write", unit: "µs/op", scale: 1e6, \.write)
+        for n in sizes {
+            guard let f = figures[n] else { continue }
+            add("2 KB random write at \(label(n)), CPU, vs SQLite's upsert from C at the same size (5 rounds side by side)",
+                unit: "µs/op", ours: f.write * 1e6, peer: f.sqliteWrite * 1e6, peerName: "SQLite upsert from C", goal: nil, met: nil)
+        }
+        if let large = sizes.last.flatMap({ figures[$0] }), sizes.count > 1 {
+            // The limit of the write's growth goal: SQLite's own upsert, same statement, same rounds.
+            add(String(format: "2 KB random write growth %@ → %@: SQLite's upsert from C %.2f×",
+                       label(sizes[0]) as NSString, label(sizes.last!) as NSString, large.sqliteWrite / small.sqliteWrite),
+                unit: "×", ours: large.write / small.write, peer: large.sqliteWrite / small.sqliteWrite,
+                peerName: "SQLite from C", goal: nil, met: nil)
+        }
         for n in sizes {
             guard let f = figures[n] else { continue }
             add("2 KB random write at \(label(n)), process CPU (background WAL checkpoints included)", unit: "µs/op",

@@ -91,6 +91,18 @@ int bench_kvcache_populate_v1(const char *manifest_path, int count, int size, lo
 /// Returns 0 on success.
 int bench_sqlite_random_reads(const char *manifest_path, int count, int reads, double *cpu_ns_per_read);
 
+/// The SQLite floor of a random overwrite at scale: `writes` upserts of random existing keys "key-<i>"
+/// (i < count, from `seed`) with `size`-byte values into the manifest at `manifest_path`, each its own
+/// autocommit transaction, with the statement and PRAGMAs of KVStorage's inline save (WAL,
+/// synchronous=NORMAL, 8 MB cache, 256 MB mmap, recursive triggers so the totals triggers fire), after
+/// `writes / 5` untimed ones that warm the new connection's page cache. No WAL
+/// checkpoint runs inside the timing (`wal_autocheckpoint=0`; KVStorage checkpoints on another thread); one
+/// passive checkpoint runs after it. `*cpu_ns_per_write` is the thread CPU time per upsert. Safe beside a
+/// live `DiskCache` on the same folder (another connection, as another process would be); sizes are kept, so
+/// the totals do not change. Returns 0 on success.
+int bench_sqlite_random_upserts(const char *manifest_path, int count, int writes, int size, unsigned seed,
+                                double *cpu_ns_per_write);
+
 /// The physical floor of a random read at scale, below any B-tree: `reads` `pread`s of `size` bytes at random
 /// page-aligned offsets of the file at `path` (one warm-up pass first, so its pages are in the page cache);
 /// `*cpu_ns_per_read` is the thread CPU time per `pread`. What one random 2 KB costs in a 2 MB file against a
