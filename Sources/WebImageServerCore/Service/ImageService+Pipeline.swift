@@ -150,8 +150,11 @@ struct RenderPlan: Sendable {
         geometry = OutputGeometry(sourceWidth: w, sourceHeight: h, targetWidth: options.width, targetHeight: options.height,
                                   fit: options.fit)
         let outputPixels = geometry.outputWidth * geometry.outputHeight
-        guard outputPixels <= configuration.maximumOutputPixels,
-              geometry.scaledWidth * geometry.scaledHeight <= PixelBuffer.maxProcessedPixelCount else {
+        // Only the output is ever made: `shape` crops a `cover` before it scales, and every other fit's scaled
+        // size is its output. Checking the uncropped scaled size refused (422, "output 1×512 is over…") an
+        // extreme cover such as 2000 × 1 into 1 × 512 (CoverGeometryReviewTests); the resize's own limit still
+        // holds for a configured `maximumOutputPixels` above it.
+        guard outputPixels <= configuration.maximumOutputPixels, outputPixels <= PixelBuffer.maxProcessedPixelCount else {
             throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the maximum of "
                               + "\(configuration.maximumOutputPixels) pixels")
         }
