@@ -20,7 +20,13 @@ extension ImageService {
         defer { running.withLock { $0 -= 1 } }
 
         let source = try await sourceBytes(for: options.source)
-        let result = try await render(source.data, options: options, acceptsWebP: acceptsWebP)
+        let result: ImageResult
+        do {
+            result = try await render(source.data, options: options, acceptsWebP: acceptsWebP)
+        } catch ImageServiceError.notAnImage(let message) {
+            forgetSource(options.source)
+            throw ImageServiceError.notAnImage(message)
+        }
         if configuration.cachesResults {
             do { try results.store(result, forKey: key) } catch {
                 Self.logger.warning("result cache write failed", metadata: ["error": "\(error)"])
@@ -30,6 +36,18 @@ extension ImageService {
         case .diskCache: return (result, .originalDisk)
         case .sharedCache: return (result, .originalShared)
         default: return (result, .origin)
+        }
+    }
+
+    /// Removes the source's bytes from the originals' disk cache after they turned out not to be an image.
+    ///
+    /// The manager stores whatever a 200 carried (a CDN's or a maintenance page, a truncated body) before
+    /// anything decodes it; kept, it answered 415 for that URL until evicted, however soon the origin recovered
+    /// (SourceCacheReviewTests). A shared tier (memcached) cannot be told to forget: there it lasts until its
+    /// own eviction.
+    private func forgetSource(_ url: URL) {
+        do { try manager.cache?.removeImage(forKey: manager.cacheKey(for: url), type: .disk) } catch {
+            Self.logger.warning("could not remove a non-image source from the cache", metadata: ["error": "\(error)"])
         }
     }
 
