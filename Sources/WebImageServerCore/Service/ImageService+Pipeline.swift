@@ -64,7 +64,12 @@ extension ImageService {
                 }
                 return loaded
             } catch let error as WebImageError {
-                if case .fetchFailed = error { counts.withLock { $0.originFetches += 1 } }
+                // A failed transfer is still one to the origin, in the metric as in the statistics (an origin
+                // answering errors to a flood is load on it: OriginFetchMetricReviewTests).
+                if case .fetchFailed = error {
+                    counts.withLock { $0.originFetches += 1 }
+                    metrics.originFetch(bytes: 0)
+                }
                 // The source was checked (http or https, a host): another URL refused is where it redirected.
                 if case .fetchFailed(.invalidURL(let target)) = error, target != url.absoluteString {
                     throw ImageServiceError.sourceRefused("redirected to \(target.prefix(256)), which is not loaded")
