@@ -24,7 +24,7 @@ extension ImageService {
         do {
             result = try await render(source.data, options: options, acceptsWebP: acceptsWebP)
         } catch ImageServiceError.notAnImage(let message) {
-            forgetSource(options.source)
+            await forgetSource(options.source)
             throw ImageServiceError.notAnImage(message)
         }
         if configuration.cachesResults {
@@ -43,12 +43,24 @@ extension ImageService {
     ///
     /// The manager stores whatever a 200 carried (a CDN's or a maintenance page, a truncated body) before
     /// anything decodes it; kept, it answered 415 for that URL until evicted, however soon the origin recovered
-    /// (SourceCacheReviewTests). A shared tier (memcached) cannot be told to forget: there it lasts until its
-    /// own eviction.
-    private func forgetSource(_ url: URL) {
-        do { try manager.cache?.removeImage(forKey: manager.cacheKey(for: url), type: .disk) } catch {
+    /// (SourceCacheReviewTests). It is removed from the shared tier too, where it made every server of a fleet
+    /// answer 415 without asking the origin (FleetSourceCacheReviewTests); the fetch handed it to the tier off its
+    /// path, so that write is waited for first (at most 1 s, off the cooperative pool), or it would land after
+    /// the removal. A server that took it from the tier in between removes it again on its own 415.
+    private func forgetSource(_ url: URL) async {
+        guard let cache = manager.cache else { return }
+        let key = manager.cacheKey(for: url)
+        do { try cache.removeImage(forKey: key, type: .disk) } catch {
             Self.logger.warning("could not remove a non-image source from the cache", metadata: ["error": "\(error)"])
         }
+        guard let tier = cache.sharedTier else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global(qos: .utility).async {
+                cache.waitForPendingSharedWrites(timeout: 1)
+                continuation.resume()
+            }
+        }
+        _ = await tier.removeValue(forKey: key)
     }
 
     /// The source's bytes: the originals' disk cache, else one transfer (joined by concurrent requests for
