@@ -20,7 +20,13 @@ extension ImageService {
         defer { running.withLock { $0 -= 1 } }
 
         let source = try await sourceBytes(for: options.source)
-        let result = try await render(source.data, options: options, acceptsWebP: acceptsWebP)
+        let result: ImageResult
+        do {
+            result = try await render(source.data, options: options, acceptsWebP: acceptsWebP)
+        } catch ImageServiceError.notAnImage(let message) {
+            await forgetSource(options.source)
+            throw ImageServiceError.notAnImage(message)
+        }
         if configuration.cachesResults {
             do { try results.store(result, forKey: key) } catch {
                 Self.logger.warning("result cache write failed", metadata: ["error": "\(error)"])
@@ -31,6 +37,30 @@ extension ImageService {
         case .sharedCache: return (result, .originalShared)
         default: return (result, .origin)
         }
+    }
+
+    /// Removes the source's bytes from the originals' disk cache after they turned out not to be an image.
+    ///
+    /// The manager stores whatever a 200 carried (a CDN's or a maintenance page, a truncated body) before
+    /// anything decodes it; kept, it answered 415 for that URL until evicted, however soon the origin recovered
+    /// (SourceCacheReviewTests). It is removed from the shared tier too, where it made every server of a fleet
+    /// answer 415 without asking the origin (FleetSourceCacheReviewTests); the fetch handed it to the tier off its
+    /// path, so that write is waited for first (at most 1 s, off the cooperative pool), or it would land after
+    /// the removal. A server that took it from the tier in between removes it again on its own 415.
+    private func forgetSource(_ url: URL) async {
+        guard let cache = manager.cache else { return }
+        let key = manager.cacheKey(for: url)
+        do { try cache.removeImage(forKey: key, type: .disk) } catch {
+            Self.logger.warning("could not remove a non-image source from the cache", metadata: ["error": "\(error)"])
+        }
+        guard let tier = cache.sharedTier else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global(qos: .utility).async {
+                cache.waitForPendingSharedWrites(timeout: 1)
+                continuation.resume()
+            }
+        }
+        _ = await tier.removeValue(forKey: key)
     }
 
     /// The source's bytes: the originals' disk cache, else one transfer (joined by concurrent requests for
@@ -46,7 +76,12 @@ extension ImageService {
                 }
                 return loaded
             } catch let error as WebImageError {
-                if case .fetchFailed = error { counts.withLock { $0.originFetches += 1 } }
+                // A failed transfer is still one to the origin, in the metric as in the statistics (an origin
+                // answering errors to a flood is load on it: OriginFetchMetricReviewTests).
+                if case .fetchFailed = error {
+                    counts.withLock { $0.originFetches += 1 }
+                    metrics.originFetch(bytes: 0)
+                }
                 // The source was checked (http or https, a host): another URL refused is where it redirected.
                 if case .fetchFailed(.invalidURL(let target)) = error, target != url.absoluteString {
                     throw ImageServiceError.sourceRefused("redirected to \(target.prefix(256)), which is not loaded")
@@ -150,8 +185,11 @@ struct RenderPlan: Sendable {
         geometry = OutputGeometry(sourceWidth: w, sourceHeight: h, targetWidth: options.width, targetHeight: options.height,
                                   fit: options.fit)
         let outputPixels = geometry.outputWidth * geometry.outputHeight
-        guard outputPixels <= configuration.maximumOutputPixels,
-              geometry.scaledWidth * geometry.scaledHeight <= PixelBuffer.maxProcessedPixelCount else {
+        // Only the output is ever made: `shape` crops a `cover` before it scales, and every other fit's scaled
+        // size is its output. Checking the uncropped scaled size refused (422, "output 1×512 is over…") an
+        // extreme cover such as 2000 × 1 into 1 × 512 (CoverGeometryReviewTests); the resize's own limit still
+        // holds for a configured `maximumOutputPixels` above it.
+        guard outputPixels <= configuration.maximumOutputPixels, outputPixels <= PixelBuffer.maxProcessedPixelCount else {
             throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the maximum of "
                               + "\(configuration.maximumOutputPixels) pixels")
         }

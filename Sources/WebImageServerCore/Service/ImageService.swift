@@ -168,7 +168,9 @@ public final class ImageService: Sendable {
             }
             (result, tier) = (made.result, isLeader ? made.tier : .coalesced)
         }
-        metrics.hit(tier)
+        // `.origin` is a miss of every cache: counting it in `webimage_cache_hits_total` made any hit ratio
+        // computed from the metric read 100 % (MetricsReviewTests).
+        if tier != .origin { metrics.hit(tier) }
         return imageResponse(result, tier: tier, varies: options.format == .auto, ifNoneMatch: request.ifNoneMatch)
     }
 
