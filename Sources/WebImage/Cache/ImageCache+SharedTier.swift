@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import KVCache
+import Synchronization
 
 /// The shared tier of an `ImageCache` and the writes to it still in flight.
 ///
@@ -9,6 +10,20 @@ final class SharedTierSlot: Sendable {
     let tier = Mutex<(any RemoteCacheTier)?>(nil)
     /// Writes handed to the tier and not yet answered.
     let pendingWrites = DispatchGroup()
+    /// Removals asked for (`removeFromSharedTier`) and not yet answered: a group of their own, as each waits
+    /// for `pendingWrites` to drain first and would never see it drain if it were in it.
+    let pendingRemovals = DispatchGroup()
+}
+
+/// Tells the first of several racing calls from the others (a removal started by whichever of its two
+/// triggers fires first).
+///
+/// - Important: Thread-safe.
+private final class FirstCall: Sendable {
+    private let called = Atomic(false)
+
+    /// `true` for the first call only.
+    func isFirst() -> Bool { !called.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
 extension ImageCache {
@@ -40,12 +55,36 @@ extension ImageCache {
         set { sharedSlot.tier.withLock { $0 = newValue } }
     }
 
-    /// Blocks until the shared-tier writes handed over so far are answered, or `timeout` seconds pass; returns
-    /// whether they all were. Call it before a short-lived process exits (a CLI run, a batch job) so its images
-    /// reach the shared tier.
+    /// Blocks until the shared-tier writes and removals handed over so far are answered, or `timeout` seconds
+    /// pass; returns whether they all were. Call it before a short-lived process exits (a CLI run, a batch job)
+    /// so its images reach the shared tier.
     @discardableResult
     public func waitForPendingSharedWrites(timeout: Double = 10) -> Bool {
-        sharedSlot.pendingWrites.wait(timeout: .now() + timeout) == .success
+        let deadline = DispatchTime.now() + timeout
+        return sharedSlot.pendingWrites.wait(timeout: deadline) == .success
+            && sharedSlot.pendingRemovals.wait(timeout: deadline) == .success
+    }
+
+    /// Removes `key` from the shared tier, off the caller's path and without blocking a thread: once the writes
+    /// handed to the tier so far are answered (so a write of the same key still in flight cannot land after
+    /// the removal), or after `timeout` seconds (default 1) when writes keep arriving. Does nothing without a
+    /// tier. `waitForPendingSharedWrites` waits for it too.
+    ///
+    /// For a value that must not spread (bytes that turned out not to be an image): the tier serves every
+    /// process of a fleet.
+    ///
+    /// - Important: Thread-safe; returns at once.
+    public func removeFromSharedTier(forKey key: String, timeout: Double = 1) {
+        guard let tier = sharedTier else { return }
+        let removals = sharedSlot.pendingRemovals
+        removals.enter()
+        let started = FirstCall()
+        let remove: @Sendable () -> Void = {
+            guard started.isFirst() else { return }
+            tier.removeValue(forKey: key) { _ in removals.leave() }
+        }
+        sharedSlot.pendingWrites.notify(queue: .global(qos: .utility), execute: remove)
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + max(0, timeout), execute: remove)
     }
 
     /// Writes `data` and its metadata to the shared tier, off the caller's path (the envelope is built on a

@@ -24,7 +24,7 @@ extension ImageService {
         do {
             result = try await render(source.data, options: options, acceptsWebP: acceptsWebP)
         } catch ImageServiceError.notAnImage(let message) {
-            await forgetSource(options.source)
+            forgetSource(options.source)
             throw ImageServiceError.notAnImage(message)
         }
         if configuration.cachesResults {
@@ -44,23 +44,17 @@ extension ImageService {
     /// The manager stores whatever a 200 carried (a CDN's or a maintenance page, a truncated body) before
     /// anything decodes it; kept, it answered 415 for that URL until evicted, however soon the origin recovered
     /// (SourceCacheReviewTests). It is removed from the shared tier too, where it made every server of a fleet
-    /// answer 415 without asking the origin (FleetSourceCacheReviewTests); the fetch handed it to the tier off its
-    /// path, so that write is waited for first (at most 1 s, off the cooperative pool), or it would land after
-    /// the removal. A server that took it from the tier in between removes it again on its own 415.
-    private func forgetSource(_ url: URL) async {
+    /// answer 415 without asking the origin (FleetSourceCacheReviewTests): off the response's path and without
+    /// blocking a thread (`ImageCache.removeFromSharedTier`, after the tier's pending writes, the one of these
+    /// bytes among them), so a flood of error pages neither slows the 415s nor holds threads. A server that took
+    /// the bytes from the tier in between removes them again on its own 415.
+    private func forgetSource(_ url: URL) {
         guard let cache = manager.cache else { return }
         let key = manager.cacheKey(for: url)
         do { try cache.removeImage(forKey: key, type: .disk) } catch {
             Self.logger.warning("could not remove a non-image source from the cache", metadata: ["error": "\(error)"])
         }
-        guard let tier = cache.sharedTier else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.global(qos: .utility).async {
-                cache.waitForPendingSharedWrites(timeout: 1)
-                continuation.resume()
-            }
-        }
-        _ = await tier.removeValue(forKey: key)
+        cache.removeFromSharedTier(forKey: key)
     }
 
     /// The source's bytes: the originals' disk cache, else one transfer (joined by concurrent requests for
