@@ -34,6 +34,12 @@ final class DiskCacheCore: Sendable {
     /// The auto-trim loop's round: a change of `autoTrimInterval` starts a new round at the new interval, and
     /// the pending round of the old one, when it fires, sees that it is stale and ends.
     private let autoTrimRound = Atomic(0)
+    /// When the loop's last trim began or ended (or the core opened), in `DispatchTime` uptime nanoseconds: a
+    /// round fires one interval after it, not one interval after the set that started the round. Counted
+    /// from the set, every set (even of the same value) pushed the next trim a whole interval away, and sets
+    /// more often than the interval (code that configures each handle it opens) starved the loop for good
+    /// (`DiskCacheAutoTrimReviewTests`).
+    private let autoTrimAnchor = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
     /// Consecutive failed auto-trims (see `logsAutoTrimFailure`), 0 after a trim that succeeds.
     let autoTrimFailures = Atomic(0)
     private let checkpointScheduled = Atomic(false)
@@ -252,7 +258,8 @@ final class DiskCacheCore: Sendable {
     static let trimQueueLabel = "webimage.kvcache.trim"
 
     /// Sets the seconds between background trims and starts a new round of the loop at that interval at once
-    /// (the pending round, at the old interval, ends when it fires).
+    /// (the pending round, at the old interval, ends when it fires). The new round's first trim comes one new
+    /// interval after the last trim (or the open), at once if that is past: a set never postpones it further.
     func setAutoTrimInterval(_ interval: Double) {
         limits.withLock { $0.autoTrimInterval = max(0.01, interval) }
         let round = autoTrimRound.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
@@ -267,8 +274,12 @@ final class DiskCacheCore: Sendable {
     /// cache is released, and one error a minute for it would flood the log.
     private func scheduleAutoTrim(round: Int) {
         let interval = limits.withLock { $0.autoTrimInterval }
-        trimQueue.asyncAfter(deadline: .now() + interval) { [weak self] in
+        let anchor = DispatchTime(uptimeNanoseconds: autoTrimAnchor.load(ordering: .relaxed))
+        trimQueue.asyncAfter(deadline: anchor + interval) { [weak self] in
             guard let self, self.autoTrimRound.load(ordering: .acquiring) == round else { return }
+            // A set during the trim counts its new interval from the trim's start; the loop's next round from
+            // its end.
+            self.autoTrimAnchor.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             let ran = self.background.run {
                 do {
                     try self.trimToLimits()
@@ -284,6 +295,7 @@ final class DiskCacheCore: Sendable {
                     }
                 }
             }
+            self.autoTrimAnchor.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             if ran { self.scheduleAutoTrim(round: round) }
         }
     }
