@@ -282,8 +282,7 @@ final class DiskCacheCore: Sendable {
             self.autoTrimAnchor.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             let ran = self.background.run {
                 do {
-                    try self.trimToLimits()
-                    if self.autoTrimFailures.exchange(0, ordering: .relaxed) > 0 {
+                    if try self.trimToLimits(), self.autoTrimFailures.exchange(0, ordering: .relaxed) > 0 {
                         kvLog.notice("DiskCache at \(self.path): background trim succeeded again")
                     }
                 } catch {
@@ -315,8 +314,14 @@ final class DiskCacheCore: Sendable {
     /// The store lock is taken for one bounded step at a time (`KVStorage.trimStep`: one fold of the access
     /// log or one batch of `KVStorage.trimBatch` removals), so reads and writes are served between steps however much is
     /// trimmed.
-    func trimToLimits() throws(KVCacheError) {
-        guard !background.isClosed else { return }
+    ///
+    /// Returns whether it trimmed: `false` when it was skipped (closed, or `trim.lock` held elsewhere). The
+    /// auto-trim counts only a trim that ran as a success: a skip that counted reset the failures in a row, so
+    /// a trim failing beside another trimmer logged an error (and "succeeded again") after every skip
+    /// (`DiskCacheAutoTrimReviewTests`).
+    @discardableResult
+    func trimToLimits() throws(KVCacheError) -> Bool {
+        guard !background.isClosed else { return false }
         // First what instances that died beside this one left (slots, temporaries, journaled moves): a
         // long-running instance with no new opener beside it reaps them here (KVStorage+CleanShutdown.swift).
         try withStorage { (storage: KVStorage) -> Void in storage.reapDeadInstancesBesideThis() }
@@ -327,7 +332,7 @@ final class DiskCacheCore: Sendable {
             (costLimit: $0.costLimit, countLimit: $0.countLimit, ageLimit: $0.ageLimit,
              freeDiskSpaceLimit: $0.freeDiskSpaceLimit)
         }
-        guard let lock = try TrimLock(path: path + "/trim.lock") else { return }
+        guard let lock = try TrimLock(path: path + "/trim.lock") else { return false }
         defer { lock.release() }
         var target = TrimLimits(maxSize: limits.costLimit, maxCount: limits.countLimit,
                               accessedBefore: limits.ageLimit.isFinite ? Date(timeIntervalSinceNow: -limits.ageLimit) : nil)
@@ -339,6 +344,7 @@ final class DiskCacheCore: Sendable {
             }
         }
         try trim(to: target)
+        return true
     }
 
     /// Trims to `limits` step by step, holding the store lock for one step at a time (see `trimToLimits`),
