@@ -86,8 +86,9 @@ public final class DiskCache: Sendable {
     }
 
     /// Seconds between background trims (at least 0.01). 60 s by default. A change takes effect at once: the
-    /// next trim runs one new interval after it. The trims run on a serial queue of this folder's own, never on
-    /// a global queue. Thread-safe.
+    /// next trim runs one new interval after the last one (or the open), at once if that is past; setting it
+    /// again, to the same or another value, never puts the next trim further off than that. The trims run on a
+    /// serial queue of this folder's own, never on a global queue. Thread-safe.
     public var autoTrimInterval: Double {
         get { core.limits.withLock { $0.autoTrimInterval } }
         set { core.setAutoTrimInterval(newValue) }

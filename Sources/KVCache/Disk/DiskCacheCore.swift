@@ -34,6 +34,12 @@ final class DiskCacheCore: Sendable {
     /// The auto-trim loop's round: a change of `autoTrimInterval` starts a new round at the new interval, and
     /// the pending round of the old one, when it fires, sees that it is stale and ends.
     private let autoTrimRound = Atomic(0)
+    /// When the loop's last trim began or ended (or the core opened), in `DispatchTime` uptime nanoseconds: a
+    /// round fires one interval after it, not one interval after the set that started the round. Counted
+    /// from the set, every set (even of the same value) pushed the next trim a whole interval away, and sets
+    /// more often than the interval (code that configures each handle it opens) starved the loop for good
+    /// (`DiskCacheAutoTrimReviewTests`).
+    private let autoTrimAnchor = Atomic<UInt64>(DispatchTime.now().uptimeNanoseconds)
     /// Consecutive failed auto-trims (see `logsAutoTrimFailure`), 0 after a trim that succeeds.
     let autoTrimFailures = Atomic(0)
     private let checkpointScheduled = Atomic(false)
@@ -252,7 +258,8 @@ final class DiskCacheCore: Sendable {
     static let trimQueueLabel = "webimage.kvcache.trim"
 
     /// Sets the seconds between background trims and starts a new round of the loop at that interval at once
-    /// (the pending round, at the old interval, ends when it fires).
+    /// (the pending round, at the old interval, ends when it fires). The new round's first trim comes one new
+    /// interval after the last trim (or the open), at once if that is past: a set never postpones it further.
     func setAutoTrimInterval(_ interval: Double) {
         limits.withLock { $0.autoTrimInterval = max(0.01, interval) }
         let round = autoTrimRound.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue
@@ -267,12 +274,15 @@ final class DiskCacheCore: Sendable {
     /// cache is released, and one error a minute for it would flood the log.
     private func scheduleAutoTrim(round: Int) {
         let interval = limits.withLock { $0.autoTrimInterval }
-        trimQueue.asyncAfter(deadline: .now() + interval) { [weak self] in
+        let anchor = DispatchTime(uptimeNanoseconds: autoTrimAnchor.load(ordering: .relaxed))
+        trimQueue.asyncAfter(deadline: anchor + interval) { [weak self] in
             guard let self, self.autoTrimRound.load(ordering: .acquiring) == round else { return }
+            // A set during the trim counts its new interval from the trim's start; the loop's next round from
+            // its end.
+            self.autoTrimAnchor.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             let ran = self.background.run {
                 do {
-                    try self.trimToLimits()
-                    if self.autoTrimFailures.exchange(0, ordering: .relaxed) > 0 {
+                    if try self.trimToLimits(), self.autoTrimFailures.exchange(0, ordering: .relaxed) > 0 {
                         kvLog.notice("DiskCache at \(self.path): background trim succeeded again")
                     }
                 } catch {
@@ -284,6 +294,7 @@ final class DiskCacheCore: Sendable {
                     }
                 }
             }
+            self.autoTrimAnchor.store(DispatchTime.now().uptimeNanoseconds, ordering: .relaxed)
             if ran { self.scheduleAutoTrim(round: round) }
         }
     }
@@ -303,8 +314,14 @@ final class DiskCacheCore: Sendable {
     /// The store lock is taken for one bounded step at a time (`KVStorage.trimStep`: one fold of the access
     /// log or one batch of `KVStorage.trimBatch` removals), so reads and writes are served between steps however much is
     /// trimmed.
-    func trimToLimits() throws(KVCacheError) {
-        guard !background.isClosed else { return }
+    ///
+    /// Returns whether it trimmed: `false` when it was skipped (closed, or `trim.lock` held elsewhere). The
+    /// auto-trim counts only a trim that ran as a success: a skip that counted reset the failures in a row, so
+    /// a trim failing beside another trimmer logged an error (and "succeeded again") after every skip
+    /// (`DiskCacheAutoTrimReviewTests`).
+    @discardableResult
+    func trimToLimits() throws(KVCacheError) -> Bool {
+        guard !background.isClosed else { return false }
         // First what instances that died beside this one left (slots, temporaries, journaled moves): a
         // long-running instance with no new opener beside it reaps them here (KVStorage+CleanShutdown.swift).
         try withStorage { (storage: KVStorage) -> Void in storage.reapDeadInstancesBesideThis() }
@@ -315,7 +332,7 @@ final class DiskCacheCore: Sendable {
             (costLimit: $0.costLimit, countLimit: $0.countLimit, ageLimit: $0.ageLimit,
              freeDiskSpaceLimit: $0.freeDiskSpaceLimit)
         }
-        guard let lock = try TrimLock(path: path + "/trim.lock") else { return }
+        guard let lock = try TrimLock(path: path + "/trim.lock") else { return false }
         defer { lock.release() }
         var target = TrimLimits(maxSize: limits.costLimit, maxCount: limits.countLimit,
                               accessedBefore: limits.ageLimit.isFinite ? Date(timeIntervalSinceNow: -limits.ageLimit) : nil)
@@ -327,6 +344,7 @@ final class DiskCacheCore: Sendable {
             }
         }
         try trim(to: target)
+        return true
     }
 
     /// Trims to `limits` step by step, holding the store lock for one step at a time (see `trimToLimits`),
