@@ -87,7 +87,13 @@ public struct HEIFDecoder: ImageDecoding {
         return try data.withUnsafeBytes { raw in
             // The context reads the bytes in place; it is freed before they go away (the defer above runs
             // after this closure returns).
-            try check(heif_context_read_from_memory_without_copy(context, raw.baseAddress, raw.count, nil), limits: limits)
+            do {
+                try check(heif_context_read_from_memory_without_copy(context, raw.baseAddress, raw.count, nil), limits: limits)
+            } catch ImageCodecError.corruptData(format: .heif, _) where Self.endsInsideATopLevelBox(raw) {
+                // libheif 1.15 cannot read a box cut short and says so as invalid input ("No 'meta' box"): when the
+                // data ends inside a top-level box, the file was cut, not corrupt.
+                throw ImageCodecError.truncated(format: .heif)
+            }
             var handle: OpaquePointer?
             try check(heif_context_get_primary_image_handle(context, &handle), limits: limits)
             guard let handle else { throw ImageCodecError.corruptData(format: .heif, message: "no primary image") }
@@ -129,6 +135,27 @@ public struct HEIFDecoder: ImageDecoding {
             }
         }
         return (buffer, hasAlpha)
+    }
+
+    /// Whether the last top-level box of `bytes` declares more bytes than follow its header (the data ends
+    /// inside it): a size of 0 runs to the end, 1 takes a 64-bit size. Walks box headers only.
+    static func endsInsideATopLevelBox(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            guard bytes.count - offset >= 8 else { return true }
+            var size = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
+            if size == 0 { return false }
+            if size == 1 {
+                guard bytes.count - offset >= 16 else { return true }
+                let large = bytes[offset + 8..<offset + 16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                guard large <= UInt64(Int.max) else { return true }
+                size = Int(large)
+            }
+            guard size >= 8 else { return false }  // malformed, not cut
+            guard size <= bytes.count - offset else { return true }
+            offset += size
+        }
+        return false
     }
 
     /// Throws the `ImageCodecError` for a libheif error, keeping its message.
