@@ -89,7 +89,7 @@ public struct HEIFDecoder: ImageDecoding {
             // after this closure returns).
             do {
                 try check(heif_context_read_from_memory_without_copy(context, raw.baseAddress, raw.count, nil), limits: limits)
-            } catch ImageCodecError.corruptData(format: .heif, _) where Self.endsInsideATopLevelBox(raw) {
+            } catch ImageCodecError.corruptData(format: .heif, _) where BoxReader(bytes: raw).endsInsideATopLevelBox {
                 // libheif 1.15 cannot read a box cut short and says so as invalid input ("No 'meta' box"): when the
                 // data ends inside a top-level box, the file was cut, not corrupt.
                 throw ImageCodecError.truncated(format: .heif)
@@ -135,27 +135,6 @@ public struct HEIFDecoder: ImageDecoding {
             }
         }
         return (buffer, hasAlpha)
-    }
-
-    /// Whether the last top-level box of `bytes` declares more bytes than follow its header (the data ends
-    /// inside it): a size of 0 runs to the end, 1 takes a 64-bit size. Walks box headers only.
-    static func endsInsideATopLevelBox(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            guard bytes.count - offset >= 8 else { return true }
-            var size = bytes[offset..<offset + 4].reduce(0) { $0 << 8 | Int($1) }
-            if size == 0 { return false }
-            if size == 1 {
-                guard bytes.count - offset >= 16 else { return true }
-                let large = bytes[offset + 8..<offset + 16].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                guard large <= UInt64(Int.max) else { return true }
-                size = Int(large)
-            }
-            guard size >= 8 else { return false }  // malformed, not cut
-            guard size <= bytes.count - offset else { return true }
-            offset += size
-        }
-        return false
     }
 
     /// Throws the `ImageCodecError` for a libheif error, keeping its message.
