@@ -44,8 +44,13 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
             transform = parsed.transform
             displaySize = parsed.displaySize
         } catch {
+            // libavif 0.11 reports a box cut short as a BMFF parse failure ("Exceeded avifIO's sizeHint, possibly
+            // truncated data"): when the data ends inside a top-level box (a download cut in its `mdat`), the
+            // file was cut, not corrupt.
+            let isCut = BoxReader(bytes: UnsafeRawBufferPointer(rebasing: bytes[0..<data.count])).endsInsideATopLevelBox
             avifDecoderDestroy(decoder)
             bytes.deallocate()
+            if case ImageCodecError.corruptData? = error as? ImageCodecError, isCut { throw ImageCodecError.truncated(format: .avif) }
             throw error
         }
     }

@@ -87,7 +87,13 @@ public struct HEIFDecoder: ImageDecoding {
         return try data.withUnsafeBytes { raw in
             // The context reads the bytes in place; it is freed before they go away (the defer above runs
             // after this closure returns).
-            try check(heif_context_read_from_memory_without_copy(context, raw.baseAddress, raw.count, nil), limits: limits)
+            do {
+                try check(heif_context_read_from_memory_without_copy(context, raw.baseAddress, raw.count, nil), limits: limits)
+            } catch ImageCodecError.corruptData(format: .heif, _) where BoxReader(bytes: raw).endsInsideATopLevelBox {
+                // libheif 1.15 cannot read a box cut short and says so as invalid input ("No 'meta' box"): when the
+                // data ends inside a top-level box, the file was cut, not corrupt.
+                throw ImageCodecError.truncated(format: .heif)
+            }
             var handle: OpaquePointer?
             try check(heif_context_get_primary_image_handle(context, &handle), limits: limits)
             guard let handle else { throw ImageCodecError.corruptData(format: .heif, message: "no primary image") }
@@ -96,7 +102,7 @@ public struct HEIFDecoder: ImageDecoding {
         }
     }
 
-    /// Decodes the primary image to straight RGBA8, checking the declared size first and sizing the buffer
+    /// Decodes the primary image to RGBA8 (straight, or premultiplied when the file says so), checking the declared size first and sizing the buffer
     /// from the decoded image.
     private static func decodePixels(_ handle: OpaquePointer, limits: DecodeLimits) throws -> (PixelBuffer, Bool) {
         try limits.check(width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)))
@@ -116,14 +122,19 @@ public struct HEIFDecoder: ImageDecoding {
               Int(stride) >= width * 4 else {
             throw ImageCodecError.corruptData(format: .heif, message: "no 8-bit RGBA plane")
         }
-        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: .rgba8)
+        // libheif 1.15 hands the planes back as stored: with a `prem` reference (ISO/IEC 23008-12 6.6.1) the
+        // colour is already multiplied by alpha, and labelling it straight would premultiply it a second time
+        // for display (and give premultiplied values to a caller asking for straight RGBA).
+        let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
+        let isPremultiplied = hasAlpha && heif_image_handle_is_premultiplied_alpha(handle) != 0
+        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: isPremultiplied ? .rgba8Premultiplied : .rgba8)
         let rowBytes = width * 4, bytesPerRow = buffer.bytesPerRow
         buffer.withUnsafeMutableBytes { out in
             for y in 0..<height {
                 (out.baseAddress! + y * bytesPerRow).copyMemory(from: plane + y * Int(stride), byteCount: rowBytes)
             }
         }
-        return (buffer, heif_image_handle_has_alpha_channel(handle) != 0)
+        return (buffer, hasAlpha)
     }
 
     /// Throws the `ImageCodecError` for a libheif error, keeping its message.

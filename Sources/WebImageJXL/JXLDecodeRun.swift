@@ -71,7 +71,10 @@ final class JXLDecodeRun {
             guard JxlDecoderSetInput(run.decoder, base, raw.count) == JXL_DEC_SUCCESS else {
                 throw ImageCodecError.corruptData(format: .jpegXL, message: "JxlDecoderSetInput failed")
             }
-            JxlDecoderCloseInput(run.decoder)
+            // The input is not closed (`JxlDecoderCloseInput`): once closed, libjxl 0.7 reports data that ends
+            // too early as JXL_DEC_ERROR, like corrupt data. Left open, it asks for more
+            // (JXL_DEC_NEED_MORE_INPUT), which is reported as `.truncated`; a complete file still ends with
+            // JXL_DEC_SUCCESS (the last frame header says it is the last; no `JXL_DEC_BOX` events are used).
             defer { _ = JxlDecoderReleaseInput(run.decoder) }
             return try run.process(stopAfterFirstFrame: firstFrameOnly)
         }

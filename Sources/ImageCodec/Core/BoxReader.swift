@@ -36,6 +36,27 @@ package struct BoxReader {
         return result
     }
 
+    /// Whether the data ends inside a top-level box: the last box's size (a size of 0 runs to the end, 1 takes
+    /// a 64-bit size) or its header runs past the end of the bytes. Walks box headers only. libavif 0.11 and
+    /// libheif 1.15 report such a file as malformed (a BMFF parse failure, "No 'meta' box"); for the decoders
+    /// it is a file cut short (`ImageCodecError.truncated`).
+    package var endsInsideATopLevelBox: Bool {
+        var offset = 0
+        while offset < bytes.count {
+            guard let size32 = uint32(at: offset), bytes.count - offset >= 8 else { return true }
+            var size = UInt64(size32)
+            if size32 == 0 { return false }
+            if size32 == 1 {
+                guard let large = uint64(at: offset + 8) else { return true }
+                size = large
+            }
+            guard size >= 8 else { return false }  // malformed, not cut
+            guard size <= UInt64(bytes.count - offset) else { return true }
+            offset += Int(size)
+        }
+        return false
+    }
+
     /// The byte at `offset`, or nil outside the bytes (as are the readers below, big-endian).
     package func uint8(at offset: Int) -> UInt8? { offset >= 0 && offset < bytes.count ? bytes[offset] : nil }
 
