@@ -34,19 +34,7 @@ final class ImageServerShutdownTests: XCTestCase {
         defer { if process.isRunning { process.terminate() } }
 
         // A line on stdout says where it listens (logs go to stderr).
-        let port = try await Task.detached { () throws -> Int in
-            var line = Data()
-            while true {
-                let byte = out.fileHandleForReading.readData(ofLength: 1)
-                guard !byte.isEmpty else { throw CocoaError(.fileReadUnknown) }
-                if byte != Data("\n".utf8) { line.append(byte); continue }
-                let text = String(decoding: line, as: UTF8.self)
-                line = Data()
-                if text.hasPrefix("webimage-server listening on"), let port = text.split(separator: ":").last.flatMap({ Int($0) }) {
-                    return port
-                }
-            }
-        }.value
+        let port = try await ServerHarness.listeningPort(out)
 
         let requests = (0..<4).map { index in
             Task { await ServerHarness.get(URL(string: "http://127.0.0.1:\(port)/image?url=\(QueryString.escape(origin.url("/slow\(index).jpg").absoluteString))&w=100&format=png")!) }

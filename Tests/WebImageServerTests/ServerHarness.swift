@@ -70,6 +70,25 @@ final class ServerHarness: @unchecked Sendable {
         await get(imageURL(pairs), headers: headers)
     }
 
+    /// The port a `webimage-server` process listens on, read from the line it prints on stdout (`out`, the
+    /// process's standard output) when it is ready: "webimage-server listening on …:<port>" (logs go to stderr).
+    /// Throws when stdout ends first.
+    static func listeningPort(_ out: Pipe) async throws -> Int {
+        try await Task.detached { () throws -> Int in
+            var line = Data()
+            while true {
+                let byte = out.fileHandleForReading.readData(ofLength: 1)
+                guard !byte.isEmpty else { throw CocoaError(.fileReadUnknown) }
+                if byte != Data("\n".utf8) { line.append(byte); continue }
+                let text = String(decoding: line, as: UTF8.self)
+                line = Data()
+                if text.hasPrefix("webimage-server listening on"), let port = text.split(separator: ":").last.flatMap({ Int($0) }) {
+                    return port
+                }
+            }
+        }.value
+    }
+
     static func get(_ url: URL, headers: [String: String] = [:]) async -> Reply {
         do {
             let result = try await client.fetch(FetchRequest(url: url, headers: headers, timeout: 30))

@@ -11,22 +11,8 @@ final class DiskCacheAutoTrimTests: XCTestCase {
     override func setUpWithError() throws { directory = try TemporaryDirectory("kvcache-auto-trim") }
     override func tearDownWithError() throws { try directory.remove() }
 
-    /// Fills a cache with `count` small values under a count limit of `limit`.
     private func overfilledCache(count: Int, limit: Int) throws -> DiskCache {
-        let cache = try DiskCache(path: directory.path)
-        for index in 0..<count { try cache.setObject(Data([UInt8(truncatingIfNeeded: index)]), forKey: "key-\(index)") }
-        cache.countLimit = limit
-        return cache
-    }
-
-    /// Waits up to `seconds` for `condition`; returns whether it held.
-    private func eventually(within seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(10_000)
-        }
-        return try condition()
+        try overfilledDiskCache(path: directory.path, count: count, limit: limit)
     }
 
     /// A shorter interval set on a new cache trims within it, not after the 60 s round pending since the open.

@@ -16,19 +16,7 @@ final class DiskCacheAutoTrimReviewTests: XCTestCase {
     override func tearDownWithError() throws { try? directory.remove() }
 
     private func overfilledCache(count: Int, limit: Int) throws -> DiskCache {
-        let cache = try DiskCache(path: directory.path)
-        for index in 0..<count { try cache.setObject(Data([UInt8(truncatingIfNeeded: index)]), forKey: "key-\(index)") }
-        cache.countLimit = limit
-        return cache
-    }
-
-    private func eventually(within seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date(timeIntervalSinceNow: seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(10_000)
-        }
-        return try condition()
+        try overfilledDiskCache(path: directory.path, count: count, limit: limit)
     }
 
     // MARK: Defect: a set of the interval restarts the countdown, so sets more often than it starve the loop

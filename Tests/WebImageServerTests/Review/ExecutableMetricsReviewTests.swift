@@ -30,19 +30,7 @@ final class ExecutableMetricsReviewTests: XCTestCase {
         process.standardError = FileHandle.nullDevice
         try process.run()
         defer { if process.isRunning { process.terminate(); process.waitUntilExit() } }
-        let port = try await Task.detached { () throws -> Int in
-            var line = Data()
-            while true {
-                let byte = out.fileHandleForReading.readData(ofLength: 1)
-                guard !byte.isEmpty else { throw CocoaError(.fileReadUnknown) }
-                if byte != Data("\n".utf8) { line.append(byte); continue }
-                let text = String(decoding: line, as: UTF8.self)
-                line = Data()
-                if text.hasPrefix("webimage-server listening on"), let port = text.split(separator: ":").last.flatMap({ Int($0) }) {
-                    return port
-                }
-            }
-        }.value
+        let port = try await ServerHarness.listeningPort(out)
 
         let source = QueryString.escape(origin.url("/photo.jpg").absoluteString)
         let reply = await ServerHarness.get(URL(string: "http://127.0.0.1:\(port)/image?url=\(source)&w=32")!)
