@@ -30,6 +30,15 @@ public struct ImageServer: Sendable {
     public let port: Int
     /// Logger of the access log and the server. Default label `webimage.server`.
     public let logger: Logger
+    /// Seconds a client connection may stay without a complete request part before it is closed: between
+    /// keep-alive requests, and while its request head trickles in (a slowloris sends a header byte now and
+    /// then and would hold its socket and descriptor forever). A request whose response is being made is never
+    /// cut. Default `defaultIdleTimeout` (30 s, nginx's `client_header_timeout` is 60 s); `nil` (or given as 0,
+    /// negative, NaN or infinite): never.
+    public let idleTimeout: Double?
+
+    /// The default `idleTimeout`: 30 s.
+    public static let defaultIdleTimeout = 30.0
 
     /// The Prometheus registry every `ImageServer` in the process reports to; swift-metrics is bootstrapped
     /// with it on first use (a process has one metrics system).
@@ -39,13 +48,14 @@ public struct ImageServer: Sendable {
         return registry
     }()
 
-    /// Makes a server for `service` on `host`:`port`.
+    /// Makes a server for `service` on `host`:`port`, closing connections idle for `idleTimeout` seconds.
     public init(service: ImageService, host: String = "0.0.0.0", port: Int = 8080,
-                logger: Logger = Logger(label: "webimage.server")) {
+                idleTimeout: Double? = ImageServer.defaultIdleTimeout, logger: Logger = Logger(label: "webimage.server")) {
         _ = Self.registry
         self.service = service
         self.host = host
         self.port = port
+        self.idleTimeout = idleTimeout.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
         self.logger = logger
     }
 
@@ -84,8 +94,10 @@ public struct ImageServer: Sendable {
     public func makeServiceGroup(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> ServiceGroup {
         let router = Router()
         Self.addRoutes(to: router, service: service)
+        let idle = idleTimeout.map { TimeAmount.nanoseconds(Int64(($0 * 1e9).rounded())) }
         let app = Application(
             router: router,
+            server: .http1(configuration: .init(idleTimeout: idle)),
             configuration: ApplicationConfiguration(address: .hostname(host, port: port), serverName: "webimage-server",
                                                     backlog: 1024),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },

@@ -42,6 +42,9 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "Cache-Control max-age of image responses, in seconds.")
     var maxAge = 86_400
 
+    @Option(help: "Seconds a client connection may stay idle, or trickle in its request head, before it is closed (0: never).")
+    var idleTimeout = ImageServer.defaultIdleTimeout
+
     @Option(help: "Log level: trace, debug, info (the access log), notice, warning, error, critical.")
     var logLevel = "info"
 
@@ -56,6 +59,7 @@ struct WebImageServerCommand: AsyncParsableCommand {
         if let key, URLSigner.keyBytes(hex: key) == nil { throw ValidationError("--key must be an even number of hex digits") }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
         guard maxConcurrency > 0 else { throw ValidationError("--max-concurrency must be at least 1") }
+        guard idleTimeout.isFinite, idleTimeout >= 0 else { throw ValidationError("--idle-timeout must be 0 or more seconds") }
         for network in allowNetworks where IPNetwork(network) == nil {
             throw ValidationError("--allow-network \(network) is not a CIDR block")
         }
@@ -85,7 +89,7 @@ struct WebImageServerCommand: AsyncParsableCommand {
             }
         }
         let service = try ImageService(configuration: configuration)
-        let server = ImageServer(service: service, host: host, port: port)
+        let server = ImageServer(service: service, host: host, port: port, idleTimeout: idleTimeout > 0 ? idleTimeout : nil)
         try await server.run { port in
             print("webimage-server listening on \(host):\(port)")
             fflush(nil) // every stream: `stdout` itself is a global Swift 6 cannot reference safely

@@ -24,8 +24,10 @@ final class ServerHarness: @unchecked Sendable {
     /// The loopback networks tests allow (the default policy refuses them).
     static let loopback = [IPNetwork("127.0.0.0/8")!, IPNetwork("::1/128")!]
 
-    /// A harness whose service is configured by `configure` (default: unsigned allowed, loopback allowed).
-    init(configure: (inout ImageServiceConfiguration) -> Void = { _ in }) async throws {
+    /// A harness whose service is configured by `configure` (default: unsigned allowed, loopback allowed), its
+    /// server closing connections idle for `idleTimeout` seconds (default the server's).
+    init(idleTimeout: Double? = ImageServer.defaultIdleTimeout,
+         configure: (inout ImageServiceConfiguration) -> Void = { _ in }) async throws {
         origin = try HTTPTestServer.start()
         cacheDirectory = FileManager.default.temporaryDirectory
             .appendingPathComponent("webimage-server-tests-\(UUID().uuidString)")
@@ -34,7 +36,7 @@ final class ServerHarness: @unchecked Sendable {
         configuration.allowedNetworks = Self.loopback
         configure(&configuration)
         service = try ImageService(configuration: configuration)
-        let server = ImageServer(service: service, host: "127.0.0.1", port: 0)
+        let server = ImageServer(service: service, host: "127.0.0.1", port: 0, idleTimeout: idleTimeout)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let group = server.makeServiceGroup { port in continuation.yield(port) }
         self.group = group
