@@ -5,25 +5,54 @@ import Synchronization
 
 /// The shared tier of an `ImageCache` and the writes to it still in flight.
 ///
-/// - Important: Thread-safe (a `Mutex` and a `DispatchGroup`).
+/// - Important: Thread-safe (`Mutex`es and `DispatchGroup`s).
 final class SharedTierSlot: Sendable {
     let tier = Mutex<(any RemoteCacheTier)?>(nil)
-    /// Writes handed to the tier and not yet answered.
+    /// Writes handed to the tier and not yet answered (for `waitForPendingSharedWrites`; `writes` counts them
+    /// too, for the removals waiting on them).
     let pendingWrites = DispatchGroup()
     /// Removals asked for (`removeFromSharedTier`) and not yet answered: a group of their own, as each waits
-    /// for `pendingWrites` to drain first and would never see it drain if it were in it.
+    /// for the writes to drain first and would never see them drain if it were among them.
     let pendingRemovals = DispatchGroup()
-}
+    /// The writes in flight and the removals waiting for them to drain, by id.
+    ///
+    /// Not `pendingWrites.notify`: dispatch keeps a notify block (and what it captures) until the group drains,
+    /// even once its removal ran at its timeout, and a busy server always has a write in flight — every 415
+    /// leaked its closure (SharedTierRemovalRetentionReviewTests). A waiter here leaves at its timeout.
+    private let writes = Mutex<(count: Int, nextID: UInt64, waiters: [UInt64: @Sendable () -> Void])>((0, 0, [:]))
 
-/// Tells the first of several racing calls from the others (a removal started by whichever of its two
-/// triggers fires first).
-///
-/// - Important: Thread-safe.
-private final class FirstCall: Sendable {
-    private let called = Atomic(false)
+    func writeStarted() {
+        pendingWrites.enter()
+        writes.withLock { $0.count += 1 }
+    }
 
-    /// `true` for the first call only.
-    func isFirst() -> Bool { !called.exchange(true, ordering: .acquiringAndReleasing) }
+    func writeEnded() {
+        let ready: [@Sendable () -> Void] = writes.withLock { state in
+            state.count -= 1
+            guard state.count == 0 else { return [] }
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
+        }
+        for waiter in ready { DispatchQueue.global(qos: .utility).async(execute: waiter) }
+        pendingWrites.leave()
+    }
+
+    /// Runs `work` (on a utility queue) once the writes in flight now are answered, or at `timeout` seconds,
+    /// whichever first; exactly once.
+    func afterWrites(timeout: Double, _ work: @escaping @Sendable () -> Void) {
+        let id: UInt64? = writes.withLock { state in
+            guard state.count > 0 else { return nil }
+            state.nextID &+= 1
+            state.waiters[state.nextID] = work
+            return state.nextID
+        }
+        guard let id else { return DispatchQueue.global(qos: .utility).async(execute: work) }
+        // An infinite timeout: the drain only (dispatch drops a timer at infinity anyway). NaN or negative: 0.
+        guard timeout != .infinity else { return }
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + max(0, timeout)) { [self] in
+            writes.withLock { $0.waiters.removeValue(forKey: id) }?()
+        }
+    }
 }
 
 extension ImageCache {
@@ -78,29 +107,25 @@ extension ImageCache {
         guard let tier = sharedTier else { return }
         let removals = sharedSlot.pendingRemovals
         removals.enter()
-        let started = FirstCall()
-        let remove: @Sendable () -> Void = {
-            guard started.isFirst() else { return }
+        sharedSlot.afterWrites(timeout: timeout) {
             tier.removeValue(forKey: key) { _ in removals.leave() }
         }
-        sharedSlot.pendingWrites.notify(queue: .global(qos: .utility), execute: remove)
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + max(0, timeout), execute: remove)
     }
 
     /// Writes `data` and its metadata to the shared tier, off the caller's path (the envelope is built on a
     /// utility queue). Does nothing without a tier.
     func storeInSharedTier(_ data: Data, forKey key: String, metadata: ImageCacheMetadata) {
         guard let tier = sharedTier else { return }
-        let group = sharedSlot.pendingWrites
-        group.enter()
+        let slot = sharedSlot
+        slot.writeStarted()
         DispatchQueue.global(qos: .utility).async {
             let envelope: Data
             do { envelope = try SharedTierEnvelope.encode(data, key: key, metadata: metadata) } catch {
                 WebImageLog.logger.warning("shared tier entry not encoded", metadata: ["key": "\(key)", "error": "\(error)"])
-                group.leave()
+                slot.writeEnded()
                 return
             }
-            tier.setValue(envelope, forKey: key, timeToLive: nil) { _ in group.leave() }
+            tier.setValue(envelope, forKey: key, timeToLive: nil) { _ in slot.writeEnded() }
         }
     }
 
