@@ -55,21 +55,47 @@ final class SharedTierRemovalTests: MemcachedPoolTestCase {
         XCTAssertNil(left, "the write in flight landed after the removal")
     }
 
-    /// Writes that keep the tier busy do not hold a removal back past its timeout.
-    func testARemovalRunsAtItsTimeoutWhileWritesStayInFlight() async throws {
-        let (cache, tier) = try gatedCache("timeout")
-        let stored = await tier.base.setValue(Data("old".utf8), forKey: "gone")
-        XCTAssertTrue(stored)
-        cache.storeInSharedTier(Data("other".utf8), forKey: "busy", metadata: ImageCacheMetadata())
-        cache.removeFromSharedTier(forKey: "gone", timeout: 0.1)
-        var left = await tier.base.value(forKey: "gone")
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while left != nil, Date() < deadline {
-            try await Task.sleep(nanoseconds: 50_000_000)
-            left = await tier.base.value(forKey: "gone")
+    /// A removal waits for the writes of its own key only: a write of another key held in flight (or of a key
+    /// equal to it as a `String` but not as bytes) does not hold it back, however long its timeout.
+    func testARemovalDoesNotWaitForOtherKeysWrites() async throws {
+        let (cache, tier) = try gatedCache("other-keys")
+        for key in ["gone", "e\u{301}"] {
+            let stored = await tier.base.setValue(Data("old".utf8), forKey: key)
+            XCTAssertTrue(stored)
         }
-        XCTAssertNil(left, "the removal waited for a write that never ended")
-        XCTAssertFalse(cache.waitForPendingSharedWrites(timeout: 0.2), "the held write counted as answered")
+        cache.storeInSharedTier(Data("other".utf8), forKey: "busy", metadata: ImageCacheMetadata())
+        cache.storeInSharedTier(Data("other".utf8), forKey: "\u{e9}", metadata: ImageCacheMetadata())
+        cache.removeFromSharedTier(forKey: "gone", timeout: 60)
+        cache.removeFromSharedTier(forKey: "e\u{301}", timeout: 60)
+        for key in ["gone", "e\u{301}"] {
+            var left = await tier.base.value(forKey: key)
+            let deadline = Date(timeIntervalSinceNow: 10)
+            while left != nil, Date() < deadline {
+                try await Task.sleep(nanoseconds: 20_000_000)
+                left = await tier.base.value(forKey: key)
+            }
+            XCTAssertNil(left, "the removal of \(key.unicodeScalars.map { String($0.value, radix: 16) }) waited for another key's write")
+        }
+        XCTAssertFalse(cache.waitForPendingSharedWrites(timeout: 0.2), "the held writes counted as answered")
+        tier.open()
+        XCTAssertTrue(cache.waitForPendingSharedWrites(timeout: 20))
+    }
+
+    /// A write of the key itself that hangs holds its removal back only until the timeout.
+    func testARemovalRunsAtItsTimeoutWhenItsKeysWriteHangs() async throws {
+        let (cache, tier) = try gatedCache("timeout")
+        let stored = await tier.base.setValue(Data("old".utf8), forKey: "k")
+        XCTAssertTrue(stored)
+        cache.storeInSharedTier(Data("new".utf8), forKey: "k", metadata: ImageCacheMetadata())
+        let start = Date()
+        cache.removeFromSharedTier(forKey: "k", timeout: 0.3)
+        var left = await tier.base.value(forKey: "k")
+        while left != nil, Date().timeIntervalSince(start) < 10 {
+            try await Task.sleep(nanoseconds: 20_000_000)
+            left = await tier.base.value(forKey: "k")
+        }
+        XCTAssertNil(left, "the removal waited past its timeout for a write that hangs")
+        XCTAssertGreaterThan(Date().timeIntervalSince(start), 0.25, "the removal did not wait for the key's write at all")
         tier.open()
         XCTAssertTrue(cache.waitForPendingSharedWrites(timeout: 20))
     }

@@ -9,48 +9,68 @@ import Synchronization
 final class SharedTierSlot: Sendable {
     let tier = Mutex<(any RemoteCacheTier)?>(nil)
     /// Writes handed to the tier and not yet answered (for `waitForPendingSharedWrites`; `writes` counts them
-    /// too, for the removals waiting on them).
+    /// too, by key, for the removals waiting on them).
     let pendingWrites = DispatchGroup()
     /// Removals asked for (`removeFromSharedTier`) and not yet answered: a group of their own, as each waits
-    /// for the writes to drain first and would never see them drain if it were among them.
+    /// for writes and would never see them end if it were counted among them.
     let pendingRemovals = DispatchGroup()
-    /// The writes in flight and the removals waiting for them to drain, by id.
-    ///
-    /// Not `pendingWrites.notify`: dispatch keeps a notify block (and what it captures) until the group drains,
-    /// even once its removal ran at its timeout, and a busy server always has a write in flight — every 415
-    /// leaked its closure (SharedTierRemovalRetentionReviewTests). A waiter here leaves at its timeout.
-    private let writes = Mutex<(count: Int, nextID: UInt64, waiters: [UInt64: @Sendable () -> Void])>((0, 0, [:]))
 
-    func writeStarted() {
-        pendingWrites.enter()
-        writes.withLock { $0.count += 1 }
+    /// The writes in flight of one key and the removals of that key waiting for them, by id.
+    private struct KeyWrites {
+        var count = 0
+        var waiters: [UInt64: @Sendable () -> Void] = [:]
     }
 
-    func writeEnded() {
+    /// The writes in flight by key (its UTF-8 bytes: keys that Swift's `==` calls equal but that differ as
+    /// bytes are two entries of the tier, and two here), and the id of the last waiting removal.
+    ///
+    /// By key: a removal waits for the writes of its own key only, which end however busy the tier is with
+    /// others. Waiting for all of them to drain (`pendingWrites.notify`) never ended on a busy server: each
+    /// removal then ran at its timeout, maybe before a slow write of its own key landed, and dispatch kept its
+    /// notify block (with what it captured) until a drain that never came — every 415 leaked its closure
+    /// (SharedTierRemovalRetentionReviewTests). An entry leaves with its key's last write; a waiter leaves
+    /// when it runs, at that write or at its timeout.
+    private let writes = Mutex<(byKey: [[UInt8]: KeyWrites], lastID: UInt64)>(([:], 0))
+
+    /// Counts a write of `key` handed to the tier; balance it with one `writeEnded(forKey:)`.
+    func writeStarted(forKey key: String) {
+        pendingWrites.enter()
+        writes.withLock { $0.byKey[Array(key.utf8), default: KeyWrites()].count += 1 }
+    }
+
+    /// Counts a write of `key` answered; the last of that key's starts the removals waiting for it.
+    func writeEnded(forKey key: String) {
         let ready: [@Sendable () -> Void] = writes.withLock { state in
-            state.count -= 1
-            guard state.count == 0 else { return [] }
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
+            let exact = Array(key.utf8)
+            guard var entry = state.byKey[exact] else { return [] }
+            entry.count -= 1
+            guard entry.count <= 0 else {
+                state.byKey[exact] = entry
+                return []
+            }
+            state.byKey[exact] = nil
+            return Array(entry.waiters.values)
         }
         for waiter in ready { DispatchQueue.global(qos: .utility).async(execute: waiter) }
         pendingWrites.leave()
     }
 
-    /// Runs `work` (on a utility queue) once the writes in flight now are answered, or at `timeout` seconds,
-    /// whichever first; exactly once.
-    func afterWrites(timeout: Double, _ work: @escaping @Sendable () -> Void) {
+    /// Runs `work` on a utility queue, exactly once: when the writes of `key` in flight now are answered (at
+    /// once when there are none), or at `timeout` seconds, whichever comes first. An infinite timeout waits
+    /// for those writes only; NaN or a negative one is 0.
+    func afterWrites(ofKey key: String, timeout: Double, _ work: @escaping @Sendable () -> Void) {
+        let exact = Array(key.utf8)
         let id: UInt64? = writes.withLock { state in
-            guard state.count > 0 else { return nil }
-            state.nextID &+= 1
-            state.waiters[state.nextID] = work
-            return state.nextID
+            guard state.byKey[exact] != nil else { return nil }
+            state.lastID &+= 1
+            state.byKey[exact]?.waiters[state.lastID] = work
+            return state.lastID
         }
         guard let id else { return DispatchQueue.global(qos: .utility).async(execute: work) }
-        // An infinite timeout: the drain only (dispatch drops a timer at infinity anyway). NaN or negative: 0.
         guard timeout != .infinity else { return }
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + max(0, timeout)) { [self] in
-            writes.withLock { $0.waiters.removeValue(forKey: id) }?()
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + (timeout > 0 ? timeout : 0)) { [self] in
+            let waiter = writes.withLock { state in state.byKey[exact]?.waiters.removeValue(forKey: id) }
+            waiter?()
         }
     }
 }
@@ -95,19 +115,20 @@ extension ImageCache {
     }
 
     /// Removes `key` from the shared tier, off the caller's path and without blocking a thread: once the writes
-    /// handed to the tier so far are answered (so a write of the same key still in flight cannot land after
-    /// the removal), or after `timeout` seconds (default 1) when writes keep arriving. Does nothing without a
-    /// tier. `waitForPendingSharedWrites` waits for it too.
+    /// of that key handed to the tier so far are answered (so one still in flight cannot land after the
+    /// removal; at once when there are none), or after `timeout` seconds (default 10) when one of them hangs.
+    /// Writes of other keys are not waited for. Does nothing without a tier. `waitForPendingSharedWrites` waits
+    /// for it too.
     ///
     /// For a value that must not spread (bytes that turned out not to be an image): the tier serves every
     /// process of a fleet.
     ///
     /// - Important: Thread-safe; returns at once.
-    public func removeFromSharedTier(forKey key: String, timeout: Double = 1) {
+    public func removeFromSharedTier(forKey key: String, timeout: Double = 10) {
         guard let tier = sharedTier else { return }
         let removals = sharedSlot.pendingRemovals
         removals.enter()
-        sharedSlot.afterWrites(timeout: timeout) {
+        sharedSlot.afterWrites(ofKey: key, timeout: timeout) {
             tier.removeValue(forKey: key) { _ in removals.leave() }
         }
     }
@@ -117,15 +138,15 @@ extension ImageCache {
     func storeInSharedTier(_ data: Data, forKey key: String, metadata: ImageCacheMetadata) {
         guard let tier = sharedTier else { return }
         let slot = sharedSlot
-        slot.writeStarted()
+        slot.writeStarted(forKey: key)
         DispatchQueue.global(qos: .utility).async {
             let envelope: Data
             do { envelope = try SharedTierEnvelope.encode(data, key: key, metadata: metadata) } catch {
                 WebImageLog.logger.warning("shared tier entry not encoded", metadata: ["key": "\(key)", "error": "\(error)"])
-                slot.writeEnded()
+                slot.writeEnded(forKey: key)
                 return
             }
-            tier.setValue(envelope, forKey: key, timeToLive: nil) { _ in slot.writeEnded() }
+            tier.setValue(envelope, forKey: key, timeToLive: nil) { _ in slot.writeEnded(forKey: key) }
         }
     }
 

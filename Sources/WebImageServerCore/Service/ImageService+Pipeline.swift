@@ -45,9 +45,9 @@ extension ImageService {
     /// anything decodes it; kept, it answered 415 for that URL until evicted, however soon the origin recovered
     /// (SourceCacheReviewTests). It is removed from the shared tier too, where it made every server of a fleet
     /// answer 415 without asking the origin (FleetSourceCacheReviewTests): off the response's path and without
-    /// blocking a thread (`ImageCache.removeFromSharedTier`, after the tier's pending writes, the one of these
-    /// bytes among them), so a flood of error pages neither slows the 415s nor holds threads. A server that took
-    /// the bytes from the tier in between removes them again on its own 415.
+    /// blocking a thread (`ImageCache.removeFromSharedTier`, after this key's write of these bytes, still in
+    /// flight), so a flood of error pages neither slows the 415s nor holds threads. A server that took the bytes
+    /// from the tier in between removes them again on its own 415.
     private func forgetSource(_ url: URL) {
         guard let cache = manager.cache else { return }
         let key = manager.cacheKey(for: url)
