@@ -95,9 +95,13 @@ extension ImageService {
                     continuation.resume(throwing: error)
                     return
                 }
-                let cost = DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions)
+                // The decoded source and every output frame the encoder holds until it encodes: up to 200 Mpx
+                // (800 MB) of kept animation frames that the decode's estimate alone left outside the budget, so
+                // `maxConcurrency` animated requests could hold 64 × 800 MB (AnimatedOutputBudgetTests).
+                let (cost, overflow) = DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions)
+                    .addingReportingOverflow(plan.outputCost)
                 let started = Mutex(false)
-                _ = manager.decodeBudget.run(cost: cost, on: renderQueue) { [self] reservation in
+                _ = manager.decodeBudget.run(cost: overflow ? .max : cost, on: renderQueue) { [self] reservation in
                     started.withLock { $0 = true }
                     defer { reservation.release() }
                     continuation.resume(with: Result(catching: { try self.run(plan, data: data) }))
@@ -166,6 +170,9 @@ struct RenderPlan: Sendable {
     var animates: Bool
     var quality: Int
     var blur: Double
+    /// Bytes of the output frames made before the encoder runs: every kept frame of an animation at the output
+    /// size (held together until it encodes), else one.
+    var outputCost: Int
 
     init(data: Data, options: ImageRequestOptions, acceptsWebP: Bool, configuration: ImageServiceConfiguration) throws(ImageServiceError) {
         let info: ImageInfo
@@ -212,6 +219,8 @@ struct RenderPlan: Sendable {
                                       maxPixelSize: animates ? nil : geometry.decodePixelSize)
         quality = options.quality
         blur = options.blur
+        // Bounded above: at most `maxTotalPixels` (checked above) or one frame of `maximumOutputPixels`, 4 bytes each.
+        outputCost = (animates ? outputPixels * info.frameCount : outputPixels) * 4
     }
 
     /// The longest side the built-in encoder of `format` writes: WebP 16,383 (`WEBP_MAX_DIMENSION`), JPEG 65,500
