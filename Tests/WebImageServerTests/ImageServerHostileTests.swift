@@ -279,27 +279,11 @@ final class ImageServerHostileTests: XCTestCase {
     /// The whole response (head and body, as text) to `GET target` on 127.0.0.1:`port`, over a plain socket.
     static func rawGET(port: Int, target: String) async throws -> String {
         try await Task.detached { () throws -> String in
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard fd >= 0 else { throw POSIXError(.EIO) }
-            defer { close(fd) }
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            let client = try RawClient(port: port, receiveTimeout: 30)
+            guard client.send("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n") else {
+                throw POSIXError(.EIO)
             }
-            guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
-            let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".utf8)
-            guard send(fd, request, request.count, 0) == request.count else { throw POSIXError(.EIO) }
-            var received: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = recv(fd, &buffer, buffer.count, 0)
-                guard count > 0 else { break }
-                received += buffer[0..<count]
-            }
-            return String(decoding: received, as: UTF8.self)
+            return client.readAll()
         }.value
     }
 

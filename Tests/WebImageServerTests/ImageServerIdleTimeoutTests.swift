@@ -3,60 +3,6 @@ import TestSupport
 import WebImageServerCore
 import WebImageServerHummingbird
 import XCTest
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// A plain TCP client of the server on loopback, byte by byte: what a slow or idle client does to it.
-private final class RawClient {
-    let descriptor: Int32
-
-    /// Connects to 127.0.0.1:`port`; reads wait at most `receiveTimeout` seconds.
-    init(port: Int, receiveTimeout: Double = 10) throws {
-        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { close(descriptor); throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED) }
-        var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: Int(receiveTimeout.truncatingRemainder(dividingBy: 1) * 1e6))
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    deinit { close(descriptor) }
-
-    /// Sends `text`; returns whether every byte went out (false once the server has closed).
-    @discardableResult
-    func send(_ text: String) -> Bool {
-        let bytes = Array(text.utf8)
-        return bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
-    }
-
-    /// What a read saw.
-    enum Read: Equatable { case bytes(String), closed, timedOut }
-
-    /// One read: bytes, the server's close (EOF or a reset), or nothing within the receive timeout.
-    func read() -> Read {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        if count > 0 { return .bytes(String(decoding: buffer[0..<count], as: UTF8.self)) }
-        if count == 0 || errno == ECONNRESET { return .closed }
-        return .timedOut
-    }
-
-    /// Reads until the server closes or `seconds` pass; returns the seconds it took, nil when it never closed.
-    func secondsUntilClosed(within seconds: Double) -> Double? {
-        let start = Date()
-        while Date().timeIntervalSince(start) < seconds {
-            if read() == .closed { return Date().timeIntervalSince(start) }
-        }
-        return nil
-    }
-}
 
 /// `ImageServer.idleTimeout`: idle and trickling clients are closed; a response being made is not cut.
 final class ImageServerIdleTimeoutTests: XCTestCase {

@@ -37,21 +37,9 @@ final class ShutdownReviewTests: XCTestCase {
         XCTAssertGreaterThan(control.body.count, 9 << 20, "more than the socket buffers hold")
 
         // The stuck client: a 4 KB receive buffer, one request, never a read.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        var size: Int32 = 4096
-        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(harness.port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        XCTAssertEqual(connected, 0)
+        let client = try RawClient(port: harness.port, receiveTimeout: nil, receiveBufferSize: 4096)
         let target = harness.imageURL(pairs).path + "?" + (harness.imageURL(pairs).query ?? "")
-        let request = Array("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
-        XCTAssertEqual(send(fd, request, request.count, 0), request.count)
+        XCTAssertTrue(client.send("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"))
         try await Task.sleep(for: .seconds(1)) // the answer is written until the buffers are full
 
         let stopped = Mutex(false)
@@ -65,7 +53,7 @@ final class ShutdownReviewTests: XCTestCase {
         }
         XCTAssertTrue(stopped.withLock { $0 }, "the graceful shutdown still waits for a client that never reads, "
                       + "\(ContinuousClock.now - started) after it began")
-        close(fd) // lets a hung shutdown end, so the test itself ends
+        client.close() // lets a hung shutdown end, so the test itself ends
         await stopping.value
     }
 }
