@@ -89,7 +89,7 @@ clean:
 FUZZ_SECONDS ?= 300
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_WORK := $(FUZZ_SCRATCH)/work
-FUZZ_TARGETS ?= FuzzDecode FuzzIncremental FuzzKVStorage FuzzAVIF FuzzJXL FuzzHEIF
+FUZZ_TARGETS ?= FuzzDecode FuzzIncremental FuzzKVStorage FuzzAVIF FuzzJXL FuzzHEIF FuzzHTTPHeaders
 FUZZ_FLAGS ?= -rss_limit_mb=2048 -timeout=30 -print_final_stats=1
 CORPUS ?= ../shared/corpus
 FUZZ_BUILD = $(SWIFT) build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address \

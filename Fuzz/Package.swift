@@ -41,6 +41,12 @@ let package = Package(
             name: "FuzzHEIF",
             dependencies: [.product(name: "WebImage", package: "WebImage"), .product(name: "WebImageHEIF", package: "WebImage")]
         ),
+        // Every HTTP header grammar (dates, delta-seconds, Cache-Control, ETag, Content-Type, Retry-After) and
+        // HTTPCachePolicy over whole responses.
+        .executableTarget(
+            name: "FuzzHTTPHeaders",
+            dependencies: [.product(name: "WebImage", package: "WebImage")]
+        ),
         // KVStorage / DiskCache opened on a garbage manifest, WAL or data file.
         .executableTarget(
             name: "FuzzKVStorage",

@@ -45,6 +45,13 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     case fileURLRefused(URL)
     /// A redirect to a host the request's `sourcePolicy.allowedHosts` does not name: not followed.
     case redirectRefused(URL)
+    /// A request whose own host `sourcePolicy.allowedHosts` does not name (read as libcurl reads the URL):
+    /// nothing was sent.
+    case hostRefused(URL)
+    /// The origin answered a redirect (3xx) that cannot be followed: no `Location` libcurl would follow
+    /// (missing or empty), or a target that is malformed or not http(s). `target` is libcurl's reading of it,
+    /// when it had one. The origin's fault, not the caller's.
+    case invalidRedirect(status: Int, target: String?)
     /// A `file` URL naming something other than a regular file or a directory (directories are
     /// `fileUnreadable` with `EISDIR`): a device such as `/dev/zero`, a FIFO or a socket. Nothing was read.
     case notRegularFile(path: String, kind: FileKind)
@@ -82,7 +89,7 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case .httpStatus(let status, _):
             return status >= 500 || status == 408 || status == 425 || status == 429
         case .invalidURL, .tooManyRedirects, .responseTooLarge, .fileUnreadable, .badContentEncoding,
-             .addressRefused, .fileURLRefused, .redirectRefused, .notRegularFile:
+             .addressRefused, .fileURLRefused, .redirectRefused, .hostRefused, .invalidRedirect, .notRegularFile:
             return false
         }
     }
@@ -110,6 +117,9 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
             return "refused by the source policy: \(address) is \(category), not public"
         case .fileURLRefused(let url): return "file URL refused: \(url.absoluteString)"
         case .redirectRefused(let url): return "redirect refused: the host of \(url.absoluteString) is not allowed"
+        case .hostRefused(let url): return "refused: the host of \(url.absoluteString) is not allowed"
+        case .invalidRedirect(let status, let target):
+            return "the origin's \(status) redirect cannot be followed: " + (target.map { "target \($0)" } ?? "no Location")
         case .notRegularFile(let path, let kind): return "not a regular file: \(path) is a \(kind)"
         case .transport(let code, let errno, let message): return "curl error \(code) (errno \(errno)): \(message)"
         }

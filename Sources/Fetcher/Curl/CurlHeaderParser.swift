@@ -3,22 +3,55 @@ import Foundation
 /// Collects the header lines libcurl hands to `CURLOPT_HEADERFUNCTION`, keeping only the last response's
 /// (redirects and `100 Continue` each start a new block with a status line).
 ///
+/// It reads header fields as RFC 9112 §5 says a recipient must, so that it agrees with libcurl on every line
+/// that matters (the differential tests make the two disagree on purpose):
+/// - a status line is recognised only as the first line of a block, never between fields;
+/// - a line with whitespace between the field name and its colon is not a field (libcurl matches
+///   `Location:` literally, so a `Location : x` line is no redirect to it; neither is it one to us);
+/// - a name must be a token; an obsolete folded line (starting with a space or tab) continues the previous
+///   value with one space.
+///
+/// Redirect targets are never read from here: libcurl's own (`CURLINFO_REDIRECT_URL`) is the only one used.
+///
 /// Not thread-safe; owned by one `Transfer`.
 struct CurlHeaderParser {
     private(set) var headers: [FetchResponse.Header] = []
+    /// Whether the next line starts a block (the first line, or the one after a blank line).
+    private var atBlockStart = true
 
     /// Feeds one raw header line (with its CRLF).
     mutating func consume(_ bytes: UnsafeRawBufferPointer) {
-        let line = String(decoding: bytes, as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
+        var line = bytes[...]
+        while let last = line.last, last == 0x0A || last == 0x0D { line = line.dropLast() }
+        if line.isEmpty { // the blank line ending the block
+            atBlockStart = true
+            return
+        }
+        defer { atBlockStart = false }
+        if atBlockStart, line.starts(with: Array("HTTP/".utf8)) {
             headers.removeAll(keepingCapacity: true)
             return
         }
-        guard let colon = line.firstIndex(of: ":") else { return } // the blank line ending the block
-        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty else { return }
-        headers.append(FetchResponse.Header(name: String(name), value: value))
+        if let first = line.first, first == 0x20 || first == 0x09 {
+            guard !atBlockStart, let last = headers.indices.last else { return }
+            let continuation = String(decoding: line.trimmingHTTPWhitespace(), as: UTF8.self)
+            if !continuation.isEmpty {
+                headers[last].value = headers[last].value.isEmpty ? continuation : headers[last].value + " " + continuation
+            }
+            return
+        }
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return }
+        let name = line[..<colon]
+        guard !name.isEmpty, name.allSatisfy(HTTPFieldList.isTokenByte) else { return }
+        let value = line[line.index(after: colon)...].trimmingHTTPWhitespace()
+        headers.append(FetchResponse.Header(name: String(decoding: name, as: UTF8.self),
+                                            value: String(decoding: value, as: UTF8.self)))
+    }
+
+    /// Starts over for the next response of the same transfer (a redirect followed on the same handle).
+    mutating func reset() {
+        headers.removeAll(keepingCapacity: true)
+        atBlockStart = true
     }
 
     /// The first value of `name` (case-insensitive).

@@ -16,6 +16,10 @@ public struct FetchResponse: Sendable, Hashable {
     /// The HTTP version the final response came with: `"HTTP/1.0"`, `"HTTP/1.1"`, `"HTTP/2"` or `"HTTP/3"`;
     /// nil for `file://` URLs and when libcurl does not say.
     public var httpVersion: String?
+    /// The redirect responses that led to this one, first hop first (their URL, status and headers); empty
+    /// when the request was not redirected. Each hop's own freshness matters to a cache (a 302 with no
+    /// `max-age` must not be cached for the `max-age` of its target).
+    public var redirects: [FetchResponse]
 
     /// One header field.
     public struct Header: Sendable, Hashable {
@@ -32,12 +36,13 @@ public struct FetchResponse: Sendable, Hashable {
 
     /// A response head; `httpVersion` defaults to nil (unknown).
     public init(url: URL, statusCode: Int?, headers: [Header], expectedContentLength: Int64?,
-                httpVersion: String? = nil) {
+                httpVersion: String? = nil, redirects: [FetchResponse] = []) {
         self.url = url
         self.statusCode = statusCode
         self.headers = headers
         self.expectedContentLength = expectedContentLength
         self.httpVersion = httpVersion
+        self.redirects = redirects
     }
 
     /// The value of the first header named `name` (case-insensitive), or nil. O(number of headers).

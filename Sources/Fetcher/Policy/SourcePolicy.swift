@@ -24,10 +24,11 @@ public struct SourcePolicy: Sendable, Hashable, CustomStringConvertible {
     /// Non-public blocks allowed anyway under `isPublicOnly` (e.g. an internal image host). Checked against the
     /// address connected and, when it wraps an IPv4 address, against that address too. Empty by default.
     public var allowedNetworks: [IPNetwork]
-    /// Host names a redirect may lead to (exact, case-insensitive; `*.example.com` for its subdomains), checked
-    /// on each redirect's target before it is followed (the request's own URL is the caller's to check); a
-    /// redirect elsewhere fails with `FetchError.redirectRefused`. Empty (the default): any host. Independent of
-    /// `isPublicOnly`.
+    /// Host names a transfer may reach (exact, case-insensitive; `*.example.com` for its subdomains), checked on
+    /// the request's URL (else `FetchError.hostRefused`, nothing sent) and on each redirect's target before it is
+    /// followed (else `FetchError.redirectRefused`). Hosts are read by libcurl's URL parser — the one that
+    /// connects — and a redirect's target is the one libcurl computes, so no URL can mean one host to the check
+    /// and another to the transfer. Empty (the default): any host. Independent of `isPublicOnly`.
     public var allowedHosts: [String]
 
     /// A policy.

@@ -41,7 +41,11 @@ final class NetworkLoop {
                 while let (easy, code) = multi.nextCompleted() {
                     guard let transfer = transfers[easy] else { continue }
                     detach(transfer)
-                    transfer.complete(with: code)
+                    switch transfer.followRedirect(afterCompletionWith: code) {
+                    case .complete: transfer.complete(with: code)
+                    case .fail(let error): transfer.fail(error)
+                    case .follow: if !attach(transfer) { transfer.fail(.networkThreadStopped) }
+                    }
                 }
             } while hasNewTransfers
             // Files are read a chunk per turn, between the submitted work (cancellations) and the sockets.

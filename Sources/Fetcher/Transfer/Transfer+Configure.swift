@@ -26,12 +26,6 @@ private let headerCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, I
         transfer.abort = .tooLarge
         return 0
     }
-    // …and a redirect to a host the policy does not name, before libcurl follows it.
-    if total <= 2, let target = transfer.refusedRedirectTarget() {
-        transfer.refusedRedirect = target
-        transfer.abort = .redirectRefused
-        return 0
-    }
     return total
 }
 
@@ -81,6 +75,25 @@ extension Transfer {
         return overflow ? .max : sum
     }
 
+    /// Sends the request's headers, and its credentials when `toOrigin` (the request's own origin): on a
+    /// redirect to another origin, neither the credentials nor `Authorization` and `Cookie` headers go along
+    /// (what libcurl does when it follows redirects itself).
+    func setCredentials(toOrigin: Bool) {
+        let privateFields = ["authorization", "cookie"]
+        easy.setHeaders(toOrigin ? request.headerLines : request.headerLines.filter { line in
+            let name = line.prefix { $0 != ":" }.trimmingCharacters(in: .whitespaces).lowercased()
+            return !privateFields.contains(name)
+        })
+        if let credentials = request.credentials, toOrigin {
+            easy.set(CURLOPT_HTTPAUTH, Int(wi_curlauth_basic()))
+            easy.set(CURLOPT_USERNAME, credentials.user)
+            easy.set(CURLOPT_PASSWORD, credentials.password)
+        } else if request.credentials != nil {
+            easy.set(CURLOPT_USERNAME, pointer: nil)
+            easy.set(CURLOPT_PASSWORD, pointer: nil)
+        }
+    }
+
     /// Sets every option of the easy handle from the request; false when libcurl rejects the URL.
     func configure(share: UnsafeMutableRawPointer?) -> Bool {
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -90,9 +103,9 @@ extension Transfer {
         // Only HTTP(S) through libcurl: `file` URLs are read by `FileSource`, and a redirect to file:// (or any
         // other scheme) is refused: a server must not make us read local files.
         easy.set(CURLOPT_PROTOCOLS_STR, "http,https")
-        easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
-        easy.set(CURLOPT_FOLLOWLOCATION, 1)
-        easy.set(CURLOPT_MAXREDIRS, max(0, request.maximumRedirects))
+        // Redirects are followed by `followRedirect` (Transfer+Redirect.swift), to the URL libcurl itself computes
+        // (`CURLINFO_REDIRECT_URL`): one reading of `Location`, checked before a byte goes to the target.
+        easy.set(CURLOPT_FOLLOWLOCATION, 0)
         easy.set(CURLOPT_ACCEPT_ENCODING, "") // every encoding this libcurl decodes (gzip, deflate, …)
         easy.set(CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS)
         // Over TLS, wait for a connection being set up to the same host rather than opening another: if ALPN
@@ -115,12 +128,7 @@ extension Transfer {
             // Environment proxies are not used under the policy: the address checked must be the origin's.
             easy.set(CURLOPT_PROXY, "")
         }
-        easy.setHeaders(request.headerLines)
-        if let credentials = request.credentials {
-            easy.set(CURLOPT_HTTPAUTH, Int(wi_curlauth_basic()))
-            easy.set(CURLOPT_USERNAME, credentials.user)
-            easy.set(CURLOPT_PASSWORD, credentials.password)
-        }
+        setCredentials(toOrigin: true)
         if request.handlesCookies {
             if let share { easy.set(CURLOPT_SHARE, pointer: share) }
             easy.set(CURLOPT_COOKIEFILE, "") // turn the cookie engine on, reading no file

@@ -10,9 +10,6 @@ extension Transfer {
         if code != .ok, let refused = refusedAddress {
             return .failure(.addressRefused(address: refused.address.description, category: refused.category))
         }
-        if code != .ok, abort == .redirectRefused, let target = refusedRedirect {
-            return .failure(.redirectRefused(target))
-        }
         if code == .ok {
             if isHTTP && status == 304 { return .failure(.notModified(currentResponse())) }
             if isHTTP && status >= 400 { return .failure(.httpStatus(status, currentResponse())) }
@@ -47,31 +44,13 @@ extension Transfer {
                  .sslCACertBadFile, .sslIssuerError) {
             return .failure(.tlsFailure(curlCode: curlCode, message: message))
         }
-        if code == .unsupportedProtocol, let target = redirectTarget(), target.isFileURL {
-            return .failure(.fileURLRefused(target))
-        }
         if isOne(of: .unsupportedProtocol, .urlMalformat) {
-            // A redirect's target names the URL refused, so callers can tell the origin's fault from their own.
-            return .failure(.invalidURL(redirectTarget()?.absoluteString ?? request.url.absoluteString))
+            // Redirects are checked before they are followed (Transfer+Redirect.swift): this is the request's URL.
+            return .failure(.invalidURL(request.url.absoluteString))
         }
         if code == .badContentEncoding {
             return .failure(.badContentEncoding(message: message))
         }
         return .failure(.transport(curlCode: curlCode, errno: osErrno, message: message))
-    }
-
-    /// The target of the response head just completed when it is a redirect the source policy's
-    /// `allowedHosts` does not allow; nil otherwise.
-    func refusedRedirectTarget() -> URL? {
-        guard isHTTP, !request.sourcePolicy.allowedHosts.isEmpty,
-              (300..<400).contains(easy.info(CURLINFO_RESPONSE_CODE)), let target = redirectTarget() else { return nil }
-        return request.sourcePolicy.allowsHost(target.host) ? nil : target
-    }
-
-    /// Where the last response redirected to (its `Location`, resolved against the URL that sent it).
-    func redirectTarget() -> URL? {
-        guard let location = headerParser.value("Location") else { return nil }
-        let base = easy.info(string: CURLINFO_EFFECTIVE_URL).flatMap(URL.init(string:)) ?? request.url
-        return URL(string: location, relativeTo: base)?.absoluteURL
     }
 }

@@ -18,7 +18,7 @@ protocol TransferDelegate: AnyObject {
 /// reach it through an unretained pointer.
 final class Transfer {
     /// Why the write callback stopped the transfer.
-    enum Abort { case tooLarge, httpStatus, redirectRefused }
+    enum Abort { case tooLarge, httpStatus }
 
     let request: FetchRequest
     /// The libcurl handle; for a `file` URL it is never configured nor added to the multi handle.
@@ -34,8 +34,10 @@ final class Transfer {
     var abort: Abort?
     /// The address the source policy refused (the last one, when several were tried).
     var refusedAddress: (address: IPAddress, category: AddressCategory)?
-    /// The redirect target refused by `sourcePolicy.allowedHosts`, if any.
-    var refusedRedirect: URL?
+    /// The heads of the redirects followed so far, first hop first.
+    var redirects: [FetchResponse] = []
+    /// Body bytes of the current redirect response, read and dropped (bounded like a body).
+    var discardedRedirectBytes: Int64 = 0
     /// When the transfer was made (file reads check the request's timeout against it).
     let startTime = ContinuousClock.now
     private var isComplete = false
@@ -71,6 +73,7 @@ final class Transfer {
                                        message: "curl_easy_init failed"))
         }
         let transfer = Transfer(request: request, easy: easy, file: file)
+        guard file != nil || transfer.requestHostIsAllowed() else { return .failure(.hostRefused(request.url)) }
         guard file != nil || transfer.configure(share: share) else {
             return .failure(.invalidURL(request.url.absoluteString))
         }
@@ -87,6 +90,16 @@ final class Transfer {
     func receive(_ chunk: UnsafeRawBufferPointer) -> Bool {
         if response == nil {
             let status = easy.info(CURLINFO_RESPONSE_CODE)
+            if isHTTP && Self.isRedirect(status) {
+                // A redirect's body is nobody's: drop it, within the body limit (libcurl reads it too when it
+                // follows redirects itself); the redirect is followed when the response completes.
+                discardedRedirectBytes += Int64(chunk.count)
+                if let limit = request.maximumResponseSize, discardedRedirectBytes > limit {
+                    abort = .tooLarge
+                    return false
+                }
+                return true
+            }
             if isHTTP && (status >= 400 || status == 304) {
                 abort = .httpStatus
                 return false
@@ -136,7 +149,8 @@ final class Transfer {
         let encoded = headerParser.value("Content-Encoding").map { $0.lowercased() != "identity" } ?? false
         return FetchResponse(url: effective, statusCode: isHTTP ? status : nil, headers: headerParser.headers,
                              expectedContentLength: length >= 0 && !encoded ? length : nil,
-                             httpVersion: isHTTP ? Self.httpVersionName(easy.info(CURLINFO_HTTP_VERSION)) : nil)
+                             httpVersion: isHTTP ? Self.httpVersionName(easy.info(CURLINFO_HTTP_VERSION)) : nil,
+                             redirects: redirects)
     }
 
     /// The name of a `CURLINFO_HTTP_VERSION` value; nil for 0 (none yet) and unknown values.

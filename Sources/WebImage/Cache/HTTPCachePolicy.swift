@@ -1,28 +1,48 @@
+import Fetcher
 import Foundation
 
 /// The HTTP caching facts of a response, kept with the cached bytes as extended data: validators (`ETag`,
-/// `Last-Modified`) and freshness (`Cache-Control: max-age`, `no-cache`, `no-store`, `Expires`, `Date`).
+/// `Last-Modified`) and freshness (`Cache-Control`, `Expires`, `Date`, `Age`, and the redirects that led to
+/// the response), read and applied as RFC 9111 says for a private cache.
+///
+/// - Freshness lifetime (§4.2.1): `max-age`, else `Expires − Date` (the origin's clock on both sides, so a
+///   client whose clock is off still gets the lifetime the origin meant), else none: no heuristic freshness.
+/// - Age (§4.2.3): the larger of the apparent age (receipt time − `Date`) and `Age`, plus the time since
+///   receipt. A response already 59 s old with `max-age=60` is fresh for one more second.
+/// - Every `Cache-Control` line counts (RFC 9110 §5.3): `no-store` on one line and `max-age=600` on another
+///   is not stored. A malformed or conflicting `max-age`, or an invalid `Expires`, means stale.
+/// - Redirects: an entry reached through redirects is fresh only while every redirect is too (a 302 without
+///   `max-age` is revalidated every time, so the endpoint can point elsewhere later).
 ///
 /// - Important: A value type; thread-safe.
 public struct HTTPCachePolicy: Sendable, Hashable, Codable {
-    /// `ETag` as sent by the server (quotes kept), for `If-None-Match`.
+    /// `ETag` as sent by the server (quotes kept), for `If-None-Match`; only a valid entity tag of at most
+    /// `EntityTag.maximumLength` bytes is kept.
     public var etag: String?
-    /// `Last-Modified` as sent by the server, for `If-Modified-Since`.
+    /// `Last-Modified` as sent by the server, for `If-Modified-Since`; only a valid HTTP date is kept.
     public var lastModified: String?
     /// `Cache-Control: max-age` in seconds (`s-maxage` is for shared caches and ignored).
     public var maxAge: Double?
-    /// `Expires` as an absolute time, when there is no max-age.
+    /// `Expires`, when there is no max-age (an invalid one is `distantPast`: already expired).
     public var expires: Date?
     /// `no-cache`: always revalidate before use.
     public var mustRevalidate: Bool
     /// `no-store`: never store.
     public var noStore: Bool
-    /// When the response was received (or, for a 304, when it was last revalidated).
+    /// When the response was received (or, for a 304, when it was last revalidated), by the local clock.
     public var fetchDate: Date
+    /// The response's `Date` (the origin's clock); nil when absent or invalid (the receipt time stands in).
+    public var date: Date?
+    /// The response's `Age` in seconds (time it already spent in caches upstream); nil when absent.
+    public var age: Double?
+    /// How long, from `fetchDate`, the redirects that led to the response stay fresh (the least of theirs; 0
+    /// for a redirect with no explicit freshness); nil when the response was not redirected.
+    public var redirectFreshness: Double?
 
     /// Makes a policy.
     public init(etag: String? = nil, lastModified: String? = nil, maxAge: Double? = nil, expires: Date? = nil,
-                mustRevalidate: Bool = false, noStore: Bool = false, fetchDate: Date = Date()) {
+                mustRevalidate: Bool = false, noStore: Bool = false, fetchDate: Date = Date(),
+                date: Date? = nil, age: Double? = nil, redirectFreshness: Double? = nil) {
         self.etag = etag
         self.lastModified = lastModified
         self.maxAge = maxAge
@@ -30,44 +50,81 @@ public struct HTTPCachePolicy: Sendable, Hashable, Codable {
         self.mustRevalidate = mustRevalidate
         self.noStore = noStore
         self.fetchDate = fetchDate
+        self.date = date
+        self.age = age
+        self.redirectFreshness = redirectFreshness
     }
 
-    /// Reads the policy from response headers (names matched case-insensitively).
+    /// Reads the policy of a response: every header line (repeated `Cache-Control` lines merged) and each
+    /// redirect that led to it.
+    public init(response: FetchResponse, fetchDate: Date = Date()) {
+        self.init(fields: response.headers, fetchDate: fetchDate)
+        guard !response.redirects.isEmpty else { return }
+        redirectFreshness = response.redirects.map { hop in
+            HTTPCachePolicy(fields: hop.headers, fetchDate: fetchDate).remainingFreshness ?? 0
+        }.min()
+    }
+
+    /// Reads the policy from response headers (names matched case-insensitively). A dictionary holds one
+    /// value per name: prefer `init(response:fetchDate:)`, which sees every line.
     public init(headers: [String: String], fetchDate: Date = Date()) {
-        func header(_ name: String) -> String? {
-            headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
-        }
+        self.init(fields: headers.map { FetchResponse.Header(name: $0.key, value: $0.value) }, fetchDate: fetchDate)
+    }
+
+    /// Reads the policy from header fields, in order. Never traps, whatever the values.
+    init(fields: [FetchResponse.Header], fetchDate: Date) {
         self.init(fetchDate: fetchDate)
-        etag = header("ETag")
-        lastModified = header("Last-Modified")
-        if let cacheControl = header("Cache-Control") {
-            for directive in cacheControl.split(separator: ",") {
-                let parts = directive.split(separator: "=", maxSplits: 1).map {
-                    $0.trimmingCharacters(in: .whitespaces).lowercased()
-                }
-                switch parts[0] {
-                case "max-age": if parts.count == 2, let seconds = Double(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) { maxAge = max(0, seconds) }
-                case "no-cache": mustRevalidate = true
-                case "no-store": noStore = true
-                default: break
-                }
-            }
-        }
-        if maxAge == nil, let value = header("Expires") {
-            // An invalid Expires (e.g. "0") means already expired (RFC 9111 §5.3).
-            expires = HTTPCachePolicy.parseHTTPDate(value) ?? .distantPast
+        let view = HeaderView(fields: fields)
+        etag = view.first("ETag").flatMap(EntityTag.parse)
+        lastModified = view.first("Last-Modified").flatMap { HTTPDate.parse($0) == nil ? nil : $0 }
+        let control = CacheControl(fieldValues: view.all("Cache-Control"))
+        maxAge = control.maxAge.map(Double.init)
+        mustRevalidate = control.noCache
+        noStore = control.noStore
+        date = view.first("Date").flatMap(HTTPDate.parse)
+        age = view.all("Age").compactMap(DeltaSeconds.parse).max().map(Double.init)
+        if maxAge == nil, view.has("Expires") {
+            // An invalid Expires (e.g. "0"), or several that disagree, mean already expired (RFC 9111 §5.3, §4.2.1).
+            let dates = view.all("Expires").map(HTTPDate.parse)
+            if let first = dates.first ?? nil, dates.allSatisfy({ $0 == first }) { expires = first } else { expires = .distantPast }
         }
     }
 
     /// Whether the server gave anything to revalidate with.
     public var hasValidators: Bool { etag != nil || lastModified != nil }
 
+    /// The freshness lifetime (RFC 9111 §4.2.1): `max-age`, else `Expires − Date`; nil when the response
+    /// gives none.
+    public var freshnessLifetime: Double? {
+        if let maxAge { return maxAge }
+        if let expires { return expires.timeIntervalSince(date ?? fetchDate) }
+        return nil
+    }
+
+    /// The response's age when it was received (RFC 9111 §4.2.3's corrected initial age, with no request delay
+    /// counted): the larger of receipt time − `Date` and `Age`.
+    public var initialAge: Double {
+        max(0, fetchDate.timeIntervalSince(date ?? fetchDate), age ?? 0)
+    }
+
+    /// The response's age at `now`: its initial age plus the time since it was received.
+    public func currentAge(at now: Date = Date()) -> Double {
+        initialAge + max(0, now.timeIntervalSince(fetchDate))
+    }
+
     /// Whether the cached bytes may be used at `now` without asking the server.
     public func isFresh(at now: Date = Date()) -> Bool {
         if mustRevalidate || noStore { return false }
-        if let maxAge { return now.timeIntervalSince(fetchDate) < maxAge }
-        if let expires { return now < expires }
-        return false
+        guard let lifetime = freshnessLifetime, currentAge(at: now) < lifetime else { return false }
+        if let redirectFreshness, max(0, now.timeIntervalSince(fetchDate)) >= redirectFreshness { return false }
+        return true
+    }
+
+    /// Seconds of freshness left when the response was received; nil without an explicit lifetime (or with
+    /// `no-cache`/`no-store`).
+    var remainingFreshness: Double? {
+        guard !mustRevalidate, !noStore, let lifetime = freshnessLifetime else { return nil }
+        return max(0, lifetime - initialAge)
     }
 
     /// Headers for a conditional request revalidating the cached bytes.
@@ -78,31 +135,52 @@ public struct HTTPCachePolicy: Sendable, Hashable, Codable {
         return headers
     }
 
-    /// This policy after a 304 Not Modified: the new response's freshness and validators replace the old
-    /// ones where given, and the fetch date becomes now.
-    public func refreshed(with headers: [String: String], at date: Date = Date()) -> HTTPCachePolicy {
-        let update = HTTPCachePolicy(headers: headers, fetchDate: date)
+    /// This policy after a 304 Not Modified (RFC 9111 §4.3.4): the 304's fields replace the stored ones they
+    /// name (`Cache-Control` as a whole, `Expires`, the validators), its `Date`, `Age` and redirects are the new
+    /// ones, and the fetch date becomes `date`.
+    public func refreshed(with response: FetchResponse, at date: Date = Date()) -> HTTPCachePolicy {
+        let update = HTTPCachePolicy(response: response, fetchDate: date)
+        let view = HeaderView(fields: response.headers)
         var merged = self
         merged.fetchDate = date
+        merged.date = update.date
+        merged.age = update.age
+        merged.redirectFreshness = update.redirectFreshness
         if update.etag != nil { merged.etag = update.etag }
         if update.lastModified != nil { merged.lastModified = update.lastModified }
-        if update.maxAge != nil || update.expires != nil || update.mustRevalidate {
+        if view.has("Cache-Control") {
             merged.maxAge = update.maxAge
-            merged.expires = update.expires
             merged.mustRevalidate = update.mustRevalidate
+            merged.noStore = update.noStore
         }
+        if view.has("Expires") { merged.expires = update.expires }
         return merged
     }
 
-    /// Parses an HTTP date (IMF-fixdate, RFC 850 or asctime).
-    public static func parseHTTPDate(_ text: String) -> Date? {
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text.trimmingCharacters(in: .whitespaces)) { return date }
-        }
-        return nil
+    /// This policy after a 304 whose headers are given as a dictionary (one value per name).
+    public func refreshed(with headers: [String: String], at date: Date = Date()) -> HTTPCachePolicy {
+        let fields = headers.map { FetchResponse.Header(name: $0.key, value: $0.value) }
+        return refreshed(with: FetchResponse(url: URL(fileURLWithPath: "/"), statusCode: 304, headers: fields,
+                                             expectedContentLength: nil), at: date)
     }
+
+    /// Parses an HTTP date (IMF-fixdate, RFC 850 or asctime); nil when invalid. See `HTTPDate`.
+    public static func parseHTTPDate(_ text: String) -> Date? {
+        HTTPDate.parse(text)
+    }
+}
+
+/// Case-insensitive look-ups in an ordered list of header fields.
+private struct HeaderView {
+    let fields: [FetchResponse.Header]
+
+    func all(_ name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+    }
+
+    func first(_ name: String) -> String? {
+        fields.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    func has(_ name: String) -> Bool { first(name) != nil }
 }

@@ -46,7 +46,7 @@ extension ImageManager {
             throw WebImageError.fetchFailed(error)
         }
         if usesDisk, let cache {
-            let http = HTTPCachePolicy(headers: result.response.headerDictionary)
+            let http = HTTPCachePolicy(response: result.response)
             let metadata = ImageCacheMetadata(scale: 1, http: http)
             cache.storeInSharedTier(result.body, forKey: cacheKey, metadata: metadata)
             do {

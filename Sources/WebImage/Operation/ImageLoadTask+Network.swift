@@ -45,7 +45,7 @@ extension ImageLoadTask {
     private func didFetch(_ result: Result<FetchResult, FetchError>, revalidating cached: CachedEntry?) {
         switch result {
         case .success(let fetched):
-            let http = HTTPCachePolicy(headers: fetched.response.headerDictionary)
+            let http = HTTPCachePolicy(response: fetched.response)
             let metadata = ImageCacheMetadata(scale: 1, http: http)
             let options = context.options
             let storesToDisk = !options.contains(.ignoreDiskCache) && !options.contains(.cacheMemoryOnly)
@@ -56,7 +56,7 @@ extension ImageLoadTask {
         case .failure(.notModified(let response)) where cached != nil:
             let cached = cached!
             var refreshed = cached.metadata
-            refreshed.http = (refreshed.http ?? HTTPCachePolicy()).refreshed(with: response.headerDictionary)
+            refreshed.http = (refreshed.http ?? HTTPCachePolicy()).refreshed(with: response)
             let metadata = refreshed
             if let cache = context.cache {
                 let (key, url) = (context.cacheKey, context.url)
@@ -77,14 +77,5 @@ extension ImageLoadTask {
             WebImageLog.logger.info("fetch failed", metadata: ["url": "\(context.url)", "error": "\(error)"])
             finish(image: nil, source: .none, error: .fetchFailed(error))
         }
-    }
-}
-
-extension FetchResponse {
-    /// Headers as a dictionary (the last value wins for repeated names).
-    var headerDictionary: [String: String] {
-        var dictionary: [String: String] = [:]
-        for header in headers { dictionary[header.name] = header.value }
-        return dictionary
     }
 }

@@ -43,7 +43,7 @@ extension ImageManager {
                         operation.finish(image: nil, source: .none, error: .decodeFailed(.unknownFormat))
                         return
                     }
-                    let http = HTTPCachePolicy(headers: fetched.response.headerDictionary)
+                    let http = HTTPCachePolicy(response: fetched.response)
                     if !(options.contains(.useHTTPCache) && http.noStore) {
                         let metadata = ImageCacheMetadata(scale: 1, http: http)
                         cache.storeOnDisk(fetched.body, forKey: key, metadata: metadata)

@@ -98,7 +98,9 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
         case .timedOut: self = .originTimeout
         // Not the address dialled: the body would make the service resolve internal names for anyone asking.
         case .addressRefused(_, let category): self = .sourceRefused("its address is \(category), not public")
-        case .fileURLRefused, .redirectRefused, .notRegularFile: self = .sourceRefused("\(error)")
+        case .fileURLRefused, .redirectRefused, .hostRefused, .notRegularFile: self = .sourceRefused("\(error)")
+        // A redirect the origin made unfollowable is the origin's failure (502), not the client's options.
+        case .invalidRedirect: self = .originFailed("\(error)")
         case .invalidURL(let url): self = .badOptions("url: invalid or unsupported URL \(url)")
         default: self = .originFailed("\(error)")
         }

@@ -44,10 +44,6 @@ public final class HTTP2TestServer {
     /// Writes `files` (name → bytes) into a fresh web root and starts nginx on a free port; returns once it
     /// accepts connections.
     public static func start(files: [String: Data]) throws -> HTTP2TestServer {
-        guard let nginx = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"]
-            .first(where: FileManager.default.isExecutableFile) else {
-            throw Unavailable(description: "nginx not found (install it with `make test-deps`)")
-        }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h2-\(UUID().uuidString)")
         let www = directory.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
@@ -58,50 +54,21 @@ public final class HTTP2TestServer {
         } catch let error as SelfSignedCertificate.Unavailable {
             throw Unavailable(description: error.description)
         }
-        let port = try HTTPTestServer.refusedURL().port ?? 0
-        let root = directory.path
-        let config = """
-        daemon off;
-        master_process off;
-        pid \(root)/nginx.pid;
-        error_log \(root)/error.log warn;
-        events { worker_connections 256; }
-        http {
-            log_format connections '$connection $server_protocol $uri';
-            access_log \(root)/access.log connections;
-            default_type application/octet-stream;
-            client_body_temp_path \(root)/body;
-            proxy_temp_path \(root)/proxy;
-            fastcgi_temp_path \(root)/fastcgi;
-            uwsgi_temp_path \(root)/uwsgi;
-            scgi_temp_path \(root)/scgi;
-            server {
-                listen 127.0.0.1:\(port) ssl http2;
-                ssl_certificate \(certificate.certificatePath);
-                ssl_certificate_key \(certificate.keyPath);
-                root \(www.path);
+        do {
+            let (port, process) = try NginxLauncher.start(in: directory, logFormat: "$connection $server_protocol $uri") { port in
+                """
+                server {
+                    listen 127.0.0.1:\(port) ssl http2;
+                    ssl_certificate \(certificate.certificatePath);
+                    ssl_certificate_key \(certificate.keyPath);
+                    root \(www.path);
+                }
+                """
             }
+            return HTTP2TestServer(port: port, process: process, directory: directory)
+        } catch let error as NginxLauncher.Unavailable {
+            throw Unavailable(description: error.description)
         }
-        """
-        let configURL = directory.appendingPathComponent("nginx.conf")
-        try config.write(to: configURL, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: nginx)
-        process.arguments = ["-p", root, "-c", configURL.path, "-e", "\(root)/error.log"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let server = HTTP2TestServer(port: port, process: process, directory: directory)
-        let deadline = Date().addingTimeInterval(10)
-        while !Self.accepts(port: port) {
-            guard process.isRunning, Date() < deadline else {
-                let log = (try? String(contentsOfFile: "\(root)/error.log", encoding: .utf8)) ?? ""
-                server.shutdown()
-                throw Unavailable(description: "nginx did not start: \(log)")
-            }
-            usleep(10_000)
-        }
-        return server
     }
 
     /// The requests nginx has logged so far, in order.
@@ -118,20 +85,4 @@ public final class HTTP2TestServer {
     public func shutdown() { child.stop() }
 
     deinit { shutdown() }
-
-    /// Whether a TCP connection to 127.0.0.1:`port` succeeds.
-    private static func accepts(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
 }
