@@ -59,12 +59,26 @@ extension Transfer {
     /// `encodedLimit(for:)` — the decoded bytes are still held to the exact limit as they arrive.
     func declaresTooLargeBody() -> Bool {
         guard let limit = request.maximumResponseSize,
-              let declared = headerParser.value("Content-Length").flatMap(Int64.init) else { return false }
+              let declared = headerParser.value("Content-Length").flatMap(Self.parseContentLength) else { return false }
         let encoding = headerParser.value("Content-Encoding")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
         let isEncoded = !encoding.isEmpty && encoding != "identity"
         guard declared > (isEncoded ? Self.encodedLimit(for: limit) : limit) else { return false }
         let status = easy.info(CURLINFO_RESPONSE_CODE)
         return (200..<300).contains(status)
+    }
+
+    /// A `Content-Length` value (`1*DIGIT`, RFC 9110 §8.6); one too large for 64 bits reads as `Int64.max` (so
+    /// it is over any limit), anything else (a sign, spaces inside, a list) as nil: libcurl then decides.
+    static func parseContentLength(_ text: String) -> Int64? {
+        var value: Int64 = 0, sawDigit = false
+        for byte in text.utf8.trimmingHTTPWhitespace() {
+            guard (0x30...0x39).contains(byte) else { return nil }
+            sawDigit = true
+            let (times10, overflow1) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflow2) = times10.addingReportingOverflow(Int64(byte - 0x30))
+            value = overflow1 || overflow2 ? .max : sum
+        }
+        return sawDigit ? value : nil
     }
 
     /// The largest encoded body that can decode to at most `limit` bytes: zlib's worst-case expansion of

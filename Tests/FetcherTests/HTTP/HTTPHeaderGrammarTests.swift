@@ -184,3 +184,15 @@ final class HTTPHeaderGrammarTests: XCTestCase {
         }
     }
 }
+
+extension HTTPHeaderGrammarTests {
+    func testContentLengthIsDigitsOnlyAndSaturates() {
+        XCTAssertEqual(Transfer.parseContentLength("0"), 0)
+        XCTAssertEqual(Transfer.parseContentLength(" 1024 "), 1_024)
+        XCTAssertEqual(Transfer.parseContentLength("9223372036854775807"), .max)
+        XCTAssertEqual(Transfer.parseContentLength("99999999999999999999999"), .max, "overflow is over any limit")
+        for text in ["", "+5", "-1", "1 2", "5, 5", "0x10", "1e3"] {
+            XCTAssertNil(Transfer.parseContentLength(text), text.debugDescription)
+        }
+    }
+}
