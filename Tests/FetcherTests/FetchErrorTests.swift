@@ -28,7 +28,8 @@ final class FetchErrorTests: XCTestCase {
 
     func testRequestDefaults() throws {
         let request = FetchRequest(url: try XCTUnwrap(URL(string: "https://example.com/a.webp")))
-        XCTAssertEqual(request.timeout, 15)
+        XCTAssertEqual(request.timeout, 60)
+        XCTAssertEqual(request.inactivityTimeout, 15)
         XCTAssertEqual(request.maximumRedirects, 10)
         XCTAssertEqual(request.priority, .normal)
         XCTAssertFalse(request.handlesCookies)

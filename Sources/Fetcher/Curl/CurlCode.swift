@@ -24,10 +24,12 @@ enum CurlCode: Int {
     case sendError = 55
     case recvError = 56
     case sslCertProblem = 58
+    case sslCipher = 59
     case peerFailedVerification = 60
     case badContentEncoding = 61
     case filesizeExceeded = 63
     case sslCACertBadFile = 77
     case sslIssuerError = 83
+    case sslPinnedPublicKeyMismatch = 90
     case http2Stream = 92
 }

@@ -28,8 +28,18 @@ public struct FetchRequest: Sendable, Hashable {
     public var url: URL
     /// Extra request headers (name → value). `Accept` defaults to `defaultAccept` when absent. Empty by default.
     public var headers: [String: String]
-    /// Seconds the whole transfer (connect, redirects, body) may take. 15 s by default.
+    /// Seconds the whole transfer (connect, redirects, body) may take: a deadline, however fast bytes flow.
+    /// 60 s by default (a 64 MiB image at 9 Mbit/s); a stalled transfer ends sooner, at `inactivityTimeout`.
     public var timeout: Double
+    /// Seconds a transfer may go receiving less than one byte per second on average (libcurl's
+    /// `CURLOPT_LOW_SPEED_LIMIT`/`_TIME`) before it fails with `timedOut`: an inactivity timeout, the kind
+    /// URLSession's `timeoutIntervalForRequest` is (Kingfisher's and SDWebImage's 15 s). A large image on a
+    /// slow but flowing link finishes; a stalled one stops. 15 s by default; nil for none (then only
+    /// `timeout` ends a stall).
+    public var inactivityTimeout: Double?
+    /// TLS trust and identity: a private CA, pinned keys, a client certificate. `TLSOptions()` (the system's
+    /// CAs, nothing pinned) by default.
+    public var tls: TLSOptions
     /// Basic-auth credentials. None by default.
     public var credentials: Credentials?
     /// Whether cookies set by responses are stored (in the network thread's shared cookie jar, in memory) and
@@ -70,10 +80,12 @@ public struct FetchRequest: Sendable, Hashable {
     public var usesFailedURLList: Bool
 
     /// A GET of `url` with the defaults above.
-    public init(url: URL, headers: [String: String] = [:], timeout: Double = 15, priority: FetchPriority = .normal) {
+    public init(url: URL, headers: [String: String] = [:], timeout: Double = 60, priority: FetchPriority = .normal) {
         self.url = url
         self.headers = headers
         self.timeout = timeout
+        self.inactivityTimeout = 15
+        self.tls = TLSOptions()
         self.credentials = nil
         self.handlesCookies = false
         self.allowsInvalidCertificates = false

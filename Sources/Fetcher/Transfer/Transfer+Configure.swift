@@ -108,6 +108,16 @@ extension Transfer {
         }
     }
 
+    /// Applies `TLSOptions`: CA bundle or folder, pinned keys, client certificate.
+    private func configureTLS(_ tls: TLSOptions) {
+        if let path = tls.caBundlePath { easy.set(CURLOPT_CAINFO, path) }
+        if let path = tls.caDirectoryPath { easy.set(CURLOPT_CAPATH, path) }
+        if let pins = tls.pinnedPublicKeyOption { easy.set(CURLOPT_PINNEDPUBLICKEY, pins) }
+        if let path = tls.clientCertificatePath { easy.set(CURLOPT_SSLCERT, path) }
+        if let path = tls.clientKeyPath { easy.set(CURLOPT_SSLKEY, path) }
+        if let passphrase = tls.clientKeyPassphrase { easy.set(CURLOPT_KEYPASSWD, passphrase) }
+    }
+
     /// Sets every option of the easy handle from the request; false when libcurl rejects the URL.
     func configure(share: UnsafeMutableRawPointer?) -> Bool {
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -147,10 +157,16 @@ extension Transfer {
             if let share { easy.set(CURLOPT_SHARE, pointer: share) }
             easy.set(CURLOPT_COOKIEFILE, "") // turn the cookie engine on, reading no file
         }
+        if let inactivity = request.inactivityTimeout, inactivity > 0 {
+            // Fewer than 1 byte/s on average over that many seconds (libcurl counts whole seconds, at least 1).
+            easy.set(CURLOPT_LOW_SPEED_LIMIT, 1)
+            easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(inactivity.rounded(.up))))
+        }
         if request.allowsInvalidCertificates {
             easy.set(CURLOPT_SSL_VERIFYPEER, 0)
             easy.set(CURLOPT_SSL_VERIFYHOST, 0)
         }
+        configureTLS(request.tls)
         if let limit = request.maximumResponseSize {
             // Refuses a declared length over the limit early. libcurl compares the encoded length, which for an
             // encoded body may exceed the decoded limit a little: the exact checks are ours (header and write

@@ -40,8 +40,8 @@ extension Transfer {
         if code == .tooManyRedirects {
             return .failure(.tooManyRedirects(limit: request.maximumRedirects))
         }
-        if isOne(of: .peerFailedVerification, .sslConnectError, .sslCertProblem,
-                 .sslCACertBadFile, .sslIssuerError) {
+        if isOne(of: .peerFailedVerification, .sslConnectError, .sslCertProblem, .sslCipher,
+                 .sslCACertBadFile, .sslIssuerError, .sslPinnedPublicKeyMismatch) {
             return .failure(.tlsFailure(curlCode: curlCode, message: message))
         }
         if isOne(of: .unsupportedProtocol, .urlMalformat) {

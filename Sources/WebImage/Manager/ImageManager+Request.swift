@@ -84,6 +84,8 @@ extension ImageManager {
         request.usesFailedURLList = options.contains(.ignoreFailedURL)
         request.maximumResponseSize = config.maximumResponseSize
         request.connectTimeout = config.connectTimeout
+        request.inactivityTimeout = config.inactivityTimeout
+        request.tls = config.tls
         request.maximumRedirects = config.maximumRedirects
         request.sourcePolicy = config.sourcePolicy
         request.allowsFileURLs = config.allowsFileURLs

@@ -12,6 +12,22 @@ extension ImageManager {
         set { configuration.withLock { $0.maximumResponseSize = newValue } }
     }
 
+    /// Seconds a transfer may receive less than one byte per second before it fails with `timedOut` (an
+    /// inactivity timeout, as Kingfisher's and SDWebImage's are): a large image on a slow but flowing link
+    /// finishes, a stalled one stops. 15 by default; nil for none. `timeout` bounds the whole transfer.
+    /// Thread-safe.
+    public var inactivityTimeout: Double? {
+        get { configuration.withLock { $0.inactivityTimeout } }
+        set { configuration.withLock { $0.inactivityTimeout = newValue } }
+    }
+
+    /// TLS trust and identity for every transfer: a private CA (`caBundlePath`, `caDirectoryPath`), pinned
+    /// public keys, a client certificate. `TLSOptions()` (the system's CAs) by default. Thread-safe.
+    public var tls: TLSOptions {
+        get { configuration.withLock { $0.tls } }
+        set { configuration.withLock { $0.tls = newValue } }
+    }
+
     /// Seconds a connection (DNS, TCP, TLS) may take, within `timeout`. 10 by default. Thread-safe.
     public var connectTimeout: Double {
         get { configuration.withLock { $0.connectTimeout } }

@@ -30,7 +30,9 @@ public final class ImageManager: Sendable {
     let tasks = Mutex<[ImageTaskKey: ImageLoadTask]>([:])
 
     struct Configuration {
-        var timeout: Double = 15
+        var timeout: Double = 60
+        var inactivityTimeout: Double? = 15
+        var tls = TLSOptions()
         /// `nil` until set: then `ImageManager.defaultHeaders` (whose `Accept` follows the codec registry).
         var headers: [String: String]?
         var headersFilter: (@Sendable (URL, [String: String]) -> [String: String])?
@@ -67,7 +69,8 @@ public final class ImageManager: Sendable {
         self.decodeBudget = decodeBudget
     }
 
-    /// Transfer timeout in seconds. Default 15.
+    /// Seconds the whole transfer may take, however fast bytes flow (a deadline). Default 60; a stalled
+    /// transfer ends sooner, at `inactivityTimeout` (15 s).
     public var timeout: Double {
         get { configuration.withLock { $0.timeout } }
         set { configuration.withLock { $0.timeout = newValue } }

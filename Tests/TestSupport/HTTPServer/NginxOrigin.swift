@@ -26,13 +26,28 @@ public final class NginxOrigin {
     /// Writes `files` (name → bytes) into a fresh web root and starts nginx with `locations` inside its server
     /// block.
     public static func start(files: [String: Data], locations: String = "") throws -> NginxOrigin {
+        try start(files: files, listen: "", locations: locations)
+    }
+
+    /// The same over TLS with `ca`'s server certificate; with `requiresClientCertificate`, only clients showing a
+    /// certificate signed by `ca` are served (others get nginx's 400). Use `url(_:)` with the `https` scheme:
+    /// `tlsURL(_:)`.
+    public static func startTLS(files: [String: Data], ca: PrivateCA, requiresClientCertificate: Bool = false) throws -> NginxOrigin {
+        var directives = "ssl_certificate \(ca.serverCertificatePath); ssl_certificate_key \(ca.serverKeyPath);"
+        if requiresClientCertificate {
+            directives += " ssl_client_certificate \(ca.caCertificatePath); ssl_verify_client on;"
+        }
+        return try start(files: files, listen: " ssl", locations: directives)
+    }
+
+    private static func start(files: [String: Data], listen: String, locations: String) throws -> NginxOrigin {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("nginx-\(UUID().uuidString)")
         let www = directory.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
         for (name, data) in files { try data.write(to: www.appendingPathComponent(name)) }
         do {
             let (port, process) = try NginxLauncher.start(in: directory, logFormat: "$status $uri") { port in
-                "server { listen 127.0.0.1:\(port); root \(www.path); \(locations) }"
+                "server { listen 127.0.0.1:\(port)\(listen); root \(www.path); \(locations) }"
             }
             return NginxOrigin(port: port, child: ChildServerProcess(process: process, directory: directory))
         } catch {
@@ -48,6 +63,9 @@ public final class NginxOrigin {
 
     /// `http://127.0.0.1:<port><path>`.
     public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)\(path)")! }
+
+    /// `https://localhost:<port><path>` (the name the TLS certificate carries; 127.0.0.1 is in it too).
+    public func tlsURL(_ path: String) -> URL { URL(string: "https://localhost:\(port)\(path)")! }
 
     /// The requests nginx has logged so far, in order.
     public func accessLog() throws -> [Request] {
