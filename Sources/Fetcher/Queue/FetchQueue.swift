@@ -80,7 +80,8 @@ public final class FetchQueue: Sendable {
     ///   - onData: each piece of the body as it arrives (for progressive decoding).
     ///   - onProgress: bytes received so far and the expected total (nil when unknown), after each piece.
     ///   - completion: the whole body or a `FetchError`, exactly once.
-    /// All run on the network thread. A URL whose scheme is not http, https or file fails at once with
+    /// All run on the network thread. A `data:` URL is decoded at once (within `maximumResponseSize`), without
+    /// entering the queue; a URL whose scheme is not http, https, file or data fails at once with
     /// `.invalidURL`, without entering the queue.
     @discardableResult
     public func fetch(_ request: FetchRequest,
@@ -100,6 +101,12 @@ public final class FetchQueue: Sendable {
         // A scheme no transfer can serve fails at once, without entering the queue (`data:` URIs scraped from
         // HTML, `ftp:`): thousands of them used to wait for slots only to fail one by one. The completion still
         // runs on the network thread, as every callback does.
+        // A `data:` URL is decoded by the fetcher on the network thread, at once: it holds no transfer slot.
+        if request.url.scheme?.lowercased() == "data" {
+            let deliver: @Sendable (NetworkLoop?) -> Void = { _ in Self.finishDataURL(operation) }
+            if !thread.submit({ loop in deliver(loop) }) { operation.finish(.failure(.networkThreadStopped)) }
+            return operation
+        }
         guard Self.supportsScheme(of: request.url) else {
             let error = FetchError.invalidURL(request.url.absoluteString)
             if !thread.submit({ _ in operation.finish(.failure(error)) }) { operation.finish(.failure(error)) }
@@ -173,6 +180,22 @@ public final class FetchQueue: Sendable {
             core.isLIFO = snapshot.order == .lifo
             core.isSuspended = snapshot.isSuspended
             core.schedule(loop: loop)
+        }
+    }
+
+    /// Decodes `operation`'s `data:` URL and delivers it as a transfer would: response, one chunk, completion.
+    private static func finishDataURL(_ operation: FetchOperation) {
+        guard operation.markExecuting() else { return operation.finish(.failure(.cancelled)) }
+        switch DataURL.decode(operation.request.url, limit: operation.request.maximumResponseSize) {
+        case .failure(let error):
+            operation.finish(.failure(error))
+        case .success(let (body, mediaType)):
+            let response = FetchResponse(url: operation.request.url, statusCode: nil,
+                                         headers: [FetchResponse.Header(name: "Content-Type", value: mediaType)],
+                                         expectedContentLength: Int64(body.count))
+            operation.deliver(response)
+            if !body.isEmpty { operation.deliver(chunk: body, received: Int64(body.count), expected: Int64(body.count)) }
+            operation.finish(.success(FetchResult(response: response, body: body)))
         }
     }
 
