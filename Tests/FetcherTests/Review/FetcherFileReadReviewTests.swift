@@ -31,11 +31,13 @@ final class FetcherFileReadReviewTests: FetchTestCase {
         try testPayload(8 << 20).write(to: url)
         let seen = Mutex(Seen())
         let operation = Mutex<FetchOperation?>(nil)
+        let published = DispatchSemaphore(value: 0)
         let done = expectation(description: "completion")
         done.assertForOverFulfill = true
         let started = queue.fetch(FetchRequest(url: url, timeout: 10), onResponse: { _ in }, onData: { _ in
-            // The operation is published by the test thread after `fetch` returns: cancel at the first chunk
-            // that can see it (callbacks run on the network thread, one at a time).
+            // The operation is published by the test thread after `fetch` returns: the first chunk waits for it
+            // (a loaded machine read the whole file before the test thread ran again), then cancels.
+            if operation.withLock({ $0 }) == nil { _ = published.wait(timeout: .now() + 10) }
             let target = operation.withLock { $0 }
             let cancelNow = seen.withLock { s -> Bool in
                 s.chunks += 1
@@ -50,6 +52,7 @@ final class FetcherFileReadReviewTests: FetchTestCase {
             done.fulfill()
         }
         operation.withLock { $0 = started }
+        published.signal()
         wait(for: [done], timeout: 20)
         flush(queue.thread)
         let final = seen.withLock { $0 }
