@@ -19,6 +19,9 @@ public enum WebImageError: Error, Sendable, CustomStringConvertible {
     case transformFailed(URL)
     /// The cached entry for a 304 Not Modified answer has gone (removed meanwhile).
     case notModifiedWithoutCachedData(URL)
+    /// The request was cancelled (`ImageOperation.cancel()`, a setter's newer request, the task): reported by
+    /// the `Result`-based APIs, where the five-argument completion says `.cancelled`.
+    case cancelled(URL)
 
     public var description: String {
         switch self {
@@ -28,6 +31,7 @@ public enum WebImageError: Error, Sendable, CustomStringConvertible {
         case .inFailedURLList(let url): return "\(url) failed before and is in the failed-URL list"
         case .transformFailed(let url): return "the transform returned no image for \(url)"
         case .notModifiedWithoutCachedData(let url): return "304 Not Modified for \(url) but its cached bytes are gone"
+        case .cancelled(let url): return "the request for \(url) was cancelled"
         }
     }
 }

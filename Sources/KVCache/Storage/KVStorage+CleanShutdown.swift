@@ -90,7 +90,7 @@ extension KVStorage {
     /// `PRAGMA quick_check`'s rows, or `["ok"]` (logged) for a manifest above `quickCheckPageLimit`.
     static func openTimeQuickCheck(_ database: SQLiteDatabase) throws(KVCacheError) -> [String] {
         guard try isSmallEnoughToCheckAtOpen(database) else {
-            kvLog.notice("KVStorage at \(database.path): manifest above \(quickCheckPageLimit) pages: no quick_check at open")
+            kvLog.debug("KVStorage at \(database.path): manifest above \(quickCheckPageLimit) pages: no quick_check at open")
             return ["ok"]
         }
         return try database.textRows("PRAGMA quick_check")

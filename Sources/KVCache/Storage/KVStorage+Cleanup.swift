@@ -55,7 +55,7 @@ extension KVStorage {
                 let prefix = InstanceSlots.temporaryPrefix(index)
                 for name in temporaries ?? [] where name.utf8.starts(with: prefix.utf8) { try io.unlink(tmpPath + "/" + name) }
             }
-            if reaped > 0 { kvLog.notice("KVStorage at \(tmpPath): freed \(reaped) slots of instances that died") }
+            if reaped > 0 { kvLog.debug("KVStorage at \(tmpPath): freed \(reaped) slots of instances that died") }
             return reaped
         } catch {
             kvLog.error("KVStorage at \(tmpPath): cannot free the slots of dead instances (the next opener retries): \(error)")

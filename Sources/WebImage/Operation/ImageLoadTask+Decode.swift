@@ -57,7 +57,7 @@ extension ImageLoadTask {
                 fetch(revalidating: nil)
                 return
             }
-            WebImageLog.logger.info("decode failed", metadata: ["url": "\(context.url)", "error": "\(codecError)"])
+            WebImageLog.logger.debug("decode failed", metadata: ["url": "\(context.url)", "error": "\(codecError)"])
             if context.options.contains(.ignoreFailedURL) { context.queue.failedURLs.insert(context.url) }
             finish(image: nil, source: .none, error: .decodeFailed(codecError))
             return

@@ -74,7 +74,7 @@ extension ImageLoadTask {
             // Only when every caller cancelled (they have completed already), or the queue was cancelled.
             finish(image: nil, source: .none, error: .fetchFailed(.cancelled))
         case .failure(let error):
-            WebImageLog.logger.info("fetch failed", metadata: ["url": "\(context.url)", "error": "\(error)"])
+            WebImageLog.logger.debug("fetch failed", metadata: ["url": "\(context.url)", "error": "\(error)"])
             finish(image: nil, source: .none, error: .fetchFailed(error))
         }
     }

@@ -39,7 +39,7 @@ extension ImageManager {
                 switch result {
                 case .success(let fetched):
                     guard ImageFormat.sniff(fetched.body) != .unknown else {
-                        WebImageLog.logger.info("prefetch: not an image", metadata: ["url": "\(url)"])
+                        WebImageLog.logger.debug("prefetch: not an image", metadata: ["url": "\(url)"])
                         operation.finish(image: nil, source: .none, error: .decodeFailed(.unknownFormat))
                         return
                     }
@@ -51,7 +51,7 @@ extension ImageManager {
                     }
                     operation.finish(image: nil, source: .remote, error: nil)
                 case .failure(let error):
-                    WebImageLog.logger.info("prefetch failed", metadata: ["url": "\(url)", "error": "\(error)"])
+                    WebImageLog.logger.debug("prefetch failed", metadata: ["url": "\(url)", "error": "\(error)"])
                     operation.finish(image: nil, source: .none, error: .fetchFailed(error))
                 }
             }

@@ -85,7 +85,7 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
         case .decodeFailed(let codec): self.init(codec)
         case .inFailedURLList(let url): self = .originFailed("\(url.absoluteString) failed recently")
         case .cacheFailed(let cache): self = .internalFailure("cache: \(cache)")
-        case .transformFailed, .notModifiedWithoutCachedData: self = .internalFailure("\(error)")
+        case .transformFailed, .notModifiedWithoutCachedData, .cancelled: self = .internalFailure("\(error)")
         }
     }
 
