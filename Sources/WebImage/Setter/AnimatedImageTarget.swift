@@ -25,8 +25,8 @@ public protocol AnimatedImageTarget: ImageTarget {
 }
 
 extension ImageTarget {
-    /// Shows `image`, handing animated images to the player of an `AnimatedImageTarget`.
-    func present(_ image: Image?) {
+    /// Shows `image` for `request`, handing animated images to the player of an `AnimatedImageTarget`.
+    func present(_ image: Image?, for request: ImageRequest?) {
         if let animated = self as? any AnimatedImageTarget {
             let player = animated.animationPlayer
             if player.onFrameChange == nil {
@@ -34,6 +34,6 @@ extension ImageTarget {
             }
             player.image = image?.isAnimated == true ? image : nil
         }
-        display(image)
+        display(image, for: request)
     }
 }

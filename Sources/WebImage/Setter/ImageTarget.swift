@@ -22,6 +22,16 @@ public protocol ImageTarget: AnyObject, Sendable {
     var displayQueue: DispatchQueue { get }
     /// Shows `image` (`nil` clears). Called on `displayQueue`.
     func display(_ image: Image?)
+    /// Shows `image` for `request`, the request it belongs to (its URL, thumbnail size, options; the
+    /// placeholder shown while it loads belongs to it too; `nil` when there is no request, as after
+    /// `setImage(with: nil)`). Called on `displayQueue`. Default: `display(image)`. Implement it to tell which
+    /// request a cell is showing (a reused cell, a log, a thumbnail size).
+    func display(_ image: Image?, for request: ImageRequest?)
+}
+
+extension ImageTarget {
+    /// Calls `display(image)`.
+    public func display(_ image: Image?, for request: ImageRequest?) { display(image) }
 }
 
 extension ImageTarget {
@@ -43,8 +53,11 @@ extension ImageTarget {
                          thumbnailPixelSize: Int? = nil, manager: ImageManager = .shared,
                          progress: ImageProgress? = nil, transform: ImageTransform? = nil,
                          completion: ImageCompletion?) {
+        let request = url.map { ImageRequest(url: $0, options: options, thumbnailPixelSize: thumbnailPixelSize,
+                                             transformID: (transform ?? manager.sharedTransform)?.id) }
         imageSetter.setImage(with: url, placeholder: placeholder, options: options, thumbnailPixelSize: thumbnailPixelSize,
-                             manager: manager, queue: displayQueue, apply: { [weak self] image in self?.present(image) },
+                             manager: manager, queue: displayQueue,
+                             apply: { [weak self] image in self?.present(image, for: request) },
                              progress: progress, transform: transform, completion: completion)
     }
 
