@@ -99,9 +99,11 @@ public enum DecodeBombs {
         return Data(bytes)
     }
 
-    /// An APNG, built here, of two 1 × 1 frames (opaque red, then opaque blue, each `fcTL` + `fdAT`) on a
-    /// `width × height` canvas, after a default image that is not part of the animation (its `IDAT` holds one
-    /// 1 × 1 row and is never decoded by an animation decode): about 200 bytes declaring, say, 8000 × 8000.
+    /// An APNG, built here, of two 1 × 1 frames (opaque red, then opaque blue, each `fcTL` + `fdAT`, each
+    /// disposed to background) on a `width × height` canvas, after a default image that is not part of the
+    /// animation (its `IDAT` holds one 1 × 1 row and is never decoded by an animation decode): about 200 bytes
+    /// declaring, say, 8000 × 8000. A compositor at canvas size that hands frame 0 out and then clears its
+    /// rectangle copies the whole canvas (copy on write).
     public static func animatedPNG(canvasWidth width: Int, canvasHeight height: Int) -> Data {
         var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         func chunk(_ type: String, _ body: [UInt8]) {
@@ -126,7 +128,7 @@ public enum DecodeBombs {
             return Array(compressed.prefix(Int(size)))
         }
         func frameControl(sequence: Int) -> [UInt8] {
-            be32(sequence) + be32(1) + be32(1) + be32(0) + be32(0) + [0, 10, 0, 100, 0, 0]
+            be32(sequence) + be32(1) + be32(1) + be32(0) + be32(0) + [0, 10, 0, 100, 1, 0]  // dispose: background
         }
         chunk("IHDR", be32(width) + be32(height) + [8, 6, 0, 0, 0])
         chunk("acTL", be32(2) + be32(0))
