@@ -66,4 +66,19 @@ final class RenderBudgetAccountingTests: XCTestCase {
         print("ACCOUNTING rotate+cover+resize+blur → WebP: budget held \(most) bytes at most, resident grew \(growth)")
         XCTAssertLessThanOrEqual(growth, most + Self.overhead, "the render held \(growth) bytes, the budget \(most)")
     }
+
+    /// An animation kept as animated WebP at 2048²: eight output frames (128 MiB) held for libwebp's animation
+    /// encoder, whose own canvases and candidate frames are counted too.
+    func testAnAnimatedWebPRenderIsReserved() async throws {
+        let harness = try await ServerHarness()
+        harness.origin.route("/anim.gif", .bytes(try TestImages.animatedGIF(frames: 8), contentType: "image/gif"))
+        let (status, most, growth) = try await measure(harness, [("url", harness.source("/anim.gif")), ("anim", "1"),
+                                                                ("w", "2048"), ("h", "2048"), ("fit", "fill"),
+                                                                ("format", "webp")])
+        await harness.stop()
+        XCTAssertEqual(status, 200)
+        print("ACCOUNTING 8 frames at 2048² → animated WebP: budget held \(most) bytes at most, resident grew \(growth)")
+        XCTAssertGreaterThanOrEqual(most, 8 * 2048 * 2048 * 4, "the kept output frames are not in the budget")
+        XCTAssertLessThanOrEqual(growth, most + Self.overhead, "the render held \(growth) bytes, the budget \(most)")
+    }
 }
