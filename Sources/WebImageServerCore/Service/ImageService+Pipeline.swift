@@ -103,8 +103,11 @@ extension ImageService {
                 let started = Mutex(false)
                 _ = manager.decodeBudget.run(cost: cost, on: renderQueue) { [self] reservation in
                     started.withLock { $0 = true }
-                    defer { reservation.release() }
-                    continuation.resume(with: Result(catching: { try self.run(plan, data: data) }))
+                    // Released before the result goes on: the render's buffers are gone once `run` returns, and
+                    // a response (or a test reading the budget after it) must not see them still reserved.
+                    let result = Result(catching: { try self.run(plan, data: data) })
+                    reservation.release()
+                    continuation.resume(with: result)
                 }
                 if !started.withLock({ $0 }) { metrics.decodeBudgetWait() }
             }
