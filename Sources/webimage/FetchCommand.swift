@@ -11,8 +11,10 @@ struct FetchCommand: ParsableCommand {
         abstract: "Load images by URL through ImageManager and its cache, and optionally save them.",
         discussion: """
         Each URL goes through the whole pipeline: memory cache, disk cache (--cache, default the ImageCache \
-        default path), network, decode. Prints one line per URL and a summary; exits 1 if any URL failed, \
-        with the reason (HTTP status, decode error, …). Plain file paths are accepted as file URLs. \
+        default path), network, decode. Prints one line per URL, in the order given, as soon as it and the \
+        URLs before it are done, and a summary; exits 1 if any URL failed, with the reason (HTTP status, \
+        decode error, …). Images are written (--out) as each completes and then let go, so a batch of any \
+        length holds the memory cache (--memory-cache) plus the --concurrency images in flight. Plain file paths are accepted as file URLs. \
         WebImage logs warnings only; set WEBIMAGE_LOG_LEVEL=info (or debug) for more.
 
         Untrusted sources: every transfer is bounded by default (the library's defaults: at most \
@@ -50,6 +52,10 @@ struct FetchCommand: ParsableCommand {
     @Option(name: .long, help: "A shared cache tier after the disk: memcached servers HOST:PORT[,HOST:PORT…] (trusted network only: no TLS).")
     var memcached: String?
 
+    @Option(name: .customLong("memory-cache"),
+            help: "Memory cache limit for decoded images, in bytes (default: the library's, 15 % of memory, at most 768 MiB).")
+    var memoryCache: Int?
+
     @Option(name: .long, help: "Transfers in flight at most.")
     var concurrency = 6
 
@@ -79,6 +85,7 @@ struct FetchCommand: ParsableCommand {
         if let timeout, !(timeout > 0) { throw ValidationError("--timeout must be positive") }
         guard !urls.isEmpty else { throw ValidationError("give at least one URL") }
         guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
+        if let memoryCache, memoryCache < 0 { throw ValidationError("--memory-cache must be a byte count") }
         if let thumbnail, thumbnail < 1 { throw ValidationError("--thumbnail must be at least 1") }
         if let format, Self.outputFormat(format) == nil {
             throw ValidationError("--format must be png, jpeg, webp or gif, not '\(format)'")
@@ -137,53 +144,39 @@ struct FetchCommand: ParsableCommand {
         PipelineLog.configure()
         let cachePath = cache ?? ImageCache.defaultPath()
         let sharedTier = try memcached.map(Self.memcachedTier)
-        let manager = ImageManager(cache: try ImageCache(path: cachePath, sharedTier: sharedTier),
-                                   queue: FetchQueue(maxConcurrentTransfers: concurrency))
+        let imageCache = try ImageCache(path: cachePath, sharedTier: sharedTier)
+        if let memoryCache { imageCache.memoryCache.costLimit = memoryCache }
+        let manager = ImageManager(cache: imageCache, queue: FetchQueue(maxConcurrentTransfers: concurrency))
         try configureTransfers(of: manager)
-        var writer = try out.map { path in
+        let writer = try out.map { path in
             let folder = URL(fileURLWithPath: path, isDirectory: true)
             do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
                 throw CLIError.output(path: folder.path, reason: "\(error)")
             }
             return FetchOutputWriter(folder: folder, format: format.flatMap(Self.outputFormat), isThumbnail: thumbnail != nil)
         }
-        var failures: [(String, String)] = []
+        var invalid: [(String, String)] = []
         var requests: [URL] = []
         for argument in urls {
-            if let url = Self.url(from: argument) { requests.append(url) } else { failures.append((argument, "not a URL")) }
+            if let url = Self.url(from: argument) { requests.append(url) } else { invalid.append((argument, "not a URL")) }
         }
         let loader = BatchLoader(manager: manager, options: try FetchOptionName.parse(options),
                                  thumbnailPixelSize: thumbnail, concurrency: concurrency)
         let bar = ProgressBar(title: "fetch", total: requests.count)
+        let report = FetchReport(writer: writer, failures: invalid, bar: bar)
         let start = Date()
-        let outcomes = loader.load(requests) { bar.advance(bytes: $0.bytes) }
+        // Each outcome is written as it completes and dropped; only its line waits for its turn to print.
+        loader.stream(requests) { index, outcome in
+            bar.advance(bytes: outcome.bytes)
+            report.complete(index, outcome)
+        }
         manager.cache?.waitForPendingWrites() // disk writes run in the background; keep them before exiting
         if manager.cache?.waitForPendingSharedWrites() == false {
             Terminal.printError("warning: some shared-tier (memcached) writes were still pending at exit")
         }
         let seconds = Date().timeIntervalSince(start)
         bar.finish()
-        var bytes: Int64 = 0
-        for outcome in outcomes {
-            guard let image = outcome.image, outcome.isSuccess else {
-                failures.append((outcome.url.absoluteString, outcome.failureReason))
-                continue
-            }
-            bytes += outcome.bytes
-            var line = "ok  \(outcome.url.absoluteString)  \(image.format) \(image.width)x\(image.height)"
-            if image.frameCount > 1 { line += " \(image.frameCount) frames" }
-            line += "  \(Terminal.bytes(outcome.bytes))  \(DemoPhase.name(of: outcome.source))  \(Terminal.duration(outcome.seconds))"
-            if writer != nil {
-                do {
-                    let file = try writer?.write(image, from: outcome.url)
-                    line += "  → \(file?.path ?? "")"
-                } catch {
-                    failures.append((outcome.url.absoluteString, "loaded but not written: \(error)"))
-                    continue
-                }
-            }
-            print(line)
-        }
+        let (bytes, failures) = report.summary
         for (url, reason) in failures { Terminal.printError("FAILED  \(url): \(reason)") }
         let okCount = urls.count - failures.count
         print("\(okCount) ok, \(failures.count) failed, \(Terminal.bytes(bytes)) in \(Terminal.duration(seconds)) · cache: \(cachePath)")

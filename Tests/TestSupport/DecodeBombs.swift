@@ -74,6 +74,73 @@ public enum DecodeBombs {
         return Data(bytes)
     }
 
+    /// An animated WebP (RIFF with VP8X) with its canvas rewritten to `width × height` (each ≤ 16,777,216),
+    /// its frames left as they are: two 1 × 1 frames encoded by the caller make a 140-byte file that declares
+    /// an 8000 × 8000 canvas (the frames still lie inside it, so libwebp's demuxer accepts it).
+    public static func animatedWebP(_ data: Data, canvasWidth width: Int, canvasHeight height: Int) throws -> Data {
+        var bytes = [UInt8](data)
+        guard bytes.count > 30, Array(bytes[12..<16]) == Array("VP8X".utf8), bytes[20] & 0x02 != 0 else {
+            throw Malformed(description: "not an animated WebP with VP8X")
+        }
+        for i in 0..<3 {
+            bytes[24 + i] = UInt8((width - 1) >> (8 * i) & 0xFF)
+            bytes[27 + i] = UInt8((height - 1) >> (8 * i) & 0xFF)
+        }
+        return Data(bytes)
+    }
+
+    /// A GIF with only its logical screen rewritten to `width × height` (its frames, encoded by the caller,
+    /// stay as they are): two 1 × 1 frames on an 8000 × 8000 screen.
+    public static func gifScreen(_ data: Data, width: Int, height: Int) throws -> Data {
+        var bytes = [UInt8](data)
+        guard bytes.count > 13, Array(bytes[0..<3]) == Array("GIF".utf8) else { throw Malformed(description: "not a GIF") }
+        put16LE(&bytes, 6, width)
+        put16LE(&bytes, 8, height)
+        return Data(bytes)
+    }
+
+    /// An APNG, built here, of two 1 × 1 frames (opaque red, then opaque blue, each `fcTL` + `fdAT`, each
+    /// disposed to background) on a `width × height` canvas, after a default image that is not part of the
+    /// animation (its `IDAT` holds one 1 × 1 row and is never decoded by an animation decode): about 200 bytes
+    /// declaring, say, 8000 × 8000. A compositor at canvas size that hands frame 0 out and then clears its
+    /// rectangle copies the whole canvas (copy on write).
+    public static func animatedPNG(canvasWidth width: Int, canvasHeight height: Int) -> Data {
+        var out: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        func chunk(_ type: String, _ body: [UInt8]) {
+            var lengthBytes = [UInt8](repeating: 0, count: 4)
+            put32BE(&lengthBytes, 0, body.count)
+            let typed = Array(type.utf8) + body
+            var crcBytes = [UInt8](repeating: 0, count: 4)
+            put32BE(&crcBytes, 0, Int(typed.withUnsafeBufferPointer { crc32(0, $0.baseAddress, UInt32($0.count)) }))
+            out += lengthBytes + typed + crcBytes
+        }
+        func be32(_ value: Int) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: 4)
+            put32BE(&bytes, 0, value)
+            return bytes
+        }
+        func zlib(_ raw: [UInt8]) -> [UInt8] {
+            var size = compressBound(UInt(raw.count))
+            var compressed = [UInt8](repeating: 0, count: Int(size))
+            _ = compressed.withUnsafeMutableBufferPointer { out in
+                raw.withUnsafeBufferPointer { compress(out.baseAddress, &size, $0.baseAddress, UInt(raw.count)) }
+            }
+            return Array(compressed.prefix(Int(size)))
+        }
+        func frameControl(sequence: Int) -> [UInt8] {
+            be32(sequence) + be32(1) + be32(1) + be32(0) + be32(0) + [0, 10, 0, 100, 1, 0]  // dispose: background
+        }
+        chunk("IHDR", be32(width) + be32(height) + [8, 6, 0, 0, 0])
+        chunk("acTL", be32(2) + be32(0))
+        chunk("IDAT", zlib([0, 0, 0, 0, 0]))
+        chunk("fcTL", frameControl(sequence: 0))
+        chunk("fdAT", be32(1) + zlib([0, 255, 0, 0, 255]))
+        chunk("fcTL", frameControl(sequence: 2))
+        chunk("fdAT", be32(3) + zlib([0, 0, 0, 255, 255]))
+        chunk("IEND", [])
+        return Data(out)
+    }
+
     /// A progressive JPEG whose last scan (its SOS segment and entropy-coded data) is repeated so the file has
     /// `scans` scans in all. libjpeg accepts a repeated scan with a warning ("Inconsistent progression
     /// sequence"), so only a scan limit stops it.

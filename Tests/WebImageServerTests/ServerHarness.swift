@@ -62,14 +62,15 @@ final class ServerHarness: @unchecked Sendable {
     /// The origin URL of `path` as a string.
     func source(_ path: String) -> String { origin.url(path).absoluteString }
 
-    /// GET `url` with `headers`.
-    func get(_ url: URL, headers: [String: String] = [:]) async -> Reply {
-        await Self.get(url, headers: headers)
+    /// GET `url` with `headers`, giving up after `timeout` seconds (default 30).
+    func get(_ url: URL, headers: [String: String] = [:], timeout: Double = 30) async -> Reply {
+        await Self.get(url, headers: headers, timeout: timeout)
     }
 
-    /// GET /image with `pairs`.
-    func image(_ pairs: [(String, String)], headers: [String: String] = [:]) async -> Reply {
-        await get(imageURL(pairs), headers: headers)
+    /// GET /image with `pairs`, giving up after `timeout` seconds (default 30; a debug build's 4096² render
+    /// may need more).
+    func image(_ pairs: [(String, String)], headers: [String: String] = [:], timeout: Double = 30) async -> Reply {
+        await get(imageURL(pairs), headers: headers, timeout: timeout)
     }
 
     /// The port a `webimage-server` process listens on, read from the line it prints on stdout (`out`, the
@@ -91,9 +92,9 @@ final class ServerHarness: @unchecked Sendable {
         }.value
     }
 
-    static func get(_ url: URL, headers: [String: String] = [:]) async -> Reply {
+    static func get(_ url: URL, headers: [String: String] = [:], timeout: Double = 30) async -> Reply {
         do {
-            let result = try await client.fetch(FetchRequest(url: url, headers: headers, timeout: 30))
+            let result = try await client.fetch(FetchRequest(url: url, headers: headers, timeout: timeout))
             return Reply(status: result.response.statusCode ?? 0, response: result.response, body: result.body)
         } catch .httpStatus(let status, let response) {
             return Reply(status: status, response: response, body: Data())

@@ -11,8 +11,8 @@ import Foundation
 /// is an `ImageCodecError.corruptData` error, even when the default image alone would decode.
 ///
 /// `DecodeOptions.maxPixelSize`: a still default image decodes as a PNG thumbnail (row by row); an animation
-/// larger than `maxPixelSize` gives a still thumbnail of its first frame (composited at canvas size, then
-/// resized); one that already fits stays animated.
+/// larger than `maxPixelSize` gives a still thumbnail of its first frame, decoded at the frame's own size and
+/// never composited on a canvas-sized buffer (`decodeAnimationThumbnail`); one that already fits stays animated.
 ///
 /// - Important: Stateless and thread-safe. Lazily decoded images hold the data and decode frames on demand.
 public enum APNGDecoder {
@@ -22,12 +22,10 @@ public enum APNGDecoder {
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
         let container = try data.withUnsafeBytes { try APNGContainer.parse($0) }
         let original = options.keepsOriginalData ? data : nil
-        if container.isAnimationValid, let size = options.maxPixelSize, size > 0,
-           max(container.canvasWidth, container.canvasHeight) > size {
-            var firstOnly = options
-            firstOnly.firstFrameOnly = true
-            firstOnly.maxPixelSize = nil
-            return try decode(data, options: firstOnly).stillThumbnail(maxPixelSize: size)
+        if container.isAnimationValid,
+           let plan = try DownsamplePlan.make(width: container.canvasWidth, height: container.canvasHeight,
+                                              maxPixelSize: options.maxPixelSize) {
+            return try decodeAnimationThumbnail(data, container: container, plan: plan, options: options)
         }
         guard container.isAnimationValid else {
             let (buffer, header) = try PNGDecoder.decodeBuffer(data, format: .apng, options: options)

@@ -22,7 +22,8 @@ public struct DecodeOptions: Sendable, Hashable {
     /// JPEG scales in the DCT (1/2, 1/4, 1/8) then resizes (Lanczos3); non-interlaced PNG streams rows into a
     /// `RowResampler`; still WebP scales inside libwebp; interlaced PNG decodes whole then resizes. Animated
     /// images (GIF, APNG, animated WebP) larger than `maxPixelSize` give a still thumbnail of their first
-    /// frame; animations that already fit stay animated. `limits` apply to what is
+    /// frame, made from that frame at its own size without a canvas-sized buffer (so a tiny animation that
+    /// declares a huge canvas costs a thumbnail); animations that already fit stay animated. `limits` apply to what is
     /// allocated (the thumbnail), so an image too big for them at full size can still decode as a thumbnail;
     /// the source may then have at most 4 × `limits.maxPixelsPerFrame` pixels (a cap on decode work).
     public var maxPixelSize: Int?

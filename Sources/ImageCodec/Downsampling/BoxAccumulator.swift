@@ -86,6 +86,32 @@ final class BoxAccumulator {
         }
     }
 
+    /// Adds `count` straight RGBA8 pixels (`count * 4` bytes at `pixels`) at source row `y`, columns
+    /// `x0 ..< x0 + count` (clipped to the source): a frame rectangle placed inside a larger canvas (the first
+    /// frame of an APNG or animated WebP on its transparent canvas). Premultiplies as `addStraightRow` does.
+    func addStraightPixels(y: Int, x0: Int, pixels: UnsafePointer<UInt8>, count: Int) {
+        guard y >= 0, y < sourceHeight, x0 >= 0 else { return }
+        let end = min(sourceWidth, x0 + count)
+        guard x0 < end else { return }
+        let base = sums + (y / factorY) * width * 4
+        cellOfColumn.withUnsafeBufferPointer { cells in
+            for x in x0..<end {
+                let p = pixels + (x - x0) * 4
+                let a = UInt32(p[3])
+                guard a != 0 else { continue }
+                let cell = base + Int(cells[x]) * 4
+                if a == 255 {
+                    cell[0] &+= UInt32(p[0]); cell[1] &+= UInt32(p[1]); cell[2] &+= UInt32(p[2])
+                } else {
+                    cell[0] &+= (UInt32(p[0]) * a + 127) / 255
+                    cell[1] &+= (UInt32(p[1]) * a + 127) / 255
+                    cell[2] &+= (UInt32(p[2]) * a + 127) / 255
+                }
+                cell[3] &+= a
+            }
+        }
+    }
+
     /// Adds `count` packed pixels (`r | g << 8 | b << 16 | a << 24`, each opaque or 0, as `GIFCanvas` uses)
     /// at source row `y`, columns `x0 ..< x0 + count` (clipped to the source).
     func addPackedRow(y: Int, x0: Int, pixels: UnsafePointer<UInt32>, count: Int) {

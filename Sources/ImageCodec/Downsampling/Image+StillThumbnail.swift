@@ -1,8 +1,9 @@
 extension Image {
-    /// The thumbnail of an animated image (APNG, animated WebP) larger than `DecodeOptions.maxPixelSize`:
-    /// a still of the first frame, fitted into `maxPixelSize` (Lanczos3), as a grid of thumbnails shows it.
-    /// The first frame is composited at canvas size (limits are checked at canvas size), then resized. (GIF
-    /// makes its still without a full-size canvas: `GIFDecoder.decodeThumbnail`.)
+    /// The thumbnail of an animated image larger than `DecodeOptions.maxPixelSize`: a still of the first
+    /// frame, fitted into `maxPixelSize` (Lanczos3), as a grid of thumbnails shows it. The frame given is at
+    /// canvas size, so its caller composited it at canvas size (limits checked there); the built-in GIF, APNG
+    /// and WebP decoders make their stills without a canvas-sized buffer instead (`GIFDecoder.decodeThumbnail`,
+    /// `FirstFrameThumbnail`).
     /// Returns `self` when `maxPixelSize` is `nil` or the image already fits. Public for codec modules, which
     /// apply `DecodeOptions.maxPixelSize` the same way.
     public func stillThumbnail(maxPixelSize: Int?) throws -> Image {

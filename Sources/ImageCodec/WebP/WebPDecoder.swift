@@ -11,8 +11,11 @@ import Foundation
 ///   forever), which is also `storedLoopCount`.
 /// - Limits are checked from `WebPGetFeatures` / `WebPDemux` (headers only) before anything is allocated.
 /// - `DecodeOptions.maxPixelSize` scales still images inside libwebp (limits apply to the scaled size);
-///   an animation larger than it gives a still thumbnail of its first frame (decoded at canvas size, then
-///   resized); one that already fits stays animated.
+///   an animation larger than it gives a still thumbnail of its first frame, decoded at the frame's own size
+///   and never composited on a canvas-sized buffer (`decodeAnimationThumbnail`); one that already fits stays
+///   animated.
+/// - Memory: an animation decoded whole holds `WebPAnimDecoder`'s two canvases plus each frame handed out
+///   (three canvases for the first frame), for as long as the lazily decoded image lives.
 ///
 /// - Important: Stateless and thread-safe.
 public enum WebPDecoder {
@@ -32,11 +35,9 @@ public enum WebPDecoder {
             return Image(frames: [ImageFrame(buffer: buffer)], format: .webp, loopCount: 1, storedLoopCount: nil,
                          hasAlpha: container.hasAlpha, originalData: original)
         }
-        if let size = options.maxPixelSize, size > 0, max(container.width, container.height) > size {
-            var firstOnly = options
-            firstOnly.firstFrameOnly = true
-            firstOnly.maxPixelSize = nil
-            return try decode(data, options: firstOnly).stillThumbnail(maxPixelSize: size)
+        if let plan = try DownsamplePlan.make(width: container.width, height: container.height,
+                                              maxPixelSize: options.maxPixelSize) {
+            return try decodeAnimationThumbnail(data, container: container, plan: plan, options: options)
         }
         let frameCount = options.firstFrameOnly ? 1 : container.frameCount
         try options.limits.check(width: container.width, height: container.height, frameCount: frameCount)
@@ -87,7 +88,7 @@ public enum WebPDecoder {
 
     /// Decodes a still image into a new buffer with `WebPDecode` writing into the buffer's memory, scaled by
     /// libwebp (`use_scaling`) when `isScaled`.
-    private static func decodeStill(_ bytes: UnsafeRawBufferPointer, width: Int, height: Int, isScaled: Bool,
+    static func decodeStill(_ bytes: UnsafeRawBufferPointer, width: Int, height: Int, isScaled: Bool,
                                     format: PixelBuffer.PixelFormat) throws -> PixelBuffer {
         var config = WebPDecoderConfig()
         guard WebPInitDecoderConfig(&config) != 0 else {

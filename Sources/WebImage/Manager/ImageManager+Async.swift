@@ -41,33 +41,49 @@ extension ImageManager {
     /// The events of one request — progress, partial images, then the final image — as an async sequence.
     /// Ending the iteration early (or cancelling its task) cancels the request.
     ///
+    /// A consumer slower than the download does not make partial images pile up: only the newest one waits
+    /// (it replaces an older one not yet read, as `bufferingNewest(1)` would for partials alone), so a
+    /// request holds at most one partial image however slow its reader. Progress events and the final image
+    /// are never dropped, and keep their order.
+    ///
     /// ```swift
     /// for try await event in manager.imageEvents(for: url, options: [.progressive]) {
     ///     if case .partial(let image) = event { show(image) }
     /// }
     /// ```
+    ///
+    /// - Important: The request starts at once. Iterate the sequence from one task at a time.
     public func imageEvents(for url: URL, options: ImageOptions = [], thumbnailPixelSize: Int? = nil)
         -> AsyncThrowingStream<ImageEvent, any Error> {
-        AsyncThrowingStream { continuation in
-            let operation = requestImage(
-                url: url, options: options, thumbnailPixelSize: thumbnailPixelSize,
-                progress: { received, expected in continuation.yield(.progress(received: received, expected: expected)) }
-            ) { image, _, source, stage, error in
-                switch stage {
-                case .progress:
-                    if let image { continuation.yield(.partial(image)) }
-                case .cancelled:
-                    continuation.finish(throwing: CancellationError())
-                case .finished:
-                    if let image {
-                        continuation.yield(.finished(image, source))
-                        continuation.finish()
-                    } else {
-                        continuation.finish(throwing: error ?? WebImageError.transformFailed(url))
-                    }
+        let buffer = ImageEventBuffer()
+        let canceller = ImageEventCanceller()
+        let operation = requestImage(
+            url: url, options: options, thumbnailPixelSize: thumbnailPixelSize,
+            progress: { received, expected in buffer.yield(.progress(received: received, expected: expected)) }
+        ) { image, _, source, stage, error in
+            switch stage {
+            case .progress:
+                if let image { buffer.yield(.partial(image)) }
+            case .cancelled:
+                buffer.finish(throwing: CancellationError())
+            case .finished:
+                if let image {
+                    buffer.yield(.finished(image, source))
+                    buffer.finish()
+                } else {
+                    buffer.finish(throwing: error ?? WebImageError.transformFailed(url))
                 }
             }
-            continuation.onTermination = { _ in operation.cancel() }
         }
+        canceller.set(operation)
+        // Pull-based: the stream holds nothing itself; `canceller` lives as long as the stream, so dropping the
+        // stream (ending the iteration) cancels the request, and a cancelled task cancels it while it waits.
+        return AsyncThrowingStream(unfolding: {
+            try await withTaskCancellationHandler {
+                try await buffer.next()
+            } onCancel: {
+                canceller.cancel()
+            }
+        })
     }
 }

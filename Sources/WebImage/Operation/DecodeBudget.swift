@@ -251,38 +251,63 @@ public final class DecodeBudget: Sendable {
 }
 
 extension DecodeBudget {
-    /// The bytes a decode of `data` with `options` allocates for its bitmaps, from the header alone: the full
-    /// frame (×2 for an animation's canvas and current frame, × frames with `preloadAllFrames`), or for a
-    /// thumbnail the thumbnail plus its intermediate (JPEG's DCT-scaled image, a GIF's index raster, an
-    /// interlaced PNG at full size). An unreadable header, or one over `options.limits`, counts 0: that decode
-    /// fails at once, before allocating.
+    /// The bytes a decode of `data` with `options` allocates for its bitmaps, from the header alone, so that
+    /// the budget counts what the decoder really holds, not the size of what it returns:
+    /// - a still image: the full frame;
+    /// - an animation decoded whole: three canvases (libwebp's `WebPAnimDecoder` keeps a current and a
+    ///   previous canvas and the first frame is copied out of them; APNG and GIF hold their canvas, the frame
+    ///   handed out and the area a disposal saves or the frame being drawn), plus every frame with
+    ///   `preloadAllFrames`;
+    /// - a thumbnail: the thumbnail plus its intermediates (JPEG's DCT-scaled image, an interlaced PNG at full
+    ///   size, a GIF's index raster), and for an animation (APNG, animated WebP) its first frame, which may be
+    ///   as large as the canvas, and the box grid its still is made on (`FirstFrameThumbnail`); an animation of
+    ///   another codec composites its first frame at canvas size and resizes it (two canvases).
+    /// An unreadable header, or one over `options.limits`, counts 0: that decode fails at once, before
+    /// allocating.
     public static func estimatedCost(of data: Data, options: DecodeOptions) -> Int {
         guard let info = try? ImageDecoder.info(data) else { return 0 }
         let (width, height) = (info.width, info.height)
         let fullFrame = saturating(width, height, 4)
         let limits = options.limits
+        let isAnimation = info.frameCount > 1
         if let maxPixelSize = options.maxPixelSize, maxPixelSize < max(width, height) {
             let workCap = limits.maxPixelsPerFrame.multipliedReportingOverflow(by: 4)
             guard max(width, height) <= limits.maxDimension,
                   workCap.overflow || saturating(width, height, 1) <= workCap.partialValue else { return 0 }
             let thumbnail = PixelBuffer.fittingSize(width: width, height: height, maxPixelSize: maxPixelSize)
             let output = saturating(thumbnail.width, thumbnail.height, 4)
+            // The box grid of a still made without a full-size buffer: at most 2× the thumbnail per side, 16
+            // bytes a cell, plus its box-filtered image and the resize's intermediate (4 bytes a cell each).
+            let grid = saturating(2 * thumbnail.width, 2 * thumbnail.height, 24)
             switch info.format {
             case .jpeg:
                 var denominator = 8
                 while denominator > 1, (width / denominator < thumbnail.width || height / denominator < thumbnail.height) {
                     denominator /= 2
                 }
-                return output &+ saturating(width / denominator + 1, height / denominator + 1, 4)
-            case .gif: return output &+ saturating(width, height, 1)
-            case .png, .apng: return info.isProgressive ? output &+ fullFrame : output
-            default: return output
+                return adding(output, saturating(width / denominator + 1, height / denominator + 1, 4))
+            case .gif: return adding(output, saturating(width, height, 1), grid)
+            case .apng where isAnimation, .webp where isAnimation: return adding(output, fullFrame, grid)
+            case .png, .apng: return info.isProgressive ? adding(output, fullFrame) : output
+            default: return isAnimation ? adding(output, saturating(fullFrame, 2, 1)) : output
             }
         }
         let frames = options.firstFrameOnly ? 1 : info.frameCount
         guard (try? limits.check(width: width, height: height, frameCount: frames)) != nil else { return 0 }
-        guard info.frameCount > 1, !options.firstFrameOnly else { return fullFrame }
-        return options.preloadAllFrames ? saturating(fullFrame, info.frameCount, 1) : saturating(fullFrame, 2, 1)
+        guard isAnimation else { return fullFrame }
+        let working = saturating(fullFrame, 3, 1)
+        guard !options.firstFrameOnly else { return working }
+        return options.preloadAllFrames ? adding(saturating(fullFrame, info.frameCount, 1), working) : working
+    }
+
+    private static func adding(_ values: Int...) -> Int {
+        var total = 0
+        for value in values {
+            let (sum, overflow) = total.addingReportingOverflow(value)
+            if overflow { return .max }
+            total = sum
+        }
+        return total
     }
 
     private static func saturating(_ a: Int, _ b: Int, _ c: Int) -> Int {

@@ -95,16 +95,19 @@ extension ImageService {
                     continuation.resume(throwing: error)
                     return
                 }
-                // The decoded source and every output frame the encoder holds until it encodes: up to 200 Mpx
-                // (800 MB) of kept animation frames that the decode's estimate alone left outside the budget, so
-                // `maxConcurrency` animated requests could hold 64 × 800 MB (AnimatedOutputBudgetTests).
-                let (cost, overflow) = DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions)
-                    .addingReportingOverflow(plan.outputCost)
+                // The peak of the whole render, not only its decode: the decoded source, every buffer shaping
+                // makes (a blur's working plane is twice its output), every output frame the encoder holds
+                // until it encodes (up to 800 MB for 200 Mpx of animation) and the encoder's own buffers
+                // (RenderCost; AnimatedOutputBudgetTests, RenderBudgetAccountingTests).
+                let cost = plan.cost.peak(decodeCost: DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions))
                 let started = Mutex(false)
-                _ = manager.decodeBudget.run(cost: overflow ? .max : cost, on: renderQueue) { [self] reservation in
+                _ = manager.decodeBudget.run(cost: cost, on: renderQueue) { [self] reservation in
                     started.withLock { $0 = true }
-                    defer { reservation.release() }
-                    continuation.resume(with: Result(catching: { try self.run(plan, data: data) }))
+                    // Released before the result goes on: the render's buffers are gone once `run` returns, and
+                    // a response (or a test reading the budget after it) must not see them still reserved.
+                    let result = Result(catching: { try self.run(plan, data: data) })
+                    reservation.release()
+                    continuation.resume(with: result)
                 }
                 if !started.withLock({ $0 }) { metrics.decodeBudgetWait() }
             }
@@ -138,10 +141,7 @@ extension ImageService {
                 // Crop first, in the buffer's own pixels, the centre that scales to the output: scaling the whole
                 // image then cropping would make a cover of an extreme aspect ratio allocate up to 16384² pixels
                 // (1000 × 1 into 1 × 512: 512,000 × 512, 1 GiB) for a few hundred pixels of output.
-                func side(_ output: Int, _ scaled: Int, _ own: Int) -> Int {
-                    min(own, max(1, Int((Double(output) * Double(own) / Double(scaled)).rounded())))
-                }
-                let width = side(g.outputWidth, g.scaledWidth, b.width), height = side(g.outputHeight, g.scaledHeight, b.height)
+                let (width, height) = RenderPlan.cropSize(of: (b.width, b.height), geometry: g)
                 b = try b.cropped(x: (b.width - width) / 2, y: (b.height - height) / 2, width: width, height: height)
             }
             if b.width != g.outputWidth || b.height != g.outputHeight {
@@ -170,9 +170,8 @@ struct RenderPlan: Sendable {
     var animates: Bool
     var quality: Int
     var blur: Double
-    /// Bytes of the output frames made before the encoder runs: every kept frame of an animation at the output
-    /// size (held together until it encodes), else one.
-    var outputCost: Int
+    /// The memory the render holds at its peak besides its decode (reserved in the decode budget with it).
+    var cost: RenderCost
 
     init(data: Data, options: ImageRequestOptions, acceptsWebP: Bool, configuration: ImageServiceConfiguration) throws(ImageServiceError) {
         let info: ImageInfo
@@ -219,8 +218,22 @@ struct RenderPlan: Sendable {
                                       maxPixelSize: animates ? nil : geometry.decodePixelSize)
         quality = options.quality
         blur = options.blur
-        // Bounded above: at most `maxTotalPixels` (checked above) or one frame of `maximumOutputPixels`, 4 bytes each.
-        outputCost = (animates ? outputPixels * info.frameCount : outputPixels) * 4
+        // The frames decoded: every frame at canvas size for a kept animation, else the first frame at the size
+        // the downsampled decode gives (`PixelBuffer.fittingSize` of the stored size).
+        let decoded = animates || geometry.decodePixelSize == nil ? (info.width, info.height)
+            : PixelBuffer.fittingSize(width: info.width, height: info.height, maxPixelSize: geometry.decodePixelSize!)
+        cost = RenderCost(inputWidth: decoded.0, inputHeight: decoded.1, frames: animates ? info.frameCount : 1,
+                          orientation: info.orientation, geometry: geometry, blur: blur,
+                          outputFrames: animates ? info.frameCount : 1, format: format)
+    }
+
+    /// The centred crop `ImageService.shape` takes from a (decoded, oriented) frame of `size` before scaling:
+    /// the part that scales to the output, in the frame's own pixels.
+    static func cropSize(of size: (width: Int, height: Int), geometry g: OutputGeometry) -> (width: Int, height: Int) {
+        func side(_ output: Int, _ scaled: Int, _ own: Int) -> Int {
+            min(own, max(1, Int((Double(output) * Double(own) / Double(scaled)).rounded())))
+        }
+        return (side(g.outputWidth, g.scaledWidth, size.width), side(g.outputHeight, g.scaledHeight, size.height))
     }
 
     /// The longest side the built-in encoder of `format` writes: WebP 16,383 (`WEBP_MAX_DIMENSION`), JPEG 65,500

@@ -1,10 +1,18 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import WebImage
 
 /// Writes fetched images into the `--out` folder: the original bytes, or re-encoded in `--format` (or in
 /// the original format when a thumbnail was decoded), under a name taken from the URL.
 ///
-/// - Important: Not thread-safe (it remembers the names used); call it from one thread.
+/// An image is written as soon as it is loaded (`writePending`, under a temporary name) and given its name in
+/// the order of the URLs (`place`), so names do not depend on the order images finish in and no image waits
+/// in memory for its turn.
+///
+/// - Important: Not thread-safe (it remembers the names used); call `place` from one thread at a time
+///   (`writePending` changes nothing and may run anywhere).
 struct FetchOutputWriter {
     var folder: URL
     /// The format to re-encode in; `nil` keeps the original bytes where possible.
@@ -19,10 +27,38 @@ struct FetchOutputWriter {
         self.isThumbnail = isThumbnail
     }
 
-    /// Writes `image` loaded from `url` and returns the file's URL.
+    /// Writes `image` now, under a hidden temporary name for the `index`-th URL, and returns that file and the
+    /// extension its final name takes; `place` gives it its name later, in the order of the URLs (so names
+    /// stay the same whatever order the images finish in, and no image waits in memory for its turn).
     ///
     /// - Throws: `ImageCodecError` from the encoder, `CLIError.output` when the file cannot be written.
-    mutating func write(_ image: Image, from url: URL) throws -> URL {
+    func writePending(_ image: Image, index: Int) throws -> (file: URL, fileExtension: String) {
+        let (data, fileExtension) = try encode(image)
+        let file = folder.appendingPathComponent(".webimage-fetch-\(getpid())-\(index).partial")
+        do {
+            try data.write(to: file, options: .atomic)
+        } catch {
+            throw CLIError.output(path: file.path, reason: "\(error)")
+        }
+        return (file, fileExtension)
+    }
+
+    /// Renames a file written by `writePending` to the unique name for `url` (replacing a file of that name, as
+    /// `write` does) and returns it.
+    ///
+    /// - Throws: `CLIError.output` when it cannot be renamed (the temporary file is then removed).
+    mutating func place(_ pending: URL, fileExtension: String, for url: URL) throws -> URL {
+        let file = folder.appendingPathComponent(uniqueName(for: url, extension: fileExtension))
+        guard rename(pending.path, file.path) == 0 else {
+            let reason = String(cString: strerror(errno))
+            try? FileManager.default.removeItem(at: pending) // best effort: already failing
+            throw CLIError.output(path: file.path, reason: reason)
+        }
+        return file
+    }
+
+    /// The bytes to write for `image` and their file extension: the original bytes, or re-encoded.
+    private func encode(_ image: Image) throws -> (Data, String) {
         let targetFormat = format ?? image.format
         let data: Data
         if format == nil, !isThumbnail, let original = image.originalData {
@@ -30,13 +66,7 @@ struct FetchOutputWriter {
         } else {
             data = try image.encoded(as: Self.encodable(targetFormat), quality: 0.9)
         }
-        let file = folder.appendingPathComponent(uniqueName(for: url, extension: ImageFormat.sniff(data).fileExtension))
-        do {
-            try data.write(to: file, options: .atomic)
-        } catch {
-            throw CLIError.output(path: file.path, reason: "\(error)")
-        }
-        return file
+        return (data, ImageFormat.sniff(data).fileExtension)
     }
 
     /// A format the encoders write: the format itself, or PNG for one that is only decoded.

@@ -47,6 +47,15 @@ final class ProgressBar: Sendable {
         if let line { write(line) }
     }
 
+    /// Prints `line` on a line of its own: on a terminal the bar is cleared, and drawn again below the line.
+    func printLine(_ line: String) {
+        let text = state.withLock { state -> String in
+            guard interactive else { return line + "\n" }
+            return "\r\u{1B}[K" + line + "\n" + render(done: state.done, bytes: state.bytes)
+        }
+        write(text)
+    }
+
     /// Ends the bar's line on a terminal.
     func finish() {
         if interactive { write("\n") }

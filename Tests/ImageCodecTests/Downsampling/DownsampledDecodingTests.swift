@@ -167,15 +167,14 @@ final class DownsampledAnimationTests: XCTestCase {
             let expected = try full.firstFrame.buffer.resized(maxPixelSize: 24)
             XCTAssertEqual(image.width, expected.width, entry.path)
             XCTAssertEqual(image.height, expected.height, entry.path)
-            if entry.format == "gif" {
-                // GIF stills go through integer-factor boxes (no full-size canvas) before the resize: exactly
-                // the box average of the composited first frame, resized.
-                let boxed = try BoxReference.thumbnail(of: full.firstFrame.buffer, width: expected.width,
-                                                       height: expected.height)
-                XCTAssertEqual(image.firstFrame.buffer.packedBytes, boxed.packedBytes, entry.path)
-            } else {
-                XCTAssertEqual(image.firstFrame.buffer.packedBytes, expected.packedBytes, entry.path)
-            }
+            // Stills go through integer-factor boxes (no canvas-sized buffer: GIFDecoder.decodeThumbnail,
+            // FirstFrameThumbnail) before the resize: exactly the box average of the first frame composited on
+            // its transparent canvas, premultiplied as `PixelBuffer.converted` does (from a straight decode, so
+            // libwebp's own premultiplication does not enter), resized.
+            let straight = try ImageDecoder.decode(data, options: DecodeOptions(pixelFormat: .rgba8, firstFrameOnly: true))
+            let boxed = try BoxReference.thumbnail(of: straight.firstFrame.buffer.converted(to: .rgba8Premultiplied),
+                                                   width: expected.width, height: expected.height)
+            XCTAssertEqual(image.firstFrame.buffer.packedBytes, boxed.packedBytes, entry.path)
             checked += 1
         }
         XCTAssertGreaterThan(checked, 5)

@@ -1,0 +1,84 @@
+import Foundation
+import Synchronization
+import TestSupport
+import WebImageServerCore
+import XCTest
+
+/// Accounting of a render: every buffer a render makes (the decode, the blur's working plane and result, the
+/// encoder's buffers) is reserved in the decode budget before it runs. A blur at 4096² held +260 MiB of
+/// resident memory while 64 MiB were reserved; here the resident growth during the request is measured
+/// against the most the budget held.
+final class RenderBudgetAccountingTests: XCTestCase {
+    /// What a request holds outside the render: the source's and the response's bytes, the HTTP buffers, the
+    /// caches' bookkeeping, page rounding.
+    static let overhead = 32 << 20
+
+    private final class Watch: Sendable {
+        let done = Atomic(false)
+        let most = Mutex(0)
+    }
+
+    /// Requests `pairs` with a watcher on the budget; returns the reply status, the most bytes the budget held
+    /// and the resident growth, or skips where the peak cannot be reset.
+    private func measure(_ harness: ServerHarness, _ pairs: [(String, String)]) async throws -> (status: Int, most: Int, growth: Int) {
+        let budget = harness.service.manager.decodeBudget
+        let watch = Watch()
+        let watcher = Thread {
+            while !watch.done.load(ordering: .acquiring) {
+                let inUse = budget.bytesInUse
+                watch.most.withLock { $0 = max($0, inUse) }
+                usleep(200)
+            }
+        }
+        guard ResidentMemory.resetPeak() else { throw XCTSkip("/proc/self/clear_refs is not writable here") }
+        let before = ResidentMemory.current
+        watcher.start()
+        let reply = await harness.image(pairs, timeout: 600)
+        let growth = max(0, ResidentMemory.peak - before)
+        watch.done.store(true, ordering: .releasing)
+        XCTAssertEqual(budget.bytesInUse, 0, "the reservation was not given back")
+        return (reply.status, watch.most.withLock { $0 }, growth)
+    }
+
+    func testABlurAt4096IsReservedWholeBeforeItRuns() async throws {
+        let harness = try await ServerHarness()
+        harness.origin.route("/big.jpg", .bytes(DecodeBombs.grayJPEG(width: 4096, height: 4096), contentType: "image/jpeg"))
+        let (status, most, growth) = try await measure(harness, [("url", harness.source("/big.jpg")), ("w", "4096"),
+                                                                ("h", "4096"), ("blur", "8"), ("format", "jpeg")])
+        await harness.stop()
+        XCTAssertEqual(status, 200)
+        print("ACCOUNTING blur 4096²: budget held \(most) bytes at most, resident grew \(growth)")
+        // The blur alone makes 192 MiB (a 128 MiB plane and a 64 MiB result) besides the 64 MiB decode.
+        XCTAssertGreaterThanOrEqual(most, 4096 * 4096 * 16, "the budget did not count the blur's buffers")
+        XCTAssertLessThanOrEqual(growth, most + Self.overhead, "the render held \(growth) bytes, the budget \(most)")
+    }
+
+    /// A rotated (EXIF 6), cropped (cover), resized and blurred render as WebP: each step's buffers counted.
+    func testEveryStepOfARenderIsReserved() async throws {
+        let harness = try await ServerHarness()
+        let jpeg = TestImages.withEXIFOrientation(Array(DecodeBombs.grayJPEG(width: 4000, height: 3000)), orientation: 6)
+        harness.origin.route("/rotated.jpg", .bytes(jpeg, contentType: "image/jpeg"))
+        let (status, most, growth) = try await measure(harness, [("url", harness.source("/rotated.jpg")), ("w", "2900"),
+                                                                ("h", "2000"), ("fit", "cover"), ("blur", "4"),
+                                                                ("format", "webp")])
+        await harness.stop()
+        XCTAssertEqual(status, 200)
+        print("ACCOUNTING rotate+cover+resize+blur → WebP: budget held \(most) bytes at most, resident grew \(growth)")
+        XCTAssertLessThanOrEqual(growth, most + Self.overhead, "the render held \(growth) bytes, the budget \(most)")
+    }
+
+    /// An animation kept as animated WebP at 2048²: eight output frames (128 MiB) held for libwebp's animation
+    /// encoder, whose own canvases and candidate frames are counted too.
+    func testAnAnimatedWebPRenderIsReserved() async throws {
+        let harness = try await ServerHarness()
+        harness.origin.route("/anim.gif", .bytes(try TestImages.animatedGIF(frames: 8), contentType: "image/gif"))
+        let (status, most, growth) = try await measure(harness, [("url", harness.source("/anim.gif")), ("anim", "1"),
+                                                                ("w", "2048"), ("h", "2048"), ("fit", "fill"),
+                                                                ("format", "webp")])
+        await harness.stop()
+        XCTAssertEqual(status, 200)
+        print("ACCOUNTING 8 frames at 2048² → animated WebP: budget held \(most) bytes at most, resident grew \(growth)")
+        XCTAssertGreaterThanOrEqual(most, 8 * 2048 * 2048 * 4, "the kept output frames are not in the budget")
+        XCTAssertLessThanOrEqual(growth, most + Self.overhead, "the render held \(growth) bytes, the budget \(most)")
+    }
+}
