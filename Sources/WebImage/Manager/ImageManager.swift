@@ -28,6 +28,9 @@ public final class ImageManager: Sendable {
 
     let configuration = Mutex(Configuration())
     let tasks = Mutex<[ImageTaskKey: ImageLoadTask]>([:])
+    /// Decodes that failed, per variant, for `.ignoreFailedURL` (network failures are listed per URL by the
+    /// queue's `FailedURLList`).
+    let failedDecodes = FailedDecodeList()
 
     struct Configuration {
         var timeout: Double = 15
@@ -120,12 +123,10 @@ public final class ImageManager: Sendable {
     }
 
     /// The memory-cache key: the cache key plus what makes a different decoded image from the same bytes
-    /// (thumbnail size, transform, decoded variant).
+    /// (thumbnail size, transform, decoded variant), as separate fields: a URL's fragment is part of the cache
+    /// key and never taken for a variant.
     static func memoryKey(cacheKey: String, thumbnailPixelSize: Int?, transformID: String?,
-                          variant: DecodeVariant) -> String {
-        var key = cacheKey
-        if let size = thumbnailPixelSize { key += "#thumbnail=\(size)" }
-        if let id = transformID { key += "#transform=\(id)" }
-        return key + variant.keySuffix
+                          variant: DecodeVariant) -> ImageCacheKey {
+        ImageCacheKey(cacheKey, thumbnailPixelSize: thumbnailPixelSize, transformID: transformID, variant: variant)
     }
 }
