@@ -36,6 +36,7 @@ extension ImageCache {
                                      metadata: ["bytes": "\(key.utf8.count)"])
             return
         }
+        guard let diskCache else { return }
         ioQueue.async { [self] in
             do {
                 try diskCache.setObject(data, forKey: key, extendedData: try fittingMetadata(metadata))
@@ -47,16 +48,19 @@ extension ImageCache {
 
     /// Whether `key` fits the disk cache's `keyLengthLimit`: what the pipeline caches at all (a longer key is
     /// delivered, not cached, in memory or on disk).
-    func isCacheableKey(_ key: String) -> Bool { key.utf8.count <= diskCache.keyLengthLimit }
+    func isCacheableKey(_ key: String) -> Bool {
+        key.utf8.count <= diskCache?.keyLengthLimit ?? DiskCache.defaultKeyLengthLimit
+    }
 
     /// The encoded `metadata`, or, when that is over the disk cache's `extendedDataSizeLimit` (validators of
     /// hundreds of kilobytes), the encoded metadata without its HTTP facts: the bytes are still cached, and a
     /// `.useHTTPCache` request revalidates them with a full request (logged at debug level).
     func fittingMetadata(_ metadata: ImageCacheMetadata) throws -> Data {
         let encoded = try metadata.encoded()
-        guard encoded.count > diskCache.extendedDataSizeLimit, metadata.http != nil else { return encoded }
+        let limit = diskCache?.extendedDataSizeLimit ?? DiskCache.defaultExtendedDataSizeLimit
+        guard encoded.count > limit, metadata.http != nil else { return encoded }
         WebImageLog.logger.debug("cache metadata over the limit; HTTP facts dropped",
-                                 metadata: ["bytes": "\(encoded.count)", "limit": "\(diskCache.extendedDataSizeLimit)"])
+                                 metadata: ["bytes": "\(encoded.count)", "limit": "\(limit)"])
         return try ImageCacheMetadata(scale: metadata.scale).encoded()
     }
 

@@ -28,10 +28,16 @@ public final class ImageCache: Sendable {
     /// `costLimit`). Images stored here directly are not in the index of variants: `removeImage(forKey:)` finds
     /// them only when they are one of the full-size decode variants.
     public let memoryCache: MemoryCache<ImageCacheKey, Image>
-    /// Original bytes by key.
-    public let diskCache: DiskCache
-    /// Where the disk cache lives.
-    public var path: String { diskCache.path }
+    /// Original bytes by key; `nil` for a memory-only cache (`init(memoryOnlyWith:)`, or what
+    /// `ImageManager.shared` uses when its folder cannot be opened: see `diskCacheError`). Without it, the `.disk`
+    /// parts of this cache's methods do nothing (a read misses, a write is skipped).
+    public let diskCache: DiskCache?
+    /// Why this cache has no disk cache when one was asked for and could not be opened (`ImageManager.shared`
+    /// falls back to a memory-only cache and says why here, after logging it once as a warning); `nil` otherwise.
+    public let diskCacheError: KVCacheError?
+    /// Where the disk cache lives (standardized); for a memory-only cache, the folder that was asked for, or
+    /// empty.
+    public let path: String
     /// Serial queue for the pipeline's disk lookups and background writes, one per folder in the process (so
     /// every `ImageCache` on a path shares it): a lookup never overtakes a write queued before it.
     let ioQueue: DispatchQueue
@@ -96,14 +102,35 @@ public final class ImageCache: Sendable {
     ///   cache's cost limit when it changes later; any other value is fixed.
     /// - Throws: `KVCacheError` when the folder (made with its missing parents, owner-only) or its database
     ///   cannot be created.
-    public init(path: String = ImageCache.defaultPath(), limits: ImageCacheLimits = .default) throws(KVCacheError) {
-        diskCache = try DiskCache(path: path)
-        ioQueue = ImageCache.ioQueue(forPath: diskCache.path)
+    public convenience init(path: String = ImageCache.defaultPath(), limits: ImageCacheLimits = .default) throws(KVCacheError) {
+        self.init(diskCache: try DiskCache(path: path), path: nil, limits: limits, diskCacheError: nil)
+    }
+
+    /// Makes a cache with a memory cache only (`diskCache` is `nil`): images are kept decoded in memory, never
+    /// on disk. For processes without a writable folder, or that must not write one.
+    ///
+    /// - Parameter limits: the memory limits (the disk ones are unused). Default `ImageCacheLimits.default`.
+    public convenience init(memoryOnlyWith limits: ImageCacheLimits = .default) {
+        self.init(diskCache: nil, path: "", limits: limits, diskCacheError: nil)
+    }
+
+    /// A memory-only cache standing in for the one at `path` that could not be opened (`error`).
+    convenience init(memoryOnlyAt path: String, because error: KVCacheError, limits: ImageCacheLimits = .default) {
+        self.init(diskCache: nil, path: path, limits: limits, diskCacheError: error)
+    }
+
+    private init(diskCache: DiskCache?, path: String?, limits: ImageCacheLimits, diskCacheError: KVCacheError?) {
+        self.diskCache = diskCache
+        self.diskCacheError = diskCacheError
+        self.path = diskCache?.path ?? path ?? ""
+        // A memory-only cache has nothing to share a folder's queue with.
+        ioQueue = diskCache.map { ImageCache.ioQueue(forPath: $0.path) } ?? DispatchQueue(label: "webimage.cache.io")
         memoryCache = MemoryCache(name: "webimage.images")
         memoryCache.ageLimit = 12 * 60 * 60
         memoryCache.costLimit = limits.memoryCostLimit
         let derived = ImageCacheLimits.entryCostLimit(forCostLimit: limits.memoryCostLimit)
         settings.withLock { $0.memoryEntryCostLimit = limits.memoryEntryCostLimit == derived ? nil : limits.memoryEntryCostLimit }
+        guard let diskCache else { return }
         diskCache.costLimit = limits.diskCostLimit
         diskCache.ageLimit = limits.diskAgeLimit
         diskCache.freeDiskSpaceLimit = limits.diskFreeSpaceLimit
@@ -121,7 +148,7 @@ public final class ImageCache: Sendable {
     func storeInMemory(_ image: Image, forKey key: ImageCacheKey) -> Bool {
         let cost = Self.cost(of: image) + key.byteCount
         guard cost <= memoryEntryCostLimit, cost <= memoryCache.costLimit,
-              key.key.utf8.count <= diskCache.keyLengthLimit else {
+              isCacheableKey(key.key) else {
             memoryCache.removeObject(forKey: key)
             return false
         }
@@ -162,7 +189,7 @@ public final class ImageCache: Sendable {
             } else { return }
             storeInMemory(memoryImage, forKey: memoryKey)
         }
-        if type.contains(.disk) {
+        if type.contains(.disk), let diskCache {
             waitForPendingWrites()
             let bytes: Data
             if let imageData {
@@ -194,7 +221,7 @@ public final class ImageCache: Sendable {
         // through the manager stores, and what a promotion below stores.
         let variant = DecodeVariant(options: [], cache: self)
         if type.contains(.memory), let image = memoryCache.object(forKey: ImageCacheKey(key, variant: variant)) { return image }
-        guard type.contains(.disk) else { return nil }
+        guard type.contains(.disk), let diskCache else { return nil }
         waitForPendingWrites()
         let item: KVStorageItem?
         do { item = try diskCache.entry(forKey: key) } catch { throw .cacheFailed(error) }
@@ -217,12 +244,14 @@ public final class ImageCache: Sendable {
 
     /// The original bytes for `key` from disk, or `nil`.
     public func getImageData(forKey key: String) throws(WebImageError) -> Data? {
+        guard let diskCache else { return nil }
         waitForPendingWrites()
         do { return try diskCache.object(forKey: key) } catch { throw .cacheFailed(error) }
     }
 
     /// The disk entry's metadata (scale, HTTP facts), or `nil`.
     public func getMetadata(forKey key: String) throws(WebImageError) -> ImageCacheMetadata? {
+        guard let diskCache else { return nil }
         waitForPendingWrites()
         do { return ImageCacheMetadata.decode(try diskCache.extendedData(forKey: key)) } catch { throw .cacheFailed(error) }
     }
@@ -231,6 +260,7 @@ public final class ImageCache: Sendable {
     /// entry existed.
     @discardableResult
     public func setMetadata(_ metadata: ImageCacheMetadata, forKey key: String) throws(WebImageError) -> Bool {
+        guard let diskCache else { return false }
         waitForPendingWrites()
         do {
             return try diskCache.setExtendedData(try metadata.encoded(), forKey: key)
@@ -248,7 +278,7 @@ public final class ImageCache: Sendable {
         if type.contains(.memory), memoryVariants(of: key).contains(where: { memoryCache.containsObject(forKey: $0) }) {
             return true
         }
-        guard type.contains(.disk) else { return false }
+        guard type.contains(.disk), let diskCache else { return false }
         waitForPendingWrites()
         do { return try diskCache.containsObject(forKey: key) } catch { throw .cacheFailed(error) }
     }
@@ -259,7 +289,7 @@ public final class ImageCache: Sendable {
         if type.contains(.memory) {
             for variant in takeMemoryVariants(of: key) { memoryCache.removeObject(forKey: variant) }
         }
-        if type.contains(.disk) {
+        if type.contains(.disk), let diskCache {
             waitForPendingWrites()
             do { try diskCache.removeObject(forKey: key) } catch { throw .cacheFailed(error) }
         }

@@ -49,17 +49,23 @@ public final class ImageManager: Sendable {
         var allowsFileURLs = true
     }
 
-    /// The shared manager: `ImageCache` at `ImageCache.defaultPath()` and `FetchQueue.shared`. If the default
-    /// cache folder cannot be opened, the manager works without a cache (logged).
-    public static let shared: ImageManager = {
+    /// The shared manager: `ImageCache` at `ImageCache.defaultPath()` (made with its missing parents) and
+    /// `FetchQueue.shared`. If that folder cannot be opened even so (read-only, not a folder, out of
+    /// descriptors…), the manager keeps a memory cache (`ImageCache.diskCache` is `nil`), logs a warning once
+    /// with the reason, and keeps the error in `cache?.diskCacheError`.
+    public static let shared: ImageManager = makeShared(cachePath: ImageCache.defaultPath())
+
+    /// What `shared` is made by: a manager over the image cache at `cachePath`, or over a memory-only cache that
+    /// says why (`diskCacheError`) when that folder cannot be opened. Logs the fallback as a warning.
+    static func makeShared(cachePath: String, queue: FetchQueue = .shared) -> ImageManager {
         do {
-            return ImageManager(cache: try ImageCache(), queue: .shared)
+            return ImageManager(cache: try ImageCache(path: cachePath), queue: queue)
         } catch {
-            WebImageLog.logger.error("image cache unavailable; ImageManager.shared runs without one",
-                                     metadata: ["path": "\(ImageCache.defaultPath())", "error": "\(error)"])
-            return ImageManager(cache: nil, queue: .shared)
+            WebImageLog.logger.warning("disk cache unavailable; the shared image manager caches in memory only",
+                                       metadata: ["path": "\(cachePath)", "error": "\(error)"])
+            return ImageManager(cache: ImageCache(memoryOnlyAt: cachePath, because: error), queue: queue)
         }
-    }()
+    }
 
     /// Makes a manager over `cache` (none when `nil`), `queue` (default `FetchQueue.shared`) and
     /// `decodeBudget` (default a new `DecodeBudget()` of the default capacity; pass one budget to several

@@ -54,7 +54,7 @@ extension ImageLoadTask {
                 let url = context.url
                 if source == .sharedCache { cache.sharedTier?.removeValue(forKey: key, completion: nil) }
                 cache.ioQueue.async {
-                    do { try cache.diskCache.removeObject(forKey: key) } catch {
+                    do { try cache.diskCache?.removeObject(forKey: key) } catch {
                         WebImageLog.logger.error("could not remove corrupt entry", metadata: ["url": "\(url)", "error": "\(error)"])
                     }
                 }

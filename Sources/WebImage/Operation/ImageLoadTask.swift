@@ -170,7 +170,7 @@ final class ImageLoadTask: Sendable {
         guard !isDone, let cache = context.cache else { return }
         let item: KVStorageItem?
         do {
-            item = try cache.diskCache.entry(forKey: context.cacheKey)
+            item = try cache.diskCache?.entry(forKey: context.cacheKey) // none in a memory-only cache: a miss
         } catch {
             WebImageLog.logger.warning("disk cache read failed", metadata: ["url": "\(context.url)", "error": "\(error)"])
             item = nil

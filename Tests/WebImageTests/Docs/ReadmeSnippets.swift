@@ -47,7 +47,7 @@ enum ReadmeSnippets {
     static func customManager() throws {
         // snippet: manager
         let cache = try ImageCache(path: "/var/cache/myservice/images")
-        cache.diskCache.costLimit = 2 << 30                       // 2 GB on disk, LRU-trimmed every 60 s
+        cache.diskCache?.costLimit = 2 << 30                      // 2 GB on disk, LRU-trimmed every 60 s
         cache.memoryCache.costLimit = 256 << 20                   // 256 MB of decoded pixels
         let manager = ImageManager(cache: cache, queue: FetchQueue(maxConcurrentTransfers: 16))
         manager.timeout = 10

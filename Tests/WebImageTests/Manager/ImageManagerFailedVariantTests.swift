@@ -50,13 +50,13 @@ final class ImageManagerFailedVariantTests: XCTestCase {
     /// A URL longer than the disk cache's key limit is delivered but not cached, in memory or on disk.
     func testKeyOverTheLimitIsDeliveredNotCached() throws {
         let cache = try XCTUnwrap(fixture.manager.cache)
-        cache.diskCache.keyLengthLimit = 200
+        cache.diskCache!.keyLengthLimit = 200
         let path = "/" + String(repeating: "p", count: 300) + ".png"
         let url = fixture.serve(path, try TestImages.png())
         XCTAssertNotNil(load(url, options: []).image)
         cache.waitForPendingWrites()
         XCTAssertEqual(cache.memoryCache.totalCount, 0)
-        XCTAssertEqual(try cache.diskCache.totalCount(), 0)
+        XCTAssertEqual(try cache.diskCache!.totalCount(), 0)
         XCTAssertEqual(load(url, options: []).source, .remote)
     }
 
@@ -75,6 +75,6 @@ final class ImageManagerFailedVariantTests: XCTestCase {
         XCTAssertEqual(try cache.getImageData(forKey: key), png, "the bytes were not cached")
         let metadata = try XCTUnwrap(cache.getMetadata(forKey: key))
         XCTAssertNil(metadata.http, "metadata over the limit was stored")
-        XCTAssertLessThanOrEqual(try XCTUnwrap(cache.diskCache.extendedData(forKey: key)).count, DiskCache.defaultExtendedDataSizeLimit)
+        XCTAssertLessThanOrEqual(try XCTUnwrap(cache.diskCache!.extendedData(forKey: key)).count, DiskCache.defaultExtendedDataSizeLimit)
     }
 }

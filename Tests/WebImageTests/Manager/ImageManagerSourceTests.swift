@@ -59,7 +59,7 @@ final class ImageManagerSourceTests: XCTestCase {
     func testCorruptDiskEntryHealsFromTheNetwork() throws {
         let url = fixture.serve("/heal.png", try TestImages.png())
         let cache = try XCTUnwrap(fixture.manager.cache)
-        try cache.diskCache.setObject(Data("not an image".utf8), forKey: url.absoluteString)
+        try cache.diskCache!.setObject(Data("not an image".utf8), forKey: url.absoluteString)
         let outcome = fixture.load(url)
         XCTAssertEqual(outcome.source, .remote)
         XCTAssertNotNil(outcome.image)
