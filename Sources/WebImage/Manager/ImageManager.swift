@@ -120,6 +120,11 @@ public final class ImageManager: Sendable {
         set { configuration.withLock { $0.password = newValue } }
     }
 
+    /// Forgets every decode failure listed for `.ignoreFailedURL` (per variant, 10 minutes each), so the next
+    /// request of each tries again. Transfer failures are in `queue.failedURLs` (`removeAll()` there).
+    /// Thread-safe.
+    public func removeAllFailedDecodes() { failedDecodes.removeAll() }
+
     /// Transfers in flight on this manager's network thread now.
     public var networkActivityCount: Int { queue.thread.activity.current }
 

@@ -36,6 +36,9 @@ final class ImageManagerFailedVariantTests: XCTestCase {
         let again = load(url)
         guard case .inFailedURLList? = again.error else { return XCTFail("expected inFailedURLList, got \(String(describing: again.error))") }
         XCTAssertEqual(fixture.server.requestCount(for: "/huge.jpg"), 2, "the listed variant made a request")
+        fixture.manager.removeAllFailedDecodes()
+        guard case .decodeFailed? = load(url).error else { return XCTFail("a forgotten failure was still refused") }
+        XCTAssertEqual(fixture.server.requestCount(for: "/huge.jpg"), 3)
     }
 
     /// A transfer failure (404) still lists the URL for every variant.
