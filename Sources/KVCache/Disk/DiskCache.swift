@@ -27,7 +27,7 @@ public final class DiskCache: Sendable {
     /// process (then `inlineThreshold` is that instance's, not this argument).
     ///
     /// - Parameters:
-    ///   - path: The folder; created if missing.
+    ///   - path: The folder; created if missing, with its missing parents, each owner-only (0700).
     ///   - inlineThreshold: Values of at most this many bytes are kept inline in SQLite, larger ones in
     ///     files. 20 KB by default (see `defaultInlineThreshold`). `0` keeps every value
     ///     in a file, `Int.max` every value in SQLite.
@@ -44,8 +44,8 @@ public final class DiskCache: Sendable {
     /// The default `inlineThreshold`: 20 KB, checked against the value-size sweep of the `kvcache` benchmark:
     /// writes inline in SQLite beat writes to files at every size measured, and inline reads (sharing one
     /// snapshot) beat file reads up to 32 KB and fall behind from 64 KB. 20 KB keeps every inline value on the
-    /// fast side of that crossover with margin, and keeps the manifest file small (it does not shrink after a
-    /// trim; SQLite reuses the freed pages).
+    /// fast side of that crossover with margin, and keeps the manifest file small (a trim gives its freed pages
+    /// back, KVStorage+Vacuum.swift; a manifest made before schema 3 only reuses them).
     public static let defaultInlineThreshold = 20 * 1024
 
     /// The folder (standardized).
