@@ -120,6 +120,18 @@ final class KVCacheKeyCostTests: XCTestCase {
         XCTAssertEqual(try DiskCache(path: directory.path + "/other").keyLengthLimit, 8_192)
     }
 
+    /// `Cache` (memory + disk) refuses a key over the disk's cap before it touches memory: nothing is held.
+    func testCacheRefusesAnOverlongKeyInMemoryToo() throws {
+        let cache = try Cache<Data>(path: directory.path)
+        cache.diskCache.keyLengthLimit = 10
+        XCTAssertThrowsError(try cache.setObject(Data([1]), forKey: String(repeating: "k", count: 11), cost: 1)) { error in
+            XCTAssertEqual(error as? KVCacheError, .keyTooLong(length: 11, limit: 10))
+        }
+        XCTAssertEqual(cache.memoryCache.totalCount, 0)
+        try cache.setObject(Data([1]), forKey: String(repeating: "k", count: 10), cost: 1)
+        XCTAssertEqual(cache.memoryCache.totalCount, 1)
+    }
+
     /// A folder whose parents do not exist is made with them (`mkdir -p`), each new folder 0700; the parents
     /// that existed keep their mode. A path through a regular file is a typed error.
     func testFolderIsMadeWithItsParentsOwnerOnly() throws {
