@@ -54,8 +54,12 @@ public final class Cache<Value: Sendable>: Sendable {
     }
 
     /// Stores `value` in memory (with `cost`, 0 by default) and on disk. A `nil` value removes.
+    ///
+    /// - Throws: `.keyTooLong` for a key over the disk cache's `keyLengthLimit`, storing nothing (in memory
+    ///   either); else the disk write's `KVCacheError` (the value is in memory then).
     public func setObject(_ value: Value?, forKey key: String, cost: Int = 0) throws(KVCacheError) {
         guard let value else { return try removeObject(forKey: key) }
+        try diskCache.core.checkSizes(key: key, extendedData: nil)
         memoryCache.setObject(value, forKey: key, cost: cost)
         try diskCache.setObject(try archiver.archived(value), forKey: key)
     }
@@ -84,6 +88,7 @@ public final class Cache<Value: Sendable>: Sendable {
     /// `setObject(_:forKey:cost:)` with the disk write off the caller's thread.
     public func setObject(_ value: Value?, forKey key: String, cost: Int = 0) async throws(KVCacheError) {
         guard let value else { return try await removeObject(forKey: key) }
+        try diskCache.core.checkSizes(key: key, extendedData: nil)
         memoryCache.setObject(value, forKey: key, cost: cost)
         try await diskCache.setObject(try archiver.archived(value), forKey: key)
     }

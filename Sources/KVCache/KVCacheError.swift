@@ -19,6 +19,11 @@ public enum KVCacheError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidArgument(String)
     /// A value could not be archived or unarchived by the caller's closures.
     case archiving(String)
+    /// A key of `length` UTF-8 bytes is over the cache's limit (`DiskCache.keyLengthLimit`); nothing was stored.
+    case keyTooLong(length: Int, limit: Int)
+    /// Extended data of `size` bytes is over the cache's limit (`DiskCache.extendedDataSizeLimit`); nothing was
+    /// stored.
+    case extendedDataTooLarge(size: Int, limit: Int)
 
     /// Whether this is a SQLite error whose primary code is `SQLITE_BUSY` or `SQLITE_LOCKED`: another
     /// connection holds the lock. A busy database is never treated as corrupt.
@@ -44,6 +49,10 @@ public enum KVCacheError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid argument: \(message)"
         case .archiving(let message):
             return "archiving failed: \(message)"
+        case .keyTooLong(let length, let limit):
+            return "key of \(length) bytes is over the limit of \(limit) bytes; not stored"
+        case .extendedDataTooLarge(let size, let limit):
+            return "extended data of \(size) bytes is over the limit of \(limit) bytes; not stored"
         }
     }
 }

@@ -22,12 +22,14 @@ public enum WebImageCLI {
     /// The binary's location.
     public static var binary: URL { Corpus.packageRoot.appendingPathComponent(".build/debug/webimage") }
 
-    /// Runs `webimage arguments…` and waits for it.
-    public static func run(_ arguments: [String]) throws -> Run {
+    /// Runs `webimage arguments…` and waits for it; `environment` replaces the child's whole environment when
+    /// given (this process's environment by default).
+    public static func run(_ arguments: [String], environment: [String: String]? = nil) throws -> Run {
         guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw NotBuilt(path: binary.path) }
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = try ChildOutput.run(process)
         return Run(status: output.status, stdout: output.stdout, stderr: output.stderr)
     }

@@ -58,7 +58,7 @@ enum ManagerBench: BenchSuite {
                      fetch.cpu, fetchOnly, decode.cpu, decodeOnly, coldCPU, cold.seconds))
         let warmManager = ImageManager(cache: try ImageCache(path: cachePath), queue: FetchQueue(maxConcurrentTransfers: 16))
         let diskReadOnly = try Clock.median(iterations: 1, warmup: 0) {
-            for url in urls { _ = try warmManager.cache?.diskCache.entry(forKey: url.absoluteString) }
+            for url in urls { _ = try warmManager.cache?.diskCache?.entry(forKey: url.absoluteString) }
         }
         let warmDisk = try timeManager(warmManager, urls)
         let warmMemory = try timeManager(warmManager, urls)

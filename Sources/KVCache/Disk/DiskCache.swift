@@ -27,7 +27,7 @@ public final class DiskCache: Sendable {
     /// process (then `inlineThreshold` is that instance's, not this argument).
     ///
     /// - Parameters:
-    ///   - path: The folder; created if missing.
+    ///   - path: The folder; created if missing, with its missing parents, each owner-only (0700).
     ///   - inlineThreshold: Values of at most this many bytes are kept inline in SQLite, larger ones in
     ///     files. 20 KB by default (see `defaultInlineThreshold`). `0` keeps every value
     ///     in a file, `Int.max` every value in SQLite.
@@ -44,8 +44,8 @@ public final class DiskCache: Sendable {
     /// The default `inlineThreshold`: 20 KB, checked against the value-size sweep of the `kvcache` benchmark:
     /// writes inline in SQLite beat writes to files at every size measured, and inline reads (sharing one
     /// snapshot) beat file reads up to 32 KB and fall behind from 64 KB. 20 KB keeps every inline value on the
-    /// fast side of that crossover with margin, and keeps the manifest file small (it does not shrink after a
-    /// trim; SQLite reuses the freed pages).
+    /// fast side of that crossover with margin, and keeps the manifest file small (a trim gives its freed pages
+    /// back, KVStorage+Vacuum.swift; a manifest made before schema 3 only reuses them).
     public static let defaultInlineThreshold = 20 * 1024
 
     /// The folder (standardized).
@@ -66,7 +66,13 @@ public final class DiskCache: Sendable {
         set { core.limits.withLock { $0.countLimit = max(0, newValue) } }
     }
 
-    /// The maximum total size of the values in bytes. No limit by default. Enforced by the background trim.
+    /// The maximum total cost in bytes. No limit by default. Enforced by the background trim.
+    ///
+    /// An entry costs what it holds on disk: its value (a value file rounded up to whole 4 KiB blocks), its key
+    /// three times (the manifest row, the key index, an access-log row), its extended data and 128 bytes of
+    /// row overhead (see `totalCost()`). After a trim the manifest gives the pages it freed back to the file
+    /// system, so the folder's size follows the limit (a manifest made before version 3 of the schema does
+    /// not shrink).
     public var costLimit: Int64 {
         get { core.limits.withLock { $0.costLimit } }
         set { core.limits.withLock { $0.costLimit = max(0, newValue) } }
@@ -84,6 +90,29 @@ public final class DiskCache: Sendable {
         get { core.limits.withLock { $0.freeDiskSpaceLimit } }
         set { core.limits.withLock { $0.freeDiskSpaceLimit = max(0, newValue) } }
     }
+
+    /// The longest key accepted, in UTF-8 bytes: a save with a longer key throws `.keyTooLong` and stores
+    /// nothing. 8 KiB by default (`defaultKeyLengthLimit`); at least 1. Thread-safe.
+    public var keyLengthLimit: Int {
+        get { core.limits.withLock { $0.keyLengthLimit } }
+        set { core.limits.withLock { $0.keyLengthLimit = max(1, newValue) } }
+    }
+
+    /// The largest extended data accepted, in bytes: a save (or `setExtendedData`) with more throws
+    /// `.extendedDataTooLarge` and changes nothing. 16 KiB by default (`defaultExtendedDataSizeLimit`); at
+    /// least 0. Thread-safe.
+    public var extendedDataSizeLimit: Int {
+        get { core.limits.withLock { $0.extendedDataSizeLimit } }
+        set { core.limits.withLock { $0.extendedDataSizeLimit = max(0, newValue) } }
+    }
+
+    /// The default `keyLengthLimit`: 8 KiB, the request-line limit of common HTTP servers and CDNs, so any URL
+    /// that can be fetched fits. A key is stored three times per entry (see `costLimit`).
+    public static let defaultKeyLengthLimit = 8 * 1024
+
+    /// The default `extendedDataSizeLimit`: 16 KiB, twice the common limit of one HTTP header line (the
+    /// validators `ImageCache` keeps there come from headers).
+    public static let defaultExtendedDataSizeLimit = 16 * 1024
 
     /// Seconds between background trims (at least 0.01). 60 s by default. A change takes effect at once: the
     /// next trim runs one new interval after the last one (or the open), at once if that is past; setting it
@@ -134,8 +163,13 @@ public final class DiskCache: Sendable {
 
     /// Stores `data` for `key` with optional extended data (e.g. image scale, HTTP validators), replacing
     /// any previous value. A `nil` value removes the entry.
+    ///
+    /// - Throws: `.keyTooLong` (a key over `keyLengthLimit`) or `.extendedDataTooLarge` (over
+    ///   `extendedDataSizeLimit`), storing nothing and keeping any previous value; else `KVCacheError` of the
+    ///   write.
     public func setObject(_ data: Data?, forKey key: String, extendedData: Data? = nil) throws(KVCacheError) {
         guard let data else { return try removeObject(forKey: key) }
+        try core.checkSizes(key: key, extendedData: extendedData)
         let filename = data.count > core.inlineThreshold || core.inlineThreshold == 0 ? core.filename(forKey: key) : nil
         let trashed = try core.withStorage { (storage) throws(KVCacheError) -> Bool in
             try storage.save(key: key, value: data, filename: filename, extendedData: extendedData)
@@ -146,9 +180,12 @@ public final class DiskCache: Sendable {
     }
 
     /// Replaces the extended data of the value for `key`; returns whether the key was found.
+    ///
+    /// - Throws: `.extendedDataTooLarge` (over `extendedDataSizeLimit`), changing nothing.
     @discardableResult
     public func setExtendedData(_ extendedData: Data?, forKey key: String) throws(KVCacheError) -> Bool {
-        try core.withStorage { (storage) throws(KVCacheError) in try storage.setExtendedData(extendedData, forKey: key) }
+        try core.checkSizes(key: "", extendedData: extendedData)
+        return try core.withStorage { (storage) throws(KVCacheError) in try storage.setExtendedData(extendedData, forKey: key) }
     }
 
     /// Removes the value for `key`, if any.
@@ -181,9 +218,11 @@ public final class DiskCache: Sendable {
         try core.withStorage { (storage) throws(KVCacheError) in try storage.itemsCount() }
     }
 
-    /// The total size of the values in bytes. O(1), like `totalCount()`.
+    /// The total cost in bytes, what `costLimit` counts: the values (files rounded up to 4 KiB blocks), keys
+    /// (three times each), extended data and 128 bytes per entry. O(1), like `totalCount()`. The values alone
+    /// are `usage().totalBytes`.
     public func totalCost() throws(KVCacheError) -> Int64 {
-        try core.withStorage { (storage) throws(KVCacheError) in try storage.itemsSize() }
+        try core.withStorage { (storage) throws(KVCacheError) in try storage.itemsCost() }
     }
 
     /// Removes least recently used values until at most `count` remain.
@@ -191,7 +230,8 @@ public final class DiskCache: Sendable {
         try core.trim(to: TrimLimits(maxCount: count))
     }
 
-    /// Removes least recently used values until they total at most `cost` bytes.
+    /// Removes least recently used values until they cost at most `cost` bytes in total (see `totalCost()`),
+    /// then gives the manifest's freed pages back to the file system.
     public func trim(toCost cost: Int64) throws(KVCacheError) {
         try core.trim(to: TrimLimits(maxSize: cost))
     }

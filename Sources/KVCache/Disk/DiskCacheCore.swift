@@ -13,7 +13,19 @@ final class DiskCacheCore: Sendable {
         var ageLimit = Double.infinity
         var freeDiskSpaceLimit: Int64 = 0
         var autoTrimInterval = 60.0
+        var keyLengthLimit = DiskCache.defaultKeyLengthLimit
+        var extendedDataSizeLimit = DiskCache.defaultExtendedDataSizeLimit
         var filename: (@Sendable (String) -> String)?
+    }
+
+    /// Throws `.keyTooLong` or `.extendedDataTooLarge` when `key` or `extendedData` is over its limit.
+    func checkSizes(key: String, extendedData: Data?) throws(KVCacheError) {
+        let (keyLimit, dataLimit) = limits.withLock { ($0.keyLengthLimit, $0.extendedDataSizeLimit) }
+        let keyLength = key.utf8.count
+        if keyLength > keyLimit { throw .keyTooLong(length: keyLength, limit: keyLimit) }
+        if let extendedData, extendedData.count > dataLimit {
+            throw .extendedDataTooLarge(size: extendedData.count, limit: dataLimit)
+        }
     }
 
     let path: String
@@ -339,7 +351,7 @@ final class DiskCacheCore: Sendable {
         if limits.freeDiskSpaceLimit > 0, let free = FreeDiskSpace.bytes(atPath: path) {
             let needed = limits.freeDiskSpaceLimit - free
             if needed > 0 {
-                let total = try withStorage { (storage) throws(KVCacheError) in try storage.itemsSize() }
+                let total = try withStorage { (storage) throws(KVCacheError) in try storage.itemsCost() }
                 target.maxSize = min(target.maxSize, max(0, total - needed))
             }
         }

@@ -136,11 +136,43 @@ struct FileIO {
         }
     }
 
-    /// Creates the folder at `path` if it does not exist.
+    /// The mode of every folder the store creates: its owner only (`0700`, before the umask). A cache holds
+    /// what its owner fetched (URLs in keys, maybe private images): other users have no business reading it.
+    static let directoryMode: mode_t = 0o700
+
+    /// Creates the folder at `path` if it does not exist, and its missing parents (`mkdir -p`), each with
+    /// `directoryMode`. Folders that exist keep their mode; only what is missing is created, from the deepest
+    /// existing ancestor down (an ancestor we may not write, such as `/var/cache`, is never touched when the
+    /// folder below it exists). A path that exists but is not a folder throws `.io` with `ENOTDIR`.
     func makeDirectory(_ path: String) throws(KVCacheError) {
-        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
-            throw .io(errno: errno, operation: "mkdir", path: path)
+        if mkdir(path, Self.directoryMode) == 0 { return }
+        let code = errno
+        switch code {
+        case EEXIST:
+            var info = stat()
+            guard stat(path, &info) == 0 else { throw .io(errno: errno, operation: "stat", path: path) }
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw .io(errno: ENOTDIR, operation: "mkdir", path: path) }
+        case ENOENT:
+            // A parent is missing: make it (recursively), then this one. A racing creator is fine (EEXIST).
+            let parent = Self.parent(of: path)
+            guard !parent.isEmpty, parent != path else { throw .io(errno: code, operation: "mkdir", path: path) }
+            try makeDirectory(parent)
+            guard mkdir(path, Self.directoryMode) == 0 || errno == EEXIST else {
+                throw .io(errno: errno, operation: "mkdir", path: path)
+            }
+        default:
+            throw .io(errno: code, operation: "mkdir", path: path)
         }
+    }
+
+    /// `path` without its last component (and trailing slashes): `"/a/b/"` → `"/a"`, `"/a"` → `"/"`, `"a"` → `""`.
+    static func parent(of path: String) -> String {
+        var bytes = Array(path.utf8)
+        while bytes.count > 1, bytes.last == UInt8(ascii: "/") { bytes.removeLast() }
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return "" }
+        var end = slash
+        while end > 0, bytes[end - 1] == UInt8(ascii: "/") { end -= 1 }
+        return end == 0 ? "/" : String(decoding: bytes[..<end], as: UTF8.self)
     }
 
     /// The size of the file at `path`, or `nil` when it does not exist.

@@ -224,8 +224,8 @@ extension KVStorage {
     }
 
     /// Checks the store against its manifest: `PRAGMA quick_check` is ok, every file row's file exists with
-    /// the row's size, every inline row's blob has the row's size, no file in `data/` is unreferenced and
-    /// `tmp/` is empty. Returns the problems found (empty when consistent). O(n) with I/O; for tests.
+    /// the row's size, every inline row's blob has the row's size, no file in `data/` is unreferenced,
+    /// `tmp/` is empty, and the `totals` row equals a recount. Returns the problems found (empty when consistent). O(n) with I/O; for tests.
     ///
     /// - Important: Only meaningful while no other instance is writing to the folder.
     func _checkInvariants() throws(KVCacheError) -> [String] {
@@ -251,6 +251,15 @@ extension KVStorage {
         }
         let temporaries = try io.contentsOfDirectory(tmpPath)
         if !temporaries.isEmpty { problems.append("leftover temporaries \(temporaries)") }
+        // The totals the triggers keep against a recount (count, value bytes, cost: KVStorage+Schema.swift).
+        let recount = try database.prepare(
+            "SELECT count(*), coalesce(sum(size), 0), coalesce(sum(\(Self.costExpression("manifest"))), 0) FROM manifest")
+        defer { recount.reset() }
+        if try recount.step() {
+            let counted = (count: Int(recount.int64(0)), size: recount.int64(1), cost: recount.int64(2))
+            let kept = try totals()
+            if kept != counted { problems.append("totals \(kept) ≠ recount \(counted)") }
+        }
         return problems
     }
 

@@ -53,6 +53,11 @@ extension KVStorage {
         at path: String, syncsFiles: Bool, faults: KVStorageFaults?, checkIntegrity: Bool
     ) throws(KVCacheError) -> SQLiteDatabase {
         let database = try SQLiteDatabase(path: path, busyTimeout: 5_000, faults: faults)
+        // Before the first table exists (a new manifest), this makes the file shrinkable: a trim gives the pages
+        // it freed back to the file system (`incremental_vacuum`, KVStorage+Vacuum.swift) instead of keeping
+        // the manifest at its largest size for good. A no-op on a manifest made before (SQLite allows the
+        // change only on an empty database or with a full VACUUM, which we do not run at open).
+        try database.execute("PRAGMA auto_vacuum=INCREMENTAL")
         let mode = try database.textRows("PRAGMA journal_mode=WAL")
         guard mode.first?.lowercased() == "wal" else {
             throw .sqlite(code: 1, message: "journal_mode is \(mode.first ?? "?")", operation: "PRAGMA journal_mode=WAL")

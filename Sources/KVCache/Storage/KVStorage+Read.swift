@@ -122,6 +122,15 @@ extension KVStorage {
         }
     }
 
+    /// The total cost of the entries in bytes: what cost limits count. Each entry costs its value (a value file
+    /// rounded up to whole 4 KiB blocks), its key three times (the row, the key index, an access-log row), its
+    /// extended data and 128 bytes of row overhead. O(1): kept in the `totals` row by triggers.
+    public func itemsCost() throws(KVCacheError) -> Int64 {
+        try guarded { () throws(KVCacheError) -> Int64 in
+            try reading { () throws(KVCacheError) -> Int64 in try totals().cost }
+        }
+    }
+
     /// The row for `key`; the inline value when asked (file values are read by the caller). The access time
     /// is the manifest's; `recordAccess` puts a pending one in its place. With `valueOnly`, only the columns
     /// a value read needs are decoded: the times are 1970 and the extended data `nil`.

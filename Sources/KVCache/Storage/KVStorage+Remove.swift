@@ -43,10 +43,11 @@ extension KVStorage {
         try removeRows(where: "last_access_time < ?1", bind: time.manifestTime)
     }
 
-    /// Removes least recently used entries until the values total at most `maxSize` bytes.
+    /// Removes least recently used entries until their total cost (`itemsCost()`: values, keys and extended
+    /// data) is at most `maxSize` bytes.
     public func removeItems(toFitSize maxSize: Int64) throws(KVCacheError) {
         try applyAccessTimes()
-        var total = try itemsSize()
+        var total = try itemsCost()
         while total > maxSize {
             let removed = try removeOldest(limit: 32) { _, size in total - size > maxSize }
             if removed.count == 0 { break }
@@ -118,8 +119,8 @@ extension KVStorage {
     }
 
     /// Removes up to `limit` least recently used entries in one transaction, one at a time while
-    /// `shouldContinue(removedCount, removedSize)` holds (it is asked before each). Returns how many went and
-    /// their total size.
+    /// `shouldContinue(removedCount, removedCost)` holds (it is asked before each). Returns how many went and
+    /// their total cost (`costExpression`: values, keys, extended data).
     /// Only entries last accessed before `accessedBefore` (manifest time) are candidates. After the first
     /// removal, stops once `duration` seconds have passed since the call began (a trim step's bound on how
     /// long it holds the store lock: `stepDuration`); the rest stay the oldest for the next call.
@@ -144,8 +145,9 @@ extension KVStorage {
                 // By rowid, not by key: a key read back from a damaged manifest may not be the bytes stored
                 // (invalid UTF-8 comes back repaired), and such a row must still be removable.
                 let select = try database.prepare(
-                    "SELECT rowid, key, filename, size FROM manifest WHERE last_access_time < ?2 ORDER BY last_access_time ASC LIMIT ?1")
-                var rows: [(rowid: Int64, key: String, filename: String?, size: Int64)] = []
+                    "SELECT rowid, key, filename, \(Self.costExpression("manifest")) FROM manifest WHERE last_access_time < ?2 "
+                        + "ORDER BY last_access_time ASC LIMIT ?1")
+                var rows: [(rowid: Int64, key: String, filename: String?, cost: Int64)] = []
                 do {
                     defer { select.reset() }
                     select.bind(Int64(limit), at: 1)
@@ -170,7 +172,7 @@ extension KVStorage {
                     // table itself is damaged (counting it would loop forever).
                     guard database.changes > 0 else { continue }
                     count += 1
-                    size = size.addingReportingOverflow(row.size).partialValue
+                    size = size.addingReportingOverflow(row.cost).partialValue
                     if let name = row.filename { files.append(name) }
                 }
                 if attempted > 0 && count == 0 {

@@ -15,9 +15,53 @@ import Foundation
 // is on, so every connection of this version turns it on (a writer of version 1 sharing the folder would
 // make the totals drift; they are recounted when the manifest is recreated).
 
+//
+// Schema version 3 adds `totals.cost`: what each entry costs on disk, its value and what the manifest keeps for
+// it (`costExpression`): the key three times (the row, the primary-key index, an `access_log` row), the
+// extended data, a fixed row overhead, and a value file rounded up to whole 4 KiB blocks. Trims by cost use it,
+// so long keys and metadata count against the limit (a 43-byte value under a 100 KiB URL and 100 KiB of
+// validators counted 43 bytes and held ~400 KiB: `KVCacheKeyCostTests`). The triggers are replaced to keep it;
+// an older writer sharing the folder runs these triggers too (they live in the database).
+
 extension KVStorage {
     /// The schema version this code writes.
-    static let schemaVersion: Int64 = 2
+    static let schemaVersion: Int64 = 3
+
+    /// Bytes counted for each row besides its key, value and extended data: the row header, its times and
+    /// size, the file name and the two index entries that hold no key (about what SQLite stores per row).
+    static let rowOverhead: Int64 = 128
+
+    /// The SQL for what the row `row` (`new` or `old` in a trigger, a table alias elsewhere) costs on disk;
+    /// see the top of this file.
+    static func costExpression(_ row: String) -> String {
+        "(CASE WHEN \(row).filename IS NULL THEN \(row).size ELSE (\(row).size + 4095) / 4096 * 4096 END"
+            + " + 3 * length(CAST(\(row).key AS BLOB)) + coalesce(length(\(row).extended_data), 0) + \(rowOverhead))"
+    }
+
+    /// What `costExpression` computes for a row, in Swift (tests, and callers estimating a save).
+    static func cost(keyBytes: Int, valueBytes: Int64, isFile: Bool, extendedDataBytes: Int) -> Int64 {
+        let value = isFile ? (valueBytes + 4095) / 4096 * 4096 : valueBytes
+        return value + 3 * Int64(keyBytes) + Int64(extendedDataBytes) + rowOverhead
+    }
+
+    static var schemaVersion3: String {
+        """
+        ALTER TABLE totals ADD COLUMN cost INTEGER NOT NULL DEFAULT 0;
+        DROP TRIGGER IF EXISTS manifest_totals_insert;
+        DROP TRIGGER IF EXISTS manifest_totals_delete;
+        DROP TRIGGER IF EXISTS manifest_totals_update;
+        CREATE TRIGGER manifest_totals_insert AFTER INSERT ON manifest
+            BEGIN UPDATE totals SET count = count + 1, size = size + new.size,
+                cost = cost + \(costExpression("new")) WHERE id = 1; END;
+        CREATE TRIGGER manifest_totals_delete AFTER DELETE ON manifest
+            BEGIN UPDATE totals SET count = count - 1, size = size - old.size,
+                cost = cost - \(costExpression("old")) WHERE id = 1; END;
+        CREATE TRIGGER manifest_totals_update AFTER UPDATE OF key, filename, size, extended_data ON manifest
+            BEGIN UPDATE totals SET size = size - old.size + new.size,
+                cost = cost - \(costExpression("old")) + \(costExpression("new")) WHERE id = 1; END;
+        UPDATE totals SET cost = (SELECT coalesce(sum(\(costExpression("manifest"))), 0) FROM manifest) WHERE id = 1;
+        """
+    }
 
     static let schemaVersion2 = """
         CREATE TABLE IF NOT EXISTS access_log (key TEXT NOT NULL, time INTEGER NOT NULL);
@@ -40,14 +84,16 @@ extension KVStorage {
         try database.execute("BEGIN IMMEDIATE")
         do {
             // Another opener may have upgraded it while we waited for the write lock.
-            if try userVersion(database) < schemaVersion {
+            let version = try userVersion(database)
+            if version < 2 {
                 try database.execute(schemaVersion2)
                 try database.execute("""
                     INSERT OR REPLACE INTO totals (id, count, size)
                         SELECT 1, count(*), coalesce(sum(size), 0) FROM manifest
                     """)
-                try database.execute("PRAGMA user_version = \(schemaVersion)")
             }
+            if version < 3 { try database.execute(schemaVersion3) }
+            if version < schemaVersion { try database.execute("PRAGMA user_version = \(schemaVersion)") }
             try database.execute("COMMIT")
         } catch {
             do {
@@ -65,14 +111,14 @@ extension KVStorage {
         return try select.step() ? select.int64(0) : 0
     }
 
-    /// The entry count and total value size, from `totals` (O(1)). Inside the caller's read or write
-    /// transaction.
-    func totals() throws(KVCacheError) -> (count: Int, size: Int64) {
-        let select = try database.prepare("SELECT count, size FROM totals WHERE id = 1")
+    /// The entry count, total value size and total cost (`costExpression`), from `totals` (O(1)). Inside the
+    /// caller's read or write transaction.
+    func totals() throws(KVCacheError) -> (count: Int, size: Int64, cost: Int64) {
+        let select = try database.prepare("SELECT count, size, cost FROM totals WHERE id = 1")
         defer { select.reset() }
         guard try select.step() else {
             throw .sqlite(code: SQLiteCode.corrupt, message: "the totals row is missing", operation: "SELECT FROM totals")
         }
-        return (Int(select.int64(0)), select.int64(1))
+        return (Int(select.int64(0)), select.int64(1), select.int64(2))
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 
 /// The limits one trim enforces (`DiskCache`'s, with the free-disk-space limit already turned into a size).
 struct TrimLimits: Sendable {
+    /// The largest total cost (values, keys, extended data: `KVStorage.costExpression`) left after the trim.
     var maxSize = Int64.max
     var maxCount = Int.max
     /// Entries last accessed before this are removed; `nil` for no age limit.
@@ -40,8 +41,9 @@ extension KVStorage {
 
     /// Does one bounded step of a trim to `limits` and returns whether more remain: folds a batch of the
     /// access log as it was when the trim began (the first step appends the pending access times), else
-    /// removes up to `trimBatch` least recently used entries beyond the size or count limit, else up to
-    /// `trimBatch` entries older than the age limit. `DiskCache` calls it in a loop, taking its lock for one
+    /// removes up to `trimBatch` least recently used entries beyond the cost or count limit, else up to
+    /// `trimBatch` entries older than the age limit, else gives up to `vacuumBatchPages` free pages of the
+    /// manifest back to the file system. `DiskCache` calls it in a loop, taking its lock for one
     /// step at a time, so reads and writes are served between steps.
     func trimStep(_ limits: inout TrimLimits) throws(KVCacheError) -> Bool {
         if limits.foldThrough == nil {
@@ -52,17 +54,20 @@ extension KVStorage {
             limits.foldedThrough = folded.upperBound
             return true
         }
-        let (count, size) = try guarded { () throws(KVCacheError) in try reading { () throws(KVCacheError) in try totals() } }
+        // By cost: values, keys and extended data (`costExpression`), not by the values' size alone.
+        let (count, _, cost) = try guarded { () throws(KVCacheError) in try reading { () throws(KVCacheError) in try totals() } }
         let maxCount = max(0, limits.maxCount), maxSize = max(0, limits.maxSize)
-        if count > maxCount || size > maxSize {
-            let removed = try removeOldest(limit: Self.trimBatch, within: stepDuration) { removedCount, removedSize in
-                count - removedCount > maxCount || size - removedSize > maxSize
+        if count > maxCount || cost > maxSize {
+            let removed = try removeOldest(limit: Self.trimBatch, within: stepDuration) { removedCount, removedCost in
+                count - removedCount > maxCount || cost - removedCost > maxSize
             }
             return removed.count > 0
         }
-        if let cutoff = limits.accessedBefore {
-            return try removeOldest(limit: Self.trimBatch, accessedBefore: cutoff.manifestTime, within: stepDuration).count > 0
+        if let cutoff = limits.accessedBefore,
+           try removeOldest(limit: Self.trimBatch, accessedBefore: cutoff.manifestTime, within: stepDuration).count > 0 {
+            return true
         }
-        return false
+        // Last, the pages the removals freed go back to the file system (KVStorage+Vacuum.swift).
+        return try vacuumStep()
     }
 }

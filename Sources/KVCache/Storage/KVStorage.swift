@@ -21,8 +21,10 @@ import Glibc
 //   index manifest_last_access_time on manifest(last_access_time)
 //   index manifest_filename on manifest(filename) where filename is not null
 //   table access_log(key text, time integer)      reads not yet folded into last_access_time
-//   table totals(id = 1, count integer, size integer), kept equal to count(*)/sum(size) by triggers
-//   PRAGMA user_version = 2 (version 1, f51e949, is upgraded at open: see KVStorage+Schema.swift)
+//   table totals(id = 1, count integer, size integer, cost integer), kept equal to count(*)/sum(size)/the sum of
+//                                           each row's cost (value, key x3, extended data, overhead) by triggers
+//   PRAGMA user_version = 3 (versions 1, f51e949, and 2 are upgraded at open: see KVStorage+Schema.swift)
+//   PRAGMA auto_vacuum = INCREMENTAL (new manifests): trims give freed pages back (KVStorage+Vacuum.swift)
 //
 // Access times: a read goes to `pendingAccessTimes`, then (1,024 keys at a time) to `access_log`, and is
 // folded into `last_access_time` before trims: a read never rewrites its value's row (see
@@ -219,7 +221,7 @@ public final class KVStorage {
     /// full, busy after 5 s, …) is thrown and changes nothing on disk.
     ///
     /// - Parameters:
-    ///   - path: The folder; created if missing.
+    ///   - path: The folder; created if missing, with its missing parents, each owner-only (0700).
     ///   - type: Where values are kept.
     ///   - syncsFiles: `fsync` value files before use (power-loss durability). `false` by default.
     /// - Throws: `KVCacheError` when the folder or the manifest cannot be used now (`.sqlite` keeps the

@@ -6,7 +6,8 @@ extension ImageCache {
     /// `getImage(forKey:type:)` on an image queue; `completion` runs there.
     public func getImage(forKey key: String, type: ImageCacheType = .all,
                          completion: @escaping @Sendable (Result<Image?, WebImageError>) -> Void) {
-        if type.contains(.memory), let image = memoryCache.object(forKey: key) {
+        if type.contains(.memory),
+           let image = memoryCache.object(forKey: ImageCacheKey(key, variant: DecodeVariant(options: [], cache: self))) {
             completion(.success(image))
             return
         }

@@ -28,15 +28,40 @@ extension ImageCache {
 
     /// Stores bytes on disk in the background, on the cache's I/O queue, so a request completes without
     /// waiting for its disk write (YYImageCache writes the same way). A failure is logged: the image was
-    /// still delivered.
+    /// still delivered. A key over the disk cache's `keyLengthLimit` is not cached (logged at debug level);
+    /// metadata over its `extendedDataSizeLimit` is stored without its HTTP facts (`fittingMetadata`).
     func storeOnDisk(_ data: Data, forKey key: String, metadata: ImageCacheMetadata) {
+        guard isCacheableKey(key) else {
+            WebImageLog.logger.debug("key over the cache's key length limit; not cached on disk",
+                                     metadata: ["bytes": "\(key.utf8.count)"])
+            return
+        }
+        guard let diskCache else { return }
         ioQueue.async { [self] in
             do {
-                try diskCache.setObject(data, forKey: key, extendedData: try metadata.encoded())
+                try diskCache.setObject(data, forKey: key, extendedData: try fittingMetadata(metadata))
             } catch {
                 WebImageLog.logger.warning("disk cache write failed", metadata: ["key": "\(key)", "error": "\(error)"])
             }
         }
+    }
+
+    /// Whether `key` fits the disk cache's `keyLengthLimit`: what the pipeline caches at all (a longer key is
+    /// delivered, not cached, in memory or on disk).
+    func isCacheableKey(_ key: String) -> Bool {
+        key.utf8.count <= diskCache?.keyLengthLimit ?? DiskCache.defaultKeyLengthLimit
+    }
+
+    /// The encoded `metadata`, or, when that is over the disk cache's `extendedDataSizeLimit` (validators of
+    /// hundreds of kilobytes), the encoded metadata without its HTTP facts: the bytes are still cached, and a
+    /// `.useHTTPCache` request revalidates them with a full request (logged at debug level).
+    func fittingMetadata(_ metadata: ImageCacheMetadata) throws -> Data {
+        let encoded = try metadata.encoded()
+        let limit = diskCache?.extendedDataSizeLimit ?? DiskCache.defaultExtendedDataSizeLimit
+        guard encoded.count > limit, metadata.http != nil else { return encoded }
+        WebImageLog.logger.debug("cache metadata over the limit; HTTP facts dropped",
+                                 metadata: ["bytes": "\(encoded.count)", "limit": "\(limit)"])
+        return try ImageCacheMetadata(scale: metadata.scale).encoded()
     }
 
     /// Blocks until the disk writes queued so far are done. The cache's own disk reads do this first, so a

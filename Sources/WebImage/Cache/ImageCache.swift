@@ -5,9 +5,10 @@ import Logging
 
 /// Decoded images in memory and their original bytes on disk, under one path (YYImageCache).
 ///
-/// - Memory: a `MemoryCache` of decoded `Image`s; cost = decoded bytes held; cost limit 15 % of the process's
-///   memory (cgroup-aware), at most 768 MB; an image over 10 % of that is not kept; age limit 12 h; auto-trim
-///   every 5 s (`ImageCacheLimits`).
+/// - Memory: a `MemoryCache` of decoded `Image`s by `ImageCacheKey` (the cache key plus the variant: thumbnail
+///   size, transform, decode options); cost = the bytes each entry holds (pixels, the encoded original when the
+///   image keeps it, the key); cost limit 15 % of the process's memory (cgroup-aware), at most 768 MB; an image
+///   over 10 % of the cost limit in force is not kept; age limit 12 h; auto-trim every 5 s (`ImageCacheLimits`).
 /// - Disk: a `DiskCache` of the bytes as downloaded (animated GIF/APNG/WebP keep their bytes, so nothing is lost
 ///   by caching), with `ImageCacheMetadata` (scale, HTTP validators and freshness) as extended data. When only an
 ///   image is given, it is encoded: PNG if it has alpha, else JPEG at quality 0.9. Limits: 1 GiB, 7 days since
@@ -23,29 +24,48 @@ import Logging
 ///   pipeline's pending background writes, so they see every completed request); use the completion or
 ///   `async` forms from latency-sensitive threads.
 public final class ImageCache: Sendable {
-    /// Decoded images by key.
-    public let memoryCache: MemoryCache<String, Image>
-    /// Original bytes by key.
-    public let diskCache: DiskCache
-    /// Where the disk cache lives.
-    public var path: String { diskCache.path }
+    /// Decoded images by key and variant. Tune its limits directly (`memoryEntryCostLimit` follows its
+    /// `costLimit`). Images stored here directly are not in the index of variants: `removeImage(forKey:)` finds
+    /// them only when they are one of the full-size decode variants.
+    public let memoryCache: MemoryCache<ImageCacheKey, Image>
+    /// Original bytes by key; `nil` for a memory-only cache (`init(memoryOnlyWith:)`, or what
+    /// `ImageManager.shared` uses when its folder cannot be opened: see `diskCacheError`). Without it, the `.disk`
+    /// parts of this cache's methods do nothing (a read misses, a write is skipped).
+    public let diskCache: DiskCache?
+    /// Why this cache has no disk cache when one was asked for and could not be opened (`ImageManager.shared`
+    /// falls back to a memory-only cache and says why here, after logging it once as a warning); `nil` otherwise.
+    public let diskCacheError: KVCacheError?
+    /// Where the disk cache lives (standardized); for a memory-only cache, the folder that was asked for, or
+    /// empty.
+    public let path: String
     /// Serial queue for the pipeline's disk lookups and background writes, one per folder in the process (so
     /// every `ImageCache` on a path shares it): a lookup never overtakes a write queued before it.
     let ioQueue: DispatchQueue
     /// The optional shared tier after the disk (`ImageCache+SharedTier.swift`).
     let sharedSlot = SharedTierSlot()
 
+    /// Every variant of a key stored in memory, by the key's plain form (`ImageCacheKey.base`), so
+    /// `removeImage(forKey:)` finds thumbnails and transformed images too (`ImageCache+Variants.swift`).
+    let variantIndex = Mutex(VariantIndex())
+
     private let settings = Mutex(Settings())
     private struct Settings {
         var allowAnimatedImage = true
         var decodeForDisplay = true
-        var memoryEntryCostLimit = Int.max
+        /// `nil`: `ImageCacheLimits.entryShare` of the memory cache's cost limit in force.
+        var memoryEntryCostLimit: Int?
     }
 
-    /// The largest cost (decoded bytes) of one image kept in memory: a larger image is still delivered, but not
-    /// cached in memory. Default 10 % of the memory cache's cost limit (`ImageCacheLimits`).
+    /// The largest cost of one image kept in memory: a larger image is still delivered, but not cached in
+    /// memory. Default: 10 % (`ImageCacheLimits.entryShare`) of `memoryCache.costLimit` as it is at each
+    /// store, so `memoryCache.costLimit = 256 << 20` makes it 25.6 MB. Setting it fixes it at that value.
+    /// Whatever it says, an image costing more than the whole `memoryCache.costLimit` is never kept (it would
+    /// evict everything else and then itself). Thread-safe.
     public var memoryEntryCostLimit: Int {
-        get { settings.withLock { $0.memoryEntryCostLimit } }
+        get {
+            if let explicit = settings.withLock({ $0.memoryEntryCostLimit }) { return explicit }
+            return ImageCacheLimits.entryCostLimit(forCostLimit: memoryCache.costLimit)
+        }
         set { settings.withLock { $0.memoryEntryCostLimit = max(0, newValue) } }
     }
 
@@ -77,33 +97,65 @@ public final class ImageCache: Sendable {
     /// Opens (creating if needed) the image cache at `path`. Several `ImageCache`s on one path share the one
     /// `DiskCache` of that path in this process; each applies its `limits` to it when it opens.
     ///
-    /// - Parameter limits: memory and disk limits. Default `ImageCacheLimits.default` (bounded; see there).
-    /// - Throws: `KVCacheError` when the folder or its database cannot be created.
-    public init(path: String = ImageCache.defaultPath(), limits: ImageCacheLimits = .default) throws(KVCacheError) {
-        diskCache = try DiskCache(path: path)
-        ioQueue = ImageCache.ioQueue(forPath: diskCache.path)
+    /// - Parameter limits: memory and disk limits. Default `ImageCacheLimits.default` (bounded; see there). A
+    ///   `memoryEntryCostLimit` equal to the share of `memoryCostLimit` (as in the defaults) follows the memory
+    ///   cache's cost limit when it changes later; any other value is fixed.
+    /// - Throws: `KVCacheError` when the folder (made with its missing parents, owner-only) or its database
+    ///   cannot be created.
+    public convenience init(path: String = ImageCache.defaultPath(), limits: ImageCacheLimits = .default) throws(KVCacheError) {
+        self.init(diskCache: try DiskCache(path: path), path: nil, limits: limits, diskCacheError: nil)
+    }
+
+    /// Makes a cache with a memory cache only (`diskCache` is `nil`): images are kept decoded in memory, never
+    /// on disk. For processes without a writable folder, or that must not write one.
+    ///
+    /// - Parameter limits: the memory limits (the disk ones are unused). Default `ImageCacheLimits.default`.
+    public convenience init(memoryOnlyWith limits: ImageCacheLimits = .default) {
+        self.init(diskCache: nil, path: "", limits: limits, diskCacheError: nil)
+    }
+
+    /// A memory-only cache standing in for the one at `path` that could not be opened (`error`).
+    convenience init(memoryOnlyAt path: String, because error: KVCacheError, limits: ImageCacheLimits = .default) {
+        self.init(diskCache: nil, path: path, limits: limits, diskCacheError: error)
+    }
+
+    private init(diskCache: DiskCache?, path: String?, limits: ImageCacheLimits, diskCacheError: KVCacheError?) {
+        self.diskCache = diskCache
+        self.diskCacheError = diskCacheError
+        self.path = diskCache?.path ?? path ?? ""
+        // A memory-only cache has nothing to share a folder's queue with.
+        ioQueue = diskCache.map { ImageCache.ioQueue(forPath: $0.path) } ?? DispatchQueue(label: "webimage.cache.io")
         memoryCache = MemoryCache(name: "webimage.images")
         memoryCache.ageLimit = 12 * 60 * 60
         memoryCache.costLimit = limits.memoryCostLimit
-        settings.withLock { $0.memoryEntryCostLimit = limits.memoryEntryCostLimit }
+        let derived = ImageCacheLimits.entryCostLimit(forCostLimit: limits.memoryCostLimit)
+        settings.withLock { $0.memoryEntryCostLimit = limits.memoryEntryCostLimit == derived ? nil : limits.memoryEntryCostLimit }
+        guard let diskCache else { return }
         diskCache.costLimit = limits.diskCostLimit
         diskCache.ageLimit = limits.diskAgeLimit
         diskCache.freeDiskSpaceLimit = limits.diskFreeSpaceLimit
     }
 
-    /// The cost of an image in the memory cache: the bytes of pixels it holds now.
-    static func cost(of image: Image) -> Int { image.decodedByteCount }
+    /// The cost of an image in the memory cache: the bytes it holds now, its pixels and the encoded original
+    /// it keeps (`Image.originalData`: a thumbnail that kept its 700 KB original counted 0.01 MB of pixels).
+    static func cost(of image: Image) -> Int { image.decodedByteCount + (image.originalData?.count ?? 0) }
 
-    /// Keeps `image` in memory unless it costs more than `memoryEntryCostLimit` (then an older image under the
-    /// key is dropped, so the key never serves a stale one). Returns whether it was kept.
+    /// Keeps `image` in memory unless it costs (with its key) more than `memoryEntryCostLimit` or the whole
+    /// `memoryCache.costLimit`, or its key is longer than the disk cache's `keyLengthLimit` (then an older image
+    /// under the key is dropped, so the key never serves a stale one). Returns whether it was kept. Every kept
+    /// variant is listed in the index of variants.
     @discardableResult
-    func storeInMemory(_ image: Image, forKey key: String) -> Bool {
-        let cost = Self.cost(of: image)
-        guard cost <= memoryEntryCostLimit else {
+    func storeInMemory(_ image: Image, forKey key: ImageCacheKey) -> Bool {
+        let cost = Self.cost(of: image) + key.byteCount
+        guard cost <= memoryEntryCostLimit, cost <= memoryCache.costLimit,
+              isCacheableKey(key.key) else {
             memoryCache.removeObject(forKey: key)
             return false
         }
         memoryCache.setObject(image, forKey: key, cost: cost)
+        // After the set: a removal racing this store either sees the entry listed and removes it, or runs
+        // before it is listed (then this store counts as the later one and the entry stays, listed).
+        indexVariant(key)
         return true
     }
 
@@ -124,20 +176,20 @@ public final class ImageCache: Sendable {
         guard image != nil || imageData != nil else { return }
         if type.contains(.memory) {
             let memoryImage: Image
-            var memoryKey = key
+            var memoryKey = ImageCacheKey(key)
             if let image {
                 memoryImage = image
             } else if let imageData {
                 // Decoded with this cache's settings: a reduced variant goes under its own key (DecodeVariant).
                 let variant = DecodeVariant(options: [], cache: self)
-                memoryKey += variant.keySuffix
+                memoryKey = ImageCacheKey(key, variant: variant)
                 do { memoryImage = try decode(imageData, scale: metadata?.scale ?? 1, variant: variant) } catch {
                     throw .decodeFailed(error as? ImageCodecError ?? .corruptData(format: .unknown, message: "\(error)"))
                 }
             } else { return }
             storeInMemory(memoryImage, forKey: memoryKey)
         }
-        if type.contains(.disk) {
+        if type.contains(.disk), let diskCache {
             waitForPendingWrites()
             let bytes: Data
             if let imageData {
@@ -168,8 +220,8 @@ public final class ImageCache: Sendable {
         // The variant this cache's settings make (`allowAnimatedImage`, `decodeForDisplay`): what a plain request
         // through the manager stores, and what a promotion below stores.
         let variant = DecodeVariant(options: [], cache: self)
-        if type.contains(.memory), let image = memoryCache.object(forKey: key + variant.keySuffix) { return image }
-        guard type.contains(.disk) else { return nil }
+        if type.contains(.memory), let image = memoryCache.object(forKey: ImageCacheKey(key, variant: variant)) { return image }
+        guard type.contains(.disk), let diskCache else { return nil }
         waitForPendingWrites()
         let item: KVStorageItem?
         do { item = try diskCache.entry(forKey: key) } catch { throw .cacheFailed(error) }
@@ -185,19 +237,21 @@ public final class ImageCache: Sendable {
         }
         if type.contains(.memory) {
             // A reduced variant (cache settings) goes under its own key: the plain key always holds the full image.
-            storeInMemory(image, forKey: key + variant.keySuffix)
+            storeInMemory(image, forKey: ImageCacheKey(key, variant: variant))
         }
         return image
     }
 
     /// The original bytes for `key` from disk, or `nil`.
     public func getImageData(forKey key: String) throws(WebImageError) -> Data? {
+        guard let diskCache else { return nil }
         waitForPendingWrites()
         do { return try diskCache.object(forKey: key) } catch { throw .cacheFailed(error) }
     }
 
     /// The disk entry's metadata (scale, HTTP facts), or `nil`.
     public func getMetadata(forKey key: String) throws(WebImageError) -> ImageCacheMetadata? {
+        guard let diskCache else { return nil }
         waitForPendingWrites()
         do { return ImageCacheMetadata.decode(try diskCache.extendedData(forKey: key)) } catch { throw .cacheFailed(error) }
     }
@@ -206,6 +260,7 @@ public final class ImageCache: Sendable {
     /// entry existed.
     @discardableResult
     public func setMetadata(_ metadata: ImageCacheMetadata, forKey key: String) throws(WebImageError) -> Bool {
+        guard let diskCache else { return false }
         waitForPendingWrites()
         do {
             return try diskCache.setExtendedData(try metadata.encoded(), forKey: key)
@@ -216,24 +271,25 @@ public final class ImageCache: Sendable {
         }
     }
 
-    /// Whether `key` is cached at the given levels (in memory: any decoded variant of it — all frames or the first,
-    /// decoded for display or straight alpha).
+    /// Whether `key` is cached at the given levels (in memory: any decoded image of it — all frames or the
+    /// first, decoded for display or straight alpha, any thumbnail size, any transform: what
+    /// `removeImage(forKey:)` removes).
     public func containsImage(forKey key: String, type: ImageCacheType = .all) throws(WebImageError) -> Bool {
-        if type.contains(.memory),
-           DecodeVariant.allKeySuffixes.contains(where: { memoryCache.containsObject(forKey: key + $0) }) {
+        if type.contains(.memory), memoryVariants(of: key).contains(where: { memoryCache.containsObject(forKey: $0) }) {
             return true
         }
-        guard type.contains(.disk) else { return false }
+        guard type.contains(.disk), let diskCache else { return false }
         waitForPendingWrites()
         do { return try diskCache.containsObject(forKey: key) } catch { throw .cacheFailed(error) }
     }
 
-    /// Removes `key` from the given levels (in memory: every decoded variant of it).
+    /// Removes `key` from the given levels (in memory: every decoded image of it — each decode variant, each
+    /// thumbnail size, each transform).
     public func removeImage(forKey key: String, type: ImageCacheType = .all) throws(WebImageError) {
         if type.contains(.memory) {
-            for suffix in DecodeVariant.allKeySuffixes { memoryCache.removeObject(forKey: key + suffix) }
+            for variant in takeMemoryVariants(of: key) { memoryCache.removeObject(forKey: variant) }
         }
-        if type.contains(.disk) {
+        if type.contains(.disk), let diskCache {
             waitForPendingWrites()
             do { try diskCache.removeObject(forKey: key) } catch { throw .cacheFailed(error) }
         }

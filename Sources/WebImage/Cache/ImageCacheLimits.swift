@@ -25,7 +25,8 @@ public struct ImageCacheLimits: Sendable, Hashable {
     /// of the process's memory.
     public var memoryCostLimit: Int
     /// The largest cost of one image kept in memory; a larger one is delivered but not cached in memory.
-    /// Default: 10 % of `memoryCostLimit`.
+    /// Default: 10 % of `memoryCostLimit` (`entryCostLimit(forCostLimit:)`); left so, `ImageCache` keeps it at
+    /// 10 % of the memory cache's cost limit when that changes later.
     public var memoryEntryCostLimit: Int
     /// The total size of the bytes on disk. Default 1 GiB.
     public var diskCostLimit: Int64
@@ -50,6 +51,12 @@ public struct ImageCacheLimits: Sendable, Hashable {
     public static let none = ImageCacheLimits(memoryCostLimit: .max, memoryEntryCostLimit: .max, diskCostLimit: .max,
                                               diskAgeLimit: .infinity, diskFreeSpaceLimit: 0)
 
+    /// The default largest cost of one image for a memory cache limited to `costLimit`: `entryShare` of it
+    /// (no limit for an unlimited cache). What `ImageCache.memoryEntryCostLimit` is unless set.
+    public static func entryCostLimit(forCostLimit costLimit: Int) -> Int {
+        costLimit == .max ? .max : Int(Double(max(costLimit, 0)) * entryShare)
+    }
+
     /// The memory cache's default cost limit for a process that may use `bytes`: 15 %, at most 768 MB.
     public static func defaultMemoryCostLimit(forProcessMemory bytes: Int64) -> Int {
         Int(min(Double(max(bytes, 0)) * memoryShare, Double(memoryCap)))
@@ -58,7 +65,7 @@ public struct ImageCacheLimits: Sendable, Hashable {
     /// The defaults for a process that may use `processMemory` bytes.
     public init(processMemory: Int64) {
         let memory = Self.defaultMemoryCostLimit(forProcessMemory: processMemory)
-        self.init(memoryCostLimit: memory, memoryEntryCostLimit: Int(Double(memory) * Self.entryShare),
+        self.init(memoryCostLimit: memory, memoryEntryCostLimit: Self.entryCostLimit(forCostLimit: memory),
                   diskCostLimit: 1 << 30, diskAgeLimit: 7 * 24 * 60 * 60, diskFreeSpaceLimit: 1 << 30)
     }
 

@@ -2,8 +2,8 @@
 /// first only (`.ignoreAnimatedImage`, or the cache's `allowAnimatedImage == false`), decoded for display
 /// (premultiplied) or straight alpha (`.ignoreImageDecoding`, or the cache's `decodeForDisplay == false`).
 ///
-/// Part of the memory key: a reduced variant is stored under its own key, so a plain request never gets one
-/// frame of an animation or a bitmap not decoded for display. The full variant keeps the plain key.
+/// Part of the memory key (`ImageCacheKey`): a reduced variant is stored under its own key, so a plain request
+/// never gets one frame of an animation or a bitmap not decoded for display.
 ///
 /// A value type; thread-safe.
 struct DecodeVariant: Hashable, Sendable {
@@ -16,12 +16,15 @@ struct DecodeVariant: Hashable, Sendable {
         isStraightAlpha = options.contains(.ignoreImageDecoding) || !(cache?.decodeForDisplay ?? true)
     }
 
-    /// Every variant's suffix, the full variant's (empty) first: what `ImageCache` looks at to find or remove
-    /// every decoded image of one key.
-    static let allKeySuffixes = ["", "#frames=first", "#alpha=straight", "#frames=first#alpha=straight"]
+    /// A variant from its two flags.
+    init(isFirstFrameOnly: Bool, isStraightAlpha: Bool) {
+        self.isFirstFrameOnly = isFirstFrameOnly
+        self.isStraightAlpha = isStraightAlpha
+    }
 
-    /// The memory key's suffix: empty for the full variant.
-    var keySuffix: String {
-        (isFirstFrameOnly ? "#frames=first" : "") + (isStraightAlpha ? "#alpha=straight" : "")
+    /// Every variant, the full one first: the full-size images `ImageCache` finds or removes for a key without
+    /// its index of variants.
+    static let all = [false, true].flatMap { first in
+        [false, true].map { straight in DecodeVariant(isFirstFrameOnly: first, isStraightAlpha: straight) }
     }
 }

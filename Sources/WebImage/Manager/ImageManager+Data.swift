@@ -20,7 +20,9 @@ extension ImageManager {
     public func imageData(for url: URL, options: ImageOptions = []) async throws -> (data: Data, source: ImageSource) {
         let config = configuration.withLock { $0 }
         let cacheKey = config.cacheKeyFilter?(url) ?? url.absoluteString
+        // A key over the disk cache's key length limit is not cached (fetched every time).
         let usesDisk = !options.contains(.ignoreDiskCache) && !options.contains(.cacheMemoryOnly)
+            && (cache?.isCacheableKey(cacheKey) ?? true)
         if usesDisk, !options.contains(.refreshImageCache), let cache, let data = try cache.getImageData(forKey: cacheKey) {
             return (data, .diskCache)
         }
@@ -50,7 +52,9 @@ extension ImageManager {
             let metadata = ImageCacheMetadata(scale: 1, http: http)
             cache.storeInSharedTier(result.body, forKey: cacheKey, metadata: metadata)
             do {
-                try cache.setImage(nil, imageData: result.body, forKey: cacheKey, type: .disk, metadata: metadata)
+                // Validators over the disk cache's extended-data limit are dropped, not the bytes.
+                let fitting = (try? cache.fittingMetadata(metadata)).flatMap(ImageCacheMetadata.decode) ?? ImageCacheMetadata()
+                try cache.setImage(nil, imageData: result.body, forKey: cacheKey, type: .disk, metadata: fitting)
             } catch {
                 WebImageLog.logger.warning("could not store fetched bytes", metadata: ["url": "\(url)", "error": "\(error)"])
             }

@@ -36,7 +36,8 @@ extension ImageManager {
         let context = ImageLoadContext(url: url, cacheKey: cacheKey, memoryKey: memoryKey, options: options,
                                        thumbnailPixelSize: thumbnailPixelSize, variant: variant, transform: transform,
                                        fetchRequest: fetchRequest(for: url, options: options, configuration: config),
-                                       cache: cache, queue: queue, decodeBudget: decodeBudget)
+                                       cache: cache, queue: queue, decodeBudget: decodeBudget,
+                                       failedDecodes: failedDecodes)
         let priority = context.fetchRequest.priority
         let key = ImageTaskKey(memoryKey: memoryKey, options: options.rawValue & ImageTaskKey.sharedOptionsMask)
         let (task, isNew) = tasks.withLock { registry -> (ImageLoadTask, Bool) in
@@ -51,7 +52,7 @@ extension ImageManager {
     }
 
     /// The memory-cache image for `memoryKey`, unless the options skip the memory cache.
-    func memoryImage(forKey memoryKey: String, options: ImageOptions) -> Image? {
+    func memoryImage(forKey memoryKey: ImageCacheKey, options: ImageOptions) -> Image? {
         guard let cache, !options.contains(.refreshImageCache), !options.contains(.useHTTPCache) else { return nil }
         return cache.memoryCache.object(forKey: memoryKey)
     }

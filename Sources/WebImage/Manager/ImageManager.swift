@@ -28,6 +28,9 @@ public final class ImageManager: Sendable {
 
     let configuration = Mutex(Configuration())
     let tasks = Mutex<[ImageTaskKey: ImageLoadTask]>([:])
+    /// Decodes that failed, per variant, for `.ignoreFailedURL` (network failures are listed per URL by the
+    /// queue's `FailedURLList`).
+    let failedDecodes = FailedDecodeList()
 
     struct Configuration {
         var timeout: Double = 60
@@ -48,17 +51,23 @@ public final class ImageManager: Sendable {
         var allowsFileURLs = true
     }
 
-    /// The shared manager: `ImageCache` at `ImageCache.defaultPath()` and `FetchQueue.shared`. If the default
-    /// cache folder cannot be opened, the manager works without a cache (logged).
-    public static let shared: ImageManager = {
+    /// The shared manager: `ImageCache` at `ImageCache.defaultPath()` (made with its missing parents) and
+    /// `FetchQueue.shared`. If that folder cannot be opened even so (read-only, not a folder, out of
+    /// descriptors…), the manager keeps a memory cache (`ImageCache.diskCache` is `nil`), logs a warning once
+    /// with the reason, and keeps the error in `cache?.diskCacheError`.
+    public static let shared: ImageManager = makeShared(cachePath: ImageCache.defaultPath())
+
+    /// What `shared` is made by: a manager over the image cache at `cachePath`, or over a memory-only cache that
+    /// says why (`diskCacheError`) when that folder cannot be opened. Logs the fallback as a warning.
+    static func makeShared(cachePath: String, queue: FetchQueue = .shared) -> ImageManager {
         do {
-            return ImageManager(cache: try ImageCache(), queue: .shared)
+            return ImageManager(cache: try ImageCache(path: cachePath), queue: queue)
         } catch {
-            WebImageLog.logger.error("image cache unavailable; ImageManager.shared runs without one",
-                                     metadata: ["path": "\(ImageCache.defaultPath())", "error": "\(error)"])
-            return ImageManager(cache: nil, queue: .shared)
+            WebImageLog.logger.warning("disk cache unavailable; the shared image manager caches in memory only",
+                                       metadata: ["path": "\(cachePath)", "error": "\(error)"])
+            return ImageManager(cache: ImageCache(memoryOnlyAt: cachePath, because: error), queue: queue)
         }
-    }()
+    }
 
     /// Makes a manager over `cache` (none when `nil`), `queue` (default `FetchQueue.shared`) and
     /// `decodeBudget` (default a new `DecodeBudget()` of the default capacity; pass one budget to several
@@ -114,6 +123,11 @@ public final class ImageManager: Sendable {
         set { configuration.withLock { $0.password = newValue } }
     }
 
+    /// Forgets every decode failure listed for `.ignoreFailedURL` (per variant, 10 minutes each), so the next
+    /// request of each tries again. Transfer failures are in `queue.failedURLs` (`removeAll()` there).
+    /// Thread-safe.
+    public func removeAllFailedDecodes() { failedDecodes.removeAll() }
+
     /// Transfers in flight on this manager's network thread now.
     public var networkActivityCount: Int { queue.thread.activity.current }
 
@@ -123,12 +137,10 @@ public final class ImageManager: Sendable {
     }
 
     /// The memory-cache key: the cache key plus what makes a different decoded image from the same bytes
-    /// (thumbnail size, transform, decoded variant).
+    /// (thumbnail size, transform, decoded variant), as separate fields: a URL's fragment is part of the cache
+    /// key and never taken for a variant.
     static func memoryKey(cacheKey: String, thumbnailPixelSize: Int?, transformID: String?,
-                          variant: DecodeVariant) -> String {
-        var key = cacheKey
-        if let size = thumbnailPixelSize { key += "#thumbnail=\(size)" }
-        if let id = transformID { key += "#transform=\(id)" }
-        return key + variant.keySuffix
+                          variant: DecodeVariant) -> ImageCacheKey {
+        ImageCacheKey(cacheKey, thumbnailPixelSize: thumbnailPixelSize, transformID: transformID, variant: variant)
     }
 }

@@ -40,8 +40,10 @@ public struct ImageOptions: OptionSet, Sendable, Hashable {
     public static let ignoreAnimatedImage = ImageOptions(rawValue: 1 << 9)
     /// Setters: do not set the image on the target; the completion gets it and decides.
     public static let avoidSetImage = ImageOptions(rawValue: 1 << 10)
-    /// Remember URLs that fail for a non-transient reason (HTTP 404, undecodable data) and fail them at once
-    /// next time, without a request, until the entry expires.
+    /// Remember URLs that fail for a non-transient reason and fail them at once next time, without a request,
+    /// until the entry expires (10 minutes). A transfer failure (HTTP 404, …) lists the URL, for every request of
+    /// it; a decode failure lists only the variant that failed (thumbnail size, transform, decode options): a
+    /// full-size decode over the decode limits does not refuse the URL's thumbnails.
     public static let ignoreFailedURL = ImageOptions(rawValue: 1 << 11)
     /// Keep the image in the memory cache only: nothing is written to disk.
     public static let cacheMemoryOnly = ImageOptions(rawValue: 1 << 12)

@@ -61,7 +61,7 @@ extension ImageLoadTask {
             if let cache = context.cache {
                 let (key, url) = (context.cacheKey, context.url)
                 cache.ioQueue.async {
-                    do { try cache.diskCache.setExtendedData(try metadata.encoded(), forKey: key) } catch {
+                    do { try cache.diskCache?.setExtendedData(try cache.fittingMetadata(metadata), forKey: key) } catch {
                         WebImageLog.logger.warning("could not refresh cache metadata after 304",
                                                    metadata: ["url": "\(url)", "error": "\(error)"])
                     }

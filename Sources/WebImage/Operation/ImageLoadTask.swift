@@ -4,10 +4,14 @@ import Foundation
 import ImageCodec
 import KVCache
 
-/// What makes two requests the same work: the memory key (cache key + thumbnail + transform) and the
-/// options that change what is loaded or decoded.
+/// What makes two requests the same work: the memory key (cache key + thumbnail + transform + decode variant)
+/// and the options that change what is loaded or decoded.
+///
+/// Compared by the key's bytes (`ImageCacheKey`'s `==`), as the memory and disk caches compare keys: Swift's
+/// `String ==` treats canonically equivalent keys ("\u{E9}" and "e\u{301}") as equal, which would hand one
+/// URL's image to another's request.
 struct ImageTaskKey: Hashable, Sendable {
-    let memoryKey: String
+    let memoryKey: ImageCacheKey
     let options: UInt32
 
     /// Options that only concern setters or queue order do not split shared work, nor do the decode options:
@@ -16,26 +20,13 @@ struct ImageTaskKey: Hashable, Sendable {
     static let sharedOptionsMask = ~(ImageOptions.ignorePlaceholder.rawValue | ImageOptions.avoidSetImage.rawValue
         | ImageOptions.lowPriority.rawValue | ImageOptions.highPriority.rawValue
         | ImageOptions.ignoreAnimatedImage.rawValue | ImageOptions.ignoreImageDecoding.rawValue)
-
-    // Compared and hashed by the key's bytes, as the memory and disk caches compare keys (`ExactKey`): Swift's
-    // `String ==` treats canonically equivalent keys ("\u{E9}" and "e\u{301}") as equal, which would hand one
-    // URL's image to another's request.
-    static func == (lhs: ImageTaskKey, rhs: ImageTaskKey) -> Bool {
-        lhs.options == rhs.options && lhs.memoryKey.utf8.elementsEqual(rhs.memoryKey.utf8)
-    }
-
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(options)
-        hasher.combine(memoryKey.utf8.count)
-        for byte in memoryKey.utf8 { hasher.combine(byte) }
-    }
 }
 
 /// Everything a load needs from the manager, captured when the request is made.
 struct ImageLoadContext: Sendable {
     let url: URL
     let cacheKey: String
-    let memoryKey: String
+    let memoryKey: ImageCacheKey
     let options: ImageOptions
     let thumbnailPixelSize: Int?
     /// The decoded variant, fixed when the request is made (it is part of `memoryKey`).
@@ -45,6 +36,8 @@ struct ImageLoadContext: Sendable {
     let cache: ImageCache?
     let queue: FetchQueue
     let decodeBudget: DecodeBudget
+    /// The manager's per-variant list of failed decodes (`.ignoreFailedURL`).
+    let failedDecodes: FailedDecodeList
 }
 
 /// The work shared by identical in-flight requests: disk lookup, transfer, decode, transform, store
@@ -154,7 +147,10 @@ final class ImageLoadTask: Sendable {
     /// Starts the flow after the memory cache missed: disk on an image queue, else the network.
     func start() {
         let options = context.options
-        if options.contains(.ignoreFailedURL), context.queue.failedURLs.contains(context.url) {
+        // A network failure lists the URL (the queue's list: every variant fails alike); a decode failure lists
+        // this variant only (a full-size decode over the limits says nothing of its thumbnails).
+        if options.contains(.ignoreFailedURL),
+           context.queue.failedURLs.contains(context.url) || context.failedDecodes.contains(context.memoryKey) {
             finish(image: nil, source: .none, error: .inFailedURLList(context.url))
             return
         }
@@ -174,7 +170,7 @@ final class ImageLoadTask: Sendable {
         guard !isDone, let cache = context.cache else { return }
         let item: KVStorageItem?
         do {
-            item = try cache.diskCache.entry(forKey: context.cacheKey)
+            item = try cache.diskCache?.entry(forKey: context.cacheKey) // none in a memory-only cache: a miss
         } catch {
             WebImageLog.logger.warning("disk cache read failed", metadata: ["url": "\(context.url)", "error": "\(error)"])
             item = nil

@@ -27,7 +27,7 @@ extension ImageManager {
         cache.ioQueue.async {
             guard !operation.isFinished else { return }
             do throws(KVCacheError) {
-                if !options.contains(.refreshImageCache), try cache.diskCache.containsObject(forKey: key) {
+                if !options.contains(.refreshImageCache), try cache.diskCache?.containsObject(forKey: key) == true {
                     operation.finish(image: nil, source: .diskCache, error: nil)
                     return
                 }

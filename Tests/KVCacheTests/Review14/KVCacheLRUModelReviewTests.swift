@@ -103,12 +103,19 @@ final class KVCacheLRUModelReviewTests: XCTestCase {
                     try expectSurvivors("step \(step), trim to count \(keep)")
                     for key in byUse.dropFirst(keep) { lastUse[key] = nil }
                 } else {
-                    let total = values.values.reduce(0) { $0 + Int64($1.count) }
+                    // What the cost limit counts (schema 3): value (files in 4 KiB blocks), key ×3, row overhead.
+                    func entryCost(_ key: String) -> Int64 {
+                        let size = values[key]!.count
+                        return KVStorage.cost(keyBytes: key.utf8.count, valueBytes: Int64(size), isFile: size > 1_000,
+                                              extendedDataBytes: 0)
+                    }
+                    let total = values.keys.reduce(0) { $0 + entryCost($1) }
+                    XCTAssertEqual(try cache.totalCost(), total, "seed \(seed), step \(step)")
                     let cost = max(0, total - 1 - Int64(rng.next(upTo: 200_000)))
                     try cache.trim(toCost: cost)
                     var left = total
                     for key in byUse.reversed() where left > cost {
-                        left -= Int64(values[key]!.count)
+                        left -= entryCost(key)
                         values[key] = nil
                     }
                     try expectSurvivors("step \(step), trim to cost \(cost)")

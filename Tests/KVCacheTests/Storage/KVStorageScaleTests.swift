@@ -84,6 +84,11 @@ final class KVStorageScaleTests: XCTestCase {
             // Then: every value and its extended data is there, and the totals match.
             XCTAssertEqual(try storage.itemsCount(), expected.count)
             XCTAssertEqual(try storage.itemsSize(), Int64(expected.values.reduce(0) { $0 + $1.count }))
+            XCTAssertEqual(try storage.itemsCost(), expected.reduce(0) { total, entry in
+                total + KVStorage.cost(keyBytes: entry.key.utf8.count, valueBytes: Int64(entry.value.count),
+                                       isFile: entry.value.count >= 30_000,
+                                       extendedDataBytes: "x\(entry.key.dropFirst())".utf8.count)
+            }, "the cost of the rows a version-1 store held is counted at the upgrade")
             for (key, value) in expected {
                 let item = try XCTUnwrap(try storage.item(forKey: key), key)
                 XCTAssertEqual(item.value, value, key)
@@ -92,6 +97,36 @@ final class KVStorageScaleTests: XCTestCase {
             XCTAssertEqual(try storage._checkInvariants(), [])
             storage.close()
         }
+    }
+
+    /// A store of schema version 2 (totals without `cost`, its triggers) is upgraded to 3 at open: the cost of
+    /// its rows is counted, the new triggers keep it, and an older writer's rows (through the same triggers)
+    /// count too.
+    func testVersion2StoreIsUpgradedWithTheCostOfItsRows() throws {
+        var storage: KVStorage? = try KVStorage(path: directory.path, type: .mixed)
+        let long = String(repeating: "u", count: 3_000)
+        try storage!.save(key: long, value: testBytes(100, seed: 1), extendedData: testBytes(2_000, seed: 2))
+        try storage!.save(key: "f", value: testBytes(10_000, seed: 3), filename: "f1")
+        storage!.close()
+        storage = nil
+        // Back to version 2: no cost column, the version-2 triggers.
+        let old = try SQLiteDatabase(path: directory.path + "/manifest.sqlite", busyTimeout: 1_000, faults: nil)
+        try old.execute("""
+            DROP TRIGGER manifest_totals_insert; DROP TRIGGER manifest_totals_delete; DROP TRIGGER manifest_totals_update;
+            ALTER TABLE totals DROP COLUMN cost;
+            """)
+        try old.execute(KVStorage.schemaVersion2)
+        try old.execute("PRAGMA user_version = 2")
+        old.close()
+
+        let upgraded = try KVStorage(path: directory.path, type: .mixed)
+        XCTAssertEqual(try KVStorage.userVersion(upgraded.database), 3)
+        let expected = KVStorage.cost(keyBytes: 3_000, valueBytes: 100, isFile: false, extendedDataBytes: 2_000)
+            + KVStorage.cost(keyBytes: 1, valueBytes: 10_000, isFile: true, extendedDataBytes: 0)
+        XCTAssertEqual(try upgraded.itemsCost(), expected)
+        try upgraded.removeItem(forKey: long)
+        XCTAssertEqual(try upgraded.itemsCost(), KVStorage.cost(keyBytes: 1, valueBytes: 10_000, isFile: true, extendedDataBytes: 0))
+        XCTAssertEqual(try upgraded._checkInvariants(), [])
     }
 
     /// `itemsCount()`/`itemsSize()` (read from `totals`) equal `count(*)`/`sum(size)` and a model after

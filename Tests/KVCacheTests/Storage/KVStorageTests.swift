@@ -97,7 +97,10 @@ final class KVStorageTests: XCTestCase {
         try storage.removeItems(toFitCount: 4)
         XCTAssertEqual(try ["k0", "k1", "k2", "k3", "k4", "k5"].filter { try storage.containsItem(forKey: $0) },
                        ["k0", "k3", "k4", "k5"])
-        try storage.removeItems(toFitSize: 250)
+        // Costs (schema 3): k0 and k4 are files (4 KiB blocks), k3 and k5 inline; k3 then k4 are the oldest.
+        let file = KVStorage.cost(keyBytes: 2, valueBytes: 100, isFile: true, extendedDataBytes: 0)
+        let inline = KVStorage.cost(keyBytes: 2, valueBytes: 100, isFile: false, extendedDataBytes: 0)
+        try storage.removeItems(toFitSize: file + inline)
         XCTAssertEqual(try ["k0", "k3", "k4", "k5"].filter { try storage.containsItem(forKey: $0) }, ["k0", "k5"])
         try assertConsistent(storage)
     }

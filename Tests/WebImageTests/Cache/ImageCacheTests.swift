@@ -60,7 +60,7 @@ final class ImageCacheTests: XCTestCase {
     }
 
     func testUndecodableDiskEntryIsAMissAndIsRemoved() throws {
-        try cache.diskCache.setObject(Data("garbage".utf8), forKey: "bad")
+        try cache.diskCache!.setObject(Data("garbage".utf8), forKey: "bad")
         XCTAssertNil(try cache.getImage(forKey: "bad"))
         XCTAssertFalse(try cache.containsImage(forKey: "bad", type: .disk))
     }

@@ -47,7 +47,7 @@ enum ReadmeSnippets {
     static func customManager() throws {
         // snippet: manager
         let cache = try ImageCache(path: "/var/cache/myservice/images")
-        cache.diskCache.costLimit = 2 << 30                       // 2 GB on disk, LRU-trimmed every 60 s
+        cache.diskCache?.costLimit = 2 << 30                      // 2 GB on disk, LRU-trimmed every 60 s
         cache.memoryCache.costLimit = 256 << 20                   // 256 MB of decoded pixels
         let manager = ImageManager(cache: cache, queue: FetchQueue(maxConcurrentTransfers: 16))
         manager.timeout = 10
@@ -125,7 +125,8 @@ enum ReadmeSnippets {
         manager.sourcePolicy = .publicOnly(allowing: [IPNetwork("10.20.0.0/16")].compactMap { $0 })
         manager.allowsFileURLs = false
         manager.maximumResponseSize = 20 << 20      // 20 MiB after content decoding; nil = no limit
-        manager.timeout = 5                         // the whole transfer, from DNS to the last byte
+        manager.timeout = 5                         // the whole transfer, from DNS to the last byte (60 s by default)
+        manager.inactivityTimeout = 2               // less than 1 byte/s for 2 s ends it (15 s by default)
         // end
     }
 

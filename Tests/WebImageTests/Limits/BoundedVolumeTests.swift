@@ -112,14 +112,14 @@ final class BoundedVolumeTests: XCTestCase {
             }
             XCTAssertEqual(good, 2000)
             cache.waitForPendingWrites()
-            try cache.diskCache.trimToLimits()
-            let usage = try cache.diskCache.usage()
+            try cache.diskCache!.trimToLimits()
+            let usage = try cache.diskCache!.usage()
             let rss = samples.withLock { $0 }
             XCTAssertLessThanOrEqual(cache.memoryCache.totalCost, cache.memoryCache.costLimit)
-            XCTAssertLessThanOrEqual(usage.totalBytes, cache.diskCache.costLimit)
+            XCTAssertLessThanOrEqual(usage.totalBytes, cache.diskCache!.costLimit)
             XCTAssertEqual(usage.entryCount, 2000)
             print("VOLUME cache=\(cache.memoryCache.costLimit) kept=\(cache.memoryCache.totalCost) disk=\(usage.totalBytes) "
-                + "diskLimit=\(cache.diskCache.costLimit) rss1000=\(rss[1000] ?? 0) rss2000=\(rss[2000] ?? 0)")
+                + "diskLimit=\(cache.diskCache!.costLimit) rss1000=\(rss[1000] ?? 0) rss2000=\(rss[2000] ?? 0)")
             }
             return
         }

@@ -22,9 +22,9 @@ final class ImageCacheLimitsTests: XCTestCase {
         XCTAssertEqual(cache.memoryCache.costLimit, defaults.memoryCostLimit)
         XCTAssertEqual(cache.memoryEntryCostLimit, defaults.memoryEntryCostLimit)
         XCTAssertEqual(cache.memoryCache.ageLimit, 12 * 3600)
-        XCTAssertEqual(cache.diskCache.costLimit, 1 << 30)
-        XCTAssertEqual(cache.diskCache.ageLimit, 7 * 24 * 3600)
-        XCTAssertEqual(cache.diskCache.freeDiskSpaceLimit, 1 << 30)
+        XCTAssertEqual(cache.diskCache!.costLimit, 1 << 30)
+        XCTAssertEqual(cache.diskCache!.ageLimit, 7 * 24 * 3600)
+        XCTAssertEqual(cache.diskCache!.freeDiskSpaceLimit, 1 << 30)
     }
 
     func testAnImageOverTheEntryCapIsDeliveredButNotKeptInMemory() throws {

@@ -28,7 +28,7 @@ final class ImageOptionsTests: XCTestCase {
         XCTAssertEqual(fixture.load(url, options: [.ignoreDiskCache]).source, .remote)
         XCTAssertFalse(try fixture.manager.cache!.containsImage(forKey: url.absoluteString, type: .disk))
         // A disk entry exists but is ignored.
-        try fixture.manager.cache!.diskCache.setObject(try TestImages.png(seed: 9), forKey: url.absoluteString)
+        try fixture.manager.cache!.diskCache!.setObject(try TestImages.png(seed: 9), forKey: url.absoluteString)
         XCTAssertEqual(fixture.load(url, options: [.ignoreDiskCache], manager: try fixture.freshManager()).source, .remote)
     }
 
