@@ -51,11 +51,35 @@ public final class ImageManager: Sendable {
         var allowsFileURLs = true
     }
 
-    /// The shared manager: `ImageCache` at `ImageCache.defaultPath()` (made with its missing parents) and
-    /// `FetchQueue.shared`. If that folder cannot be opened even so (read-only, not a folder, out of
-    /// descriptors…), the manager keeps a memory cache (`ImageCache.diskCache` is `nil`), logs a warning once
-    /// with the reason, and keeps the error in `cache?.diskCacheError`.
-    public static let shared: ImageManager = makeShared(cachePath: ImageCache.defaultPath())
+    /// The default manager: what `ImageTarget.setImage(with:)`, `ImageSetter`, `ImagePrefetcher` and every
+    /// other API that takes a `manager:` use when none is given. Set it once, early, to give the whole
+    /// application one cache, timeout and queue (Nuke's `ImagePipeline.shared = …`):
+    ///
+    /// ```swift
+    /// ImageManager.shared = ImageManager(cache: try ImageCache(path: "/var/cache/app/images"))
+    /// ```
+    ///
+    /// Until set, it is made on first use: `ImageCache` at `ImageCache.defaultPath()` (made with its missing
+    /// parents) and `FetchQueue.shared`. If that folder cannot be opened even so (read-only, not a folder, out
+    /// of descriptors…), the manager keeps a memory cache (`ImageCache.diskCache` is `nil`), logs a warning once
+    /// with the reason, and keeps the error in `cache?.diskCacheError`. A default never read is never made (its
+    /// folder is not touched).
+    ///
+    /// - Important: Thread-safe: read and set from any thread. A request in flight keeps the manager it
+    ///   started on; setting another one affects only later calls.
+    public static var shared: ImageManager {
+        get {
+            sharedStorage.withLock { stored in
+                if let stored { return stored }
+                let made = makeShared(cachePath: ImageCache.defaultPath())
+                stored = made
+                return made
+            }
+        }
+        set { sharedStorage.withLock { $0 = newValue } }
+    }
+
+    private static let sharedStorage = Mutex<ImageManager?>(nil)
 
     /// What `shared` is made by: a manager over the image cache at `cachePath`, or over a memory-only cache that
     /// says why (`diskCacheError`) when that folder cannot be opened. Logs the fallback as a warning.
