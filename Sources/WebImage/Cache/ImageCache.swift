@@ -47,6 +47,8 @@ public final class ImageCache: Sendable {
     /// Every variant of a key stored in memory, by the key's plain form (`ImageCacheKey.base`), so
     /// `removeImage(forKey:)` finds thumbnails and transformed images too (`ImageCache+Variants.swift`).
     let variantIndex = Mutex(VariantIndex())
+    /// HTTP freshness of the originals of images in memory (`.useHTTPCache` serves fresh ones from memory).
+    let freshness = FreshnessTable()
 
     private let settings = Mutex(Settings())
     private struct Settings {
@@ -288,6 +290,7 @@ public final class ImageCache: Sendable {
     public func removeImage(forKey key: String, type: ImageCacheType = .all) throws(WebImageError) {
         if type.contains(.memory) {
             for variant in takeMemoryVariants(of: key) { memoryCache.removeObject(forKey: variant) }
+            freshness.remove(key)
         }
         if type.contains(.disk), let diskCache {
             waitForPendingWrites()

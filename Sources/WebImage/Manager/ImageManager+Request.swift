@@ -53,7 +53,9 @@ extension ImageManager {
 
     /// The memory-cache image for `memoryKey`, unless the options skip the memory cache.
     func memoryImage(forKey memoryKey: ImageCacheKey, options: ImageOptions) -> Image? {
-        guard let cache, !options.contains(.refreshImageCache), !options.contains(.useHTTPCache) else { return nil }
+        guard let cache, !options.contains(.refreshImageCache) else { return nil }
+        // With `.useHTTPCache`, a memory hit only while its original is known fresh (else revalidate).
+        if options.contains(.useHTTPCache), !cache.freshness.isFresh(memoryKey.key) { return nil }
         return cache.memoryCache.object(forKey: memoryKey)
     }
 

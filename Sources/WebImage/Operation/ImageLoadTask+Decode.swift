@@ -79,6 +79,8 @@ extension ImageLoadTask {
         reservation = nil
         if let cache = context.cache {
             cache.storeInMemory(image, forKey: context.memoryKey)
+            // What `.useHTTPCache` needs to serve this image from memory while its original stays fresh.
+            cache.freshness.record(metadata.http, forKey: context.cacheKey)
             // In the background: the request completes without waiting for its disk write.
             if storesToDisk { cache.storeOnDisk(data, forKey: context.cacheKey, metadata: metadata) }
             // Off the completion path: what came from the origin goes to the shared tier too (a shared hit is there already).

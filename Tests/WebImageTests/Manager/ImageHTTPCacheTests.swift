@@ -14,8 +14,23 @@ final class ImageHTTPCacheTests: XCTestCase {
         let url = fixture.server.url("/fresh.png")
         XCTAssertEqual(fixture.load(url, options: [.useHTTPCache]).source, .remote)
         let again = fixture.load(url, options: [.useHTTPCache])
-        XCTAssertEqual(again.source, .diskCache)
+        XCTAssertEqual(again.source, .memoryCache, "fresh: served from memory, no disk read, no decode")
+        let otherManager = try fixture.freshManager()
+        XCTAssertEqual(fixture.load(url, options: [.useHTTPCache], manager: otherManager).source, .diskCache,
+                       "fresh on disk for a manager with nothing in memory")
         XCTAssertEqual(fixture.server.requestCount(for: "/fresh.png"), 1)
+    }
+
+    /// A stale entry is never a memory hit under `.useHTTPCache`: it is revalidated, even though its image is
+    /// in memory.
+    func testAStaleEntryIsNotAMemoryHit() throws {
+        fixture.server.route("/stale-memory.png", HTTPTestResponse.bytes(try TestImages.png())
+            .withHeader("Cache-Control", "max-age=0").withETag("\"m1\""))
+        let url = fixture.server.url("/stale-memory.png")
+        XCTAssertEqual(fixture.load(url, options: [.useHTTPCache]).source, .remote)
+        XCTAssertNotEqual(fixture.load(url, options: [.useHTTPCache]).source, .memoryCache)
+        XCTAssertEqual(fixture.server.requests(for: "/stale-memory.png").last?.header("If-None-Match"), "\"m1\"")
+        XCTAssertEqual(fixture.load(url).source, .memoryCache, "without .useHTTPCache the memory hit stays")
     }
 
     func testStaleEntryIsRevalidatedAnd304ServesTheCachedBytes() throws {
