@@ -85,11 +85,22 @@ public final class DiskCache: Sendable {
     }
 
     /// The free disk space to keep, in bytes: the background trim removes values while free space is below
-    /// it. 0 (off) by default.
+    /// it (at most `freeDiskSpaceVolumeShare` of the volume's size), and logs why at info. 0 (off) by default.
     public var freeDiskSpaceLimit: Int64 {
         get { core.limits.withLock { $0.freeDiskSpaceLimit } }
         set { core.limits.withLock { $0.freeDiskSpaceLimit = max(0, newValue) } }
     }
+
+    /// The largest share of its volume's size the free-space floor may be: a 1 GiB floor on a 4 GiB SD card
+    /// or a small container overlay is 5 % of it (205 MB), not a floor that empties the cache at every trim.
+    /// `defaultFreeDiskSpaceVolumeShare` (0.05) by default; 1 keeps `freeDiskSpaceLimit` as it is.
+    public var freeDiskSpaceVolumeShare: Double {
+        get { core.limits.withLock { $0.freeDiskSpaceVolumeShare } }
+        set { core.limits.withLock { $0.freeDiskSpaceVolumeShare = min(1, max(0, newValue.isNaN ? 1 : newValue)) } }
+    }
+
+    /// The default `freeDiskSpaceVolumeShare`: 5 %.
+    public static let defaultFreeDiskSpaceVolumeShare = 0.05
 
     /// The longest key accepted, in UTF-8 bytes: a save with a longer key throws `.keyTooLong` and stores
     /// nothing. 8 KiB by default (`defaultKeyLengthLimit`); at least 1. Thread-safe.

@@ -12,6 +12,7 @@ final class DiskCacheCore: Sendable {
         var costLimit = Int64.max
         var ageLimit = Double.infinity
         var freeDiskSpaceLimit: Int64 = 0
+        var freeDiskSpaceVolumeShare = DiskCache.defaultFreeDiskSpaceVolumeShare
         var autoTrimInterval = 60.0
         var keyLengthLimit = DiskCache.defaultKeyLengthLimit
         var extendedDataSizeLimit = DiskCache.defaultExtendedDataSizeLimit
@@ -342,17 +343,20 @@ final class DiskCacheCore: Sendable {
         // this task (`DiskCacheCloseReviewTests`).
         let limits = self.limits.withLock {
             (costLimit: $0.costLimit, countLimit: $0.countLimit, ageLimit: $0.ageLimit,
-             freeDiskSpaceLimit: $0.freeDiskSpaceLimit)
+             freeDiskSpaceLimit: $0.freeDiskSpaceLimit, freeDiskSpaceVolumeShare: $0.freeDiskSpaceVolumeShare)
         }
         guard let lock = try TrimLock(path: path + "/trim.lock") else { return false }
         defer { lock.release() }
         var target = TrimLimits(maxSize: limits.costLimit, maxCount: limits.countLimit,
                               accessedBefore: limits.ageLimit.isFinite ? Date(timeIntervalSinceNow: -limits.ageLimit) : nil)
-        if limits.freeDiskSpaceLimit > 0, let free = FreeDiskSpace.bytes(atPath: path) {
-            let needed = limits.freeDiskSpaceLimit - free
+        if limits.freeDiskSpaceLimit > 0, let volume = FreeDiskSpace.volume(atPath: path) {
+            let floor = FreeDiskSpace.floor(limit: limits.freeDiskSpaceLimit, volumeSize: volume.size,
+                                            share: limits.freeDiskSpaceVolumeShare)
+            let needed = floor - volume.available
             if needed > 0 {
                 let total = try withStorage { (storage) throws(KVCacheError) in try storage.itemsCost() }
                 target.maxSize = min(target.maxSize, max(0, total - needed))
+                kvLog.info("DiskCache at \(path): \(volume.available) bytes free on its volume of \(volume.size), under the floor of \(floor): trimming to \(target.maxSize) bytes")
             }
         }
         try trim(to: target)

@@ -29,9 +29,25 @@ struct TrimLock {
 enum FreeDiskSpace {
     /// Bytes available to unprivileged users, or `nil` if `statvfs` fails.
     static func bytes(atPath path: String) -> Int64? {
+        volume(atPath: path)?.available
+    }
+
+    /// The volume's bytes available to unprivileged users and its size, or `nil` if `statvfs` fails.
+    static func volume(atPath path: String) -> (available: Int64, size: Int64)? {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }
-        let (bytes, overflow) = Int64(info.f_bavail).multipliedReportingOverflow(by: Int64(info.f_frsize))
-        return overflow ? .max : bytes
+        let (available, overflow1) = Int64(info.f_bavail).multipliedReportingOverflow(by: Int64(info.f_frsize))
+        let (size, overflow2) = Int64(info.f_blocks).multipliedReportingOverflow(by: Int64(info.f_frsize))
+        return (overflow1 ? .max : available, overflow2 ? .max : size)
+    }
+
+    /// The free space a trim keeps on a volume of `volumeSize` bytes: `limit`, but at most `share` of the
+    /// volume (so a 1 GiB floor does not empty the cache at every trim of a 4 GiB SD card or a small
+    /// container overlay).
+    static func floor(limit: Int64, volumeSize: Int64, share: Double) -> Int64 {
+        guard limit > 0 else { return 0 }
+        guard share < 1, volumeSize > 0 else { return limit }
+        let proportional = Double(volumeSize) * max(0, share)
+        return proportional < Double(limit) ? Int64(proportional) : limit
     }
 }
