@@ -83,6 +83,7 @@ public final class ImageService: Sendable {
     let resultCoalescer = Coalescer<(result: ImageResult, tier: ResultTier)>()
     let sourceCoalescer = Coalescer<(data: Data, source: ImageSource)>()
     let running = Mutex(0)
+    let gate: OriginGate
     let counts = Mutex(ImageServiceStatistics())
     let metrics = ServiceMetrics()
     let renderQueue = DispatchQueue(label: "webimage.server.render", attributes: .concurrent)
@@ -92,13 +93,21 @@ public final class ImageService: Sendable {
     /// manager.
     ///
     /// - Throws: `ImageServiceError.internalFailure` when a cache folder cannot be opened, or when neither a
-    ///   signing key nor `allowsUnsigned` is configured.
+    ///   signing key nor `allowsUnsigned` is configured; `.badSigningKey` for a key under 16 bytes.
     public init(configuration: ImageServiceConfiguration) throws(ImageServiceError) {
         guard configuration.signingKey != nil || configuration.allowsUnsigned else {
             throw .internalFailure("a signing key is required unless unsigned requests are allowed")
         }
         self.configuration = configuration
-        signer = configuration.signingKey.map { URLSigner(key: $0) }
+        if let key = configuration.signingKey {
+            do { signer = try URLSigner(key: key) } catch { throw .badSigningKey(error) }
+        } else {
+            signer = nil
+        }
+        let transfers = max(1, configuration.maxConcurrentTransfers)
+        gate = OriginGate(totalLimit: transfers,
+                          perHostLimit: configuration.maxConcurrentTransfersPerHost ?? max(1, transfers / 4),
+                          perHostQueueLimit: configuration.maxQueuedTransfersPerHost ?? max(1, configuration.maxConcurrency / 4))
         let base = URL(fileURLWithPath: configuration.cacheDirectory)
         do {
             try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
@@ -110,7 +119,7 @@ public final class ImageService: Sendable {
                                       memoryCostLimit: configuration.resultMemoryCostLimit,
                                       diskCostLimit: configuration.resultDiskCostLimit)
             manager = ImageManager(cache: originals,
-                                   queue: FetchQueue(maxConcurrentTransfers: configuration.maxConcurrentTransfers))
+                                   queue: FetchQueue(maxConcurrentTransfers: transfers))
         } catch {
             throw .internalFailure("cannot open the caches under \(configuration.cacheDirectory): \(error)")
         }
@@ -129,16 +138,24 @@ public final class ImageService: Sendable {
     public var runningCount: Int { running.withLock { $0 } }
 
     /// Answers one `/image` request. Never throws: every failure is an error response (see
-    /// `ImageServiceError`), and each is counted in the metrics.
+    /// `ImageServiceError`), and each is counted in the metrics and logged with its cause (debug; an unreachable
+    /// origin at info, with the reason the client is not told).
     public func handle(_ request: ImageServiceRequest) async -> ImageServiceResponse {
         let start = ContinuousClock.now
         var response: ImageServiceResponse
         do {
-            response = try await respond(to: request)
+            response = try await respond(to: request, arrival: start)
         } catch let error as ImageServiceError {
             response = errorResponse(error)
         } catch {
             response = errorResponse(.internalFailure("\(error)"))
+        }
+        if let error = response.error {
+            if case .originUnreachable(let reason) = error {
+                Self.logger.info("origin unreachable", metadata: ["reason": "\(reason)"])
+            } else {
+                Self.logger.debug("request failed", metadata: ["status": "\(response.status)", "error": "\(error)"])
+            }
         }
         let elapsed = ContinuousClock.now - start
         metrics.request(status: response.status,
@@ -146,7 +163,7 @@ public final class ImageService: Sendable {
         return response
     }
 
-    private func respond(to request: ImageServiceRequest) async throws -> ImageServiceResponse {
+    private func respond(to request: ImageServiceRequest, arrival: ContinuousClock.Instant) async throws -> ImageServiceResponse {
         let pairs = try QueryString.parse(Substring(request.query))
         try checkSignature(pairs)
         let options = try ImageRequestOptions(pairs: pairs)
@@ -164,7 +181,8 @@ public final class ImageService: Sendable {
             (result, tier) = (hit, .resultDisk)
         } else {
             let (made, isLeader) = try await resultCoalescer.value(forKey: key) { [self] in
-                try await makeResult(options: options, acceptsWebP: acceptsWebP, key: key)
+                try await makeResult(options: options, acceptsWebP: acceptsWebP, key: key,
+                                     deadline: arrival + .seconds(min(max(configuration.sourceTimeout, 0), 1e9)))
             }
             (result, tier) = (made.result, isLeader ? made.tier : .coalesced)
         }
