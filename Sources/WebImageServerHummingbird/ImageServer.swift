@@ -101,6 +101,10 @@ public struct ImageServer: Sendable {
     }
 
     /// Adds `GET /image`, `GET /healthz` and `GET /metrics` to `router`, with the access log.
+    ///
+    /// - Important: Only the routes: the connection limit, the request deadline and body limit, and the wait for
+    ///   a slow reader between response chunks come with `ImageServer`'s own server (`makeServiceGroup`); an
+    ///   application embedding these routes bounds its connections itself.
     public static func addRoutes<Context: RequestContext>(to router: Router<Context>, service: ImageService) {
         _ = registry
         router.add(middleware: AccessLogMiddleware())

@@ -60,7 +60,7 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "Origin transfers at the same time, in all.")
     var maxTransfers = 16
 
-    @Option(help: "Origin transfers to one host at the same time (default: a quarter of --max-transfers, at least 1).")
+    @Option(help: "Origin transfers to one host at the same time (default: a quarter of --max-transfers, at least 1; all of them with a single --allow-host).")
     var maxTransfersPerHost: Int?
 
     @Option(help: "Seconds SIGTERM lets requests in flight finish; then origin transfers are cancelled (503) and the server stops about 2 s later.")

@@ -105,9 +105,13 @@ public final class ImageService: Sendable {
             signer = nil
         }
         let transfers = max(1, configuration.maxConcurrentTransfers)
+        // One exact allowed host: every transfer is to it, so a share of the slots per host would only throttle it.
+        let singleHost = configuration.allowedHosts.count == 1 && !configuration.allowedHosts[0].hasPrefix("*.")
         gate = OriginGate(totalLimit: transfers,
-                          perHostLimit: configuration.maxConcurrentTransfersPerHost ?? max(1, transfers / 4),
-                          perHostQueueLimit: configuration.maxQueuedTransfersPerHost ?? max(1, configuration.maxConcurrency / 4))
+                          perHostLimit: configuration.maxConcurrentTransfersPerHost ?? (singleHost ? transfers : max(1, transfers / 4)),
+                          perHostQueueLimit: configuration.maxQueuedTransfersPerHost ?? max(1, configuration.maxConcurrency / 4),
+                          // A tenth of the timeout, 50 ms to 1 s: a transfer granted with less left is not started.
+                          minimumTransferTime: min(.seconds(1), max(.milliseconds(50), Self.sourceDeadline(configuration.sourceTimeout) / 10)))
         let base = URL(fileURLWithPath: configuration.cacheDirectory)
         do {
             try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
@@ -182,7 +186,7 @@ public final class ImageService: Sendable {
         } else {
             let (made, isLeader) = try await resultCoalescer.value(forKey: key) { [self] in
                 try await makeResult(options: options, acceptsWebP: acceptsWebP, key: key,
-                                     deadline: arrival + .seconds(min(max(configuration.sourceTimeout, 0), 1e9)))
+                                     deadline: arrival + Self.sourceDeadline(configuration.sourceTimeout))
             }
             (result, tier) = (made.result, isLeader ? made.tier : .coalesced)
         }
@@ -190,6 +194,12 @@ public final class ImageService: Sendable {
         // computed from the metric read 100 % (MetricsReviewTests).
         if tier != .origin { metrics.hit(tier) }
         return imageResponse(result, tier: tier, varies: options.format == .auto, ifNoneMatch: request.ifNoneMatch)
+    }
+
+    /// The time a source may take from the request's arrival: `sourceTimeout`, or (0, negative, NaN, infinite)
+    /// practically none (a billion seconds), as libcurl takes a timeout of 0.
+    static func sourceDeadline(_ seconds: Double) -> Duration {
+        seconds.isFinite && seconds > 0 ? .seconds(min(seconds, 1e9)) : .seconds(1e9)
     }
 
     private func diskResult(forKey key: String) throws -> ImageResult? {

@@ -58,12 +58,14 @@ public struct ImageServiceConfiguration: Sendable {
     /// Transfers to origins at the same time. Default 16.
     public var maxConcurrentTransfers = 16
     /// Transfers to one origin host (the URL's host name, any port) at the same time, so that one slow host cannot
-    /// take every transfer slot; `nil` (the default) is `max(1, maxConcurrentTransfers / 4)` (4 of the default 16).
+    /// take every transfer slot; `nil` (the default) is `max(1, maxConcurrentTransfers / 4)` (4 of the default 16),
+    /// or every slot when `allowedHosts` names exactly one host (no wildcard): all transfers go to it then.
     public var maxConcurrentTransfersPerHost: Int?
     /// Requests that may wait for a transfer slot for one host (past it they get 503 at once, without holding a
     /// pipeline slot while they wait); `nil` (the default) is `max(1, maxConcurrency / 4)` (16 of the default 64).
-    /// A waiting request is answered when its deadline (`sourceTimeout` after it arrived) passes: 504 when its
-    /// own host was at its cap, 503 with `Retry-After` when other hosts held every slot.
+    /// A waiting request is answered when its deadline (`sourceTimeout` after it arrived) passes, or when it gets a
+    /// slot with less than a tenth of it left (50 ms to 1 s): 504 when it waited behind its own host's cap, 503
+    /// with `Retry-After` when other hosts held every slot; it is never started.
     public var maxQueuedTransfersPerHost: Int?
     /// A tier shared by a fleet of servers for the original bytes (e.g. `MemcachedTier` from the
     /// `WebImageMemcached` product), asked after the originals' disk cache and before the origin. Default `nil`.

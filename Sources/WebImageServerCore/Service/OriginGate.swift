@@ -54,9 +54,14 @@ final class OriginGate: Sendable {
     let totalLimit: Int
     let perHostLimit: Int
     let perHostQueueLimit: Int
+    /// The least time left before its deadline for a transfer to start: a request granted a slot with less (it
+    /// waited nearly its whole timeout) is answered as one that waited past it, not started for a few
+    /// milliseconds against an origin.
+    let minimumTransferTime: Duration
     private let state = Mutex(State())
 
-    init(totalLimit: Int, perHostLimit: Int, perHostQueueLimit: Int) {
+    init(totalLimit: Int, perHostLimit: Int, perHostQueueLimit: Int, minimumTransferTime: Duration = .zero) {
+        self.minimumTransferTime = minimumTransferTime
         self.totalLimit = max(1, totalLimit)
         self.perHostLimit = max(1, min(perHostLimit, self.totalLimit))
         self.perHostQueueLimit = max(0, perHostQueueLimit)
@@ -74,7 +79,9 @@ final class OriginGate: Sendable {
                           _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         let isBehindHost = try await acquire(host: host, deadline: deadline)
         defer { release(host: host) }
-        guard ContinuousClock.now < deadline else { throw Refusal.queueDeadline(blockedByHost: isBehindHost) }
+        guard deadline - ContinuousClock.now > minimumTransferTime else {
+            throw Refusal.queueDeadline(blockedByHost: isBehindHost)
+        }
         // The transfer runs in its own task so that the deadline and the shutdown can cancel it (the calling task
         // may be a coalesced one nobody cancels); cancelling it cancels the fetch (`FetchQueue.fetch` async).
         let task = Task { try await body() }
