@@ -26,8 +26,11 @@ final class NonReadingClientTests: XCTestCase {
         XCTAssertEqual(control.status, 200)
         let size = control.body.count
         XCTAssertGreaterThan(size, 9 << 20, "more than the socket buffers hold")
+        XCTAssertEqual(control.header("Content-Length"), String(size), "written in chunks, with its length")
+        XCTAssertEqual(try control.decoded().width, 1800, "every chunk arrived, in order")
         let warm = await harness.image(pairs)
         XCTAssertEqual(warm.header("X-WebImage-Tier"), "result_memory", "served from the result cache from now on")
+        XCTAssertEqual(warm.body, control.body)
 
         let clients = 24
         let baseline = try Self.residentBytes()

@@ -110,6 +110,26 @@ final class OriginFairnessTests: XCTestCase {
         stalling.close()
     }
 
+    /// With one exact allowed host, every transfer goes to it: by default it gets every slot, not a quarter.
+    func testASingleAllowedHostGetsEverySlot() async throws {
+        let stalling = try StallingOrigin(host: "127.0.0.1")
+        let harness = try await ServerHarness { configuration in
+            configuration.allowedHosts = ["127.0.0.1"]
+            configuration.maxConcurrentTransfers = 4
+            configuration.sourceTimeout = 20
+        }
+        let stalled = (0..<4).map { index in
+            let url = harness.imageURL([("url", stalling.url("/stall\(index).jpg"))])
+            return Task { await ServerHarness.get(url).status }
+        }
+        try await Self.waitUntil("four transfers to the one allowed host") { harness.service.health.activeTransfers == 4 }
+        XCTAssertEqual(harness.service.health.waitingTransfers, 0)
+        harness.service.cancelOriginTransfers()
+        for task in stalled { _ = await task.value }
+        await harness.stop()
+        stalling.close()
+    }
+
     /// `/healthz` is 503 "saturated…" with `Retry-After` while every pipeline is busy, 200 "ok…" before and after.
     func testHealthzReportsSaturation() async throws {
         let stalling = try StallingOrigin()
