@@ -142,15 +142,21 @@ public struct ImageServer: Sendable {
         try await makeServiceGroup(onServerRunning: onServerRunning).run()
     }
 
+    /// `seconds` (finite, positive) as a NIO time amount, at most a year (`--idle-timeout 1e300` must not trap
+    /// converting to nanoseconds).
+    static func timeAmount(seconds: Double) -> TimeAmount {
+        .nanoseconds(Int64((min(seconds, 365 * 86_400) * 1e9).rounded()))
+    }
+
     /// The service group `run()` runs: the Hummingbird application, shut down gracefully on SIGTERM and SIGINT
     /// or by `triggerGracefulShutdown()` (which lets the requests in flight finish for `shutdownGrace` seconds,
     /// then cancels the origin transfers, then, 2 s later, the rest).
     public func makeServiceGroup(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> ServiceGroup {
         let router = Router(context: ImageRequestContext.self)
         Self.addRoutes(to: router, service: service)
-        let idle = idleTimeout.map { TimeAmount.nanoseconds(Int64(($0 * 1e9).rounded())) }
+        let idle = idleTimeout.map(Self.timeAmount(seconds:))
         let limiter = ConnectionLimiter(limit: maxConnections)
-        let requestTimeout = self.requestTimeout.map { TimeAmount.nanoseconds(Int64(($0 * 1e9).rounded())) }
+        let requestTimeout = self.requestTimeout.map(Self.timeAmount(seconds:))
         let maxBody = maxRequestBodySize
         let logger = self.logger
         let server = HTTPServerBuilder { responder in
