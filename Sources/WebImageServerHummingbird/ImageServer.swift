@@ -189,7 +189,7 @@ extension Response {
             if let field = HTTPField.Name(name) { fields.append(HTTPField(name: field, value: value)) }
         }
         if let tier = response.tier { fields.append(HTTPField(name: .xWebImageTier, value: tier.rawValue)) }
-        self.init(status: HTTPResponse.Status(code: response.status), headers: fields, body: ResponseBody(sharing: response.body, channel: channel))
+        self.init(status: HTTPResponse.Status(code: response.status), headers: fields, body: ResponseBody(sharing: response.body, owner: response.bodyOwner, channel: channel))
     }
 }
 
@@ -198,7 +198,8 @@ extension ResponseBody {
     /// chunk of `ImageServer.responseChunkSize` at a time, each once `channel` takes more bytes: a client that does
     /// not read holds one chunk and the channel's buffer, not its own copy of the image (a copy per response let 40
     /// clients that never read a 41 MiB result hold 1.6 GiB until their idle timeout).
-    init(sharing data: Data, channel: (any Channel)?) {
+    /// `owner` (`ImageServiceResponse.bodyOwner`) is held until the last byte is written.
+    init(sharing data: Data, owner: (any AnyObject & Sendable)?, channel: (any Channel)?) {
         let chunk = ImageServer.responseChunkSize
         guard data.count > chunk else {
             self.init(byteBuffer: ByteBuffer(bytes: data))
@@ -213,6 +214,7 @@ extension ResponseBody {
                 offset = end
             }
             try await writer.finish(nil)
+            withExtendedLifetime(owner) {}
         }
     }
 }

@@ -41,6 +41,9 @@ public struct ImageServiceResponse: Sendable {
     public var tier: ResultTier?
     /// The error answered, if any.
     public var error: ImageServiceError?
+    /// What keeps `body` shared with other responses of the same result while this one is written (a result read
+    /// from the disk tier); `nil` for most responses. An HTTP adapter holds it for as long as it writes `body`.
+    public var bodyOwner: (any AnyObject & Sendable)?
 
     /// The value of header `name` (case-insensitive), if present.
     public func header(_ name: String) -> String? {
@@ -82,6 +85,8 @@ public final class ImageService: Sendable {
     let results: ResultCache
     let resultCoalescer = Coalescer<(result: ImageResult, tier: ResultTier)>()
     let sourceCoalescer = Coalescer<(data: Data, source: ImageSource)>()
+    let servedBodies = ServedBodies()
+    let diskReadCoalescer = Coalescer<ServedBodies.Body?>()
     let running = Mutex(0)
     let gate: OriginGate
     let counts = Mutex(ImageServiceStatistics())
@@ -179,10 +184,11 @@ public final class ImageService: Sendable {
 
         let result: ImageResult
         let tier: ResultTier
+        var owner: ServedBodies.Body?
         if configuration.cachesResults, let hit = results.memory.object(forKey: key) {
             (result, tier) = (hit, .resultMemory)
-        } else if configuration.cachesResults, let hit = try diskResult(forKey: key) {
-            (result, tier) = (hit, .resultDisk)
+        } else if configuration.cachesResults, let shared = try await sharedDiskResult(forKey: key) {
+            (result, tier, owner) = (shared.result, .resultDisk, shared)
         } else {
             let (made, isLeader) = try await resultCoalescer.value(forKey: key) { [self] in
                 try await makeResult(options: options, acceptsWebP: acceptsWebP, key: key,
@@ -193,13 +199,25 @@ public final class ImageService: Sendable {
         // `.origin` is a miss of every cache: counting it in `webimage_cache_hits_total` made any hit ratio
         // computed from the metric read 100 % (MetricsReviewTests).
         if tier != .origin { metrics.hit(tier) }
-        return imageResponse(result, tier: tier, varies: options.format == .auto, ifNoneMatch: request.ifNoneMatch)
+        var response = imageResponse(result, tier: tier, varies: options.format == .auto, ifNoneMatch: request.ifNoneMatch)
+        response.bodyOwner = owner
+        return response
     }
 
     /// The time a source may take from the request's arrival: `sourceTimeout`, or (0, negative, NaN, infinite)
     /// practically none (a billion seconds), as libcurl takes a timeout of 0.
     static func sourceDeadline(_ seconds: Double) -> Duration {
         seconds.isFinite && seconds > 0 ? .seconds(min(seconds, 1e9)) : .seconds(1e9)
+    }
+
+    /// The result on disk for `key`, shared: the bytes a response of it is still writing, else one read (joined by
+    /// the concurrent requests of the key) registered in `servedBodies` for those that come while it is written.
+    private func sharedDiskResult(forKey key: String) async throws -> ServedBodies.Body? {
+        if let shared = servedBodies.body(forKey: key) { return shared }
+        return try await diskReadCoalescer.value(forKey: key) { [self] () throws -> ServedBodies.Body? in
+            if let shared = servedBodies.body(forKey: key) { return shared }
+            return try diskResult(forKey: key).map { servedBodies.register($0, forKey: key) }
+        }.value
     }
 
     private func diskResult(forKey key: String) throws -> ImageResult? {
