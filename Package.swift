@@ -138,9 +138,11 @@ let package = Package(
         .target(
             name: "WebImageServerHummingbird",
             dependencies: [
-                "WebImageServerCore",
+                "WebImageServerCore", "WebImageSync",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),

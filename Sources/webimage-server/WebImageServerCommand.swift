@@ -22,7 +22,7 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "Cache folder (originals/ and results/ inside).")
     var cache: String
 
-    @Option(help: "HMAC-SHA256 key for sig=, in hex.")
+    @Option(help: "HMAC-SHA256 key for sig=, in hex digits only: at least 16 bytes (32 digits); 32 random bytes recommended (openssl rand -hex 32).")
     var key: String?
 
     @Flag(help: "Serve requests without sig= (a sig that is given is still checked).")
@@ -45,6 +45,27 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "Seconds a client connection may stay idle, or trickle in its request head, before it is closed (0: never).")
     var idleTimeout = ImageServer.defaultIdleTimeout
 
+    @Option(help: "Seconds a request may take to arrive, head and body, from its first byte (0: never).")
+    var requestTimeout = ImageServer.defaultRequestTimeout
+
+    @Option(help: "Largest request body accepted, in bytes (every route is a GET; 0 refuses any body).")
+    var maxRequestBody = ImageServer.defaultMaxRequestBodySize
+
+    @Option(help: "Client connections open at once; one past it is answered 503 and closed.")
+    var maxConnections = ImageServer.defaultMaxConnections
+
+    @Option(help: "Seconds a source may take, from the request's arrival: the wait for a transfer slot and the transfer.")
+    var sourceTimeout = 10.0
+
+    @Option(help: "Origin transfers at the same time, in all.")
+    var maxTransfers = 16
+
+    @Option(help: "Origin transfers to one host at the same time (default: a quarter of --max-transfers, at least 1; all of them with a single --allow-host).")
+    var maxTransfersPerHost: Int?
+
+    @Option(help: "Seconds SIGTERM lets requests in flight finish; then origin transfers are cancelled (503) and the server stops about 2 s later.")
+    var shutdownGrace = ImageServer.defaultShutdownGrace
+
     @Option(help: "Log level: trace, debug, info (the access log), notice, warning, error, critical.")
     var logLevel = "info"
 
@@ -56,10 +77,19 @@ struct WebImageServerCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard key != nil || allowUnsigned else { throw ValidationError("give --key HEX or --allow-unsigned") }
-        if let key, URLSigner.keyBytes(hex: key) == nil { throw ValidationError("--key must be an even number of hex digits") }
+        if let key {
+            do { _ = try URLSigner.keyBytes(hex: key) } catch { throw ValidationError("--key: \(error)") }
+        }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
         guard maxConcurrency > 0 else { throw ValidationError("--max-concurrency must be at least 1") }
         guard idleTimeout.isFinite, idleTimeout >= 0 else { throw ValidationError("--idle-timeout must be 0 or more seconds") }
+        guard requestTimeout.isFinite, requestTimeout >= 0 else { throw ValidationError("--request-timeout must be 0 or more seconds") }
+        guard maxRequestBody >= 0 else { throw ValidationError("--max-request-body must be 0 or more bytes") }
+        guard maxConnections > 0 else { throw ValidationError("--max-connections must be at least 1") }
+        guard sourceTimeout.isFinite, sourceTimeout > 0 else { throw ValidationError("--source-timeout must be more than 0 seconds") }
+        guard maxTransfers > 0 else { throw ValidationError("--max-transfers must be at least 1") }
+        if let maxTransfersPerHost, maxTransfersPerHost < 1 { throw ValidationError("--max-transfers-per-host must be at least 1") }
+        guard shutdownGrace.isFinite, shutdownGrace >= 0 else { throw ValidationError("--shutdown-grace must be 0 or more seconds") }
         for network in allowNetworks where IPNetwork(network) == nil {
             throw ValidationError("--allow-network \(network) is not a CIDR block")
         }
@@ -74,13 +104,18 @@ struct WebImageServerCommand: AsyncParsableCommand {
             return handler
         }
         var configuration = ImageServiceConfiguration(cacheDirectory: cache)
-        configuration.signingKey = key.flatMap(URLSigner.keyBytes(hex:))
+        configuration.signingKey = try key.map { hex in
+            do { return try URLSigner.keyBytes(hex: hex) } catch { throw ValidationError("--key: \(error)") }
+        }
         configuration.allowsUnsigned = allowUnsigned
         configuration.allowedHosts = allowHosts
         configuration.allowedNetworks = allowNetworks.compactMap(IPNetwork.init)
         configuration.maxConcurrency = maxConcurrency
         configuration.cacheMaxAge = maxAge
         configuration.cachesResults = !noResultCache
+        configuration.sourceTimeout = sourceTimeout
+        configuration.maxConcurrentTransfers = maxTransfers
+        configuration.maxConcurrentTransfersPerHost = maxTransfersPerHost
         if let memcached {
             do {
                 configuration.sharedTier = try MemcachedTier(servers: memcached.split(separator: ",").map(String.init))
@@ -89,7 +124,9 @@ struct WebImageServerCommand: AsyncParsableCommand {
             }
         }
         let service = try ImageService(configuration: configuration)
-        let server = ImageServer(service: service, host: host, port: port, idleTimeout: idleTimeout > 0 ? idleTimeout : nil)
+        let server = ImageServer(service: service, host: host, port: port, idleTimeout: idleTimeout > 0 ? idleTimeout : nil,
+                                 requestTimeout: requestTimeout > 0 ? requestTimeout : nil, maxRequestBodySize: maxRequestBody,
+                                 maxConnections: maxConnections, shutdownGrace: shutdownGrace)
         try await server.run { port in
             print("webimage-server listening on \(host):\(port)")
             fflush(nil) // every stream: `stdout` itself is a global Swift 6 cannot reference safely

@@ -77,6 +77,12 @@ final class ImageServerIdleTimeoutTests: XCTestCase {
         XCTAssertEqual(ImageServer(service: service, idleTimeout: 2.5).idleTimeout, 2.5)
         for never in [nil, 0, -1, .nan, .infinity] as [Double?] {
             XCTAssertNil(ImageServer(service: service, idleTimeout: never).idleTimeout, "\(String(describing: never))")
+            XCTAssertNil(ImageServer(service: service, requestTimeout: never).requestTimeout, "\(String(describing: never))")
         }
+        // A huge timeout is taken (as at most a year), never a trap converting it to nanoseconds.
+        _ = ImageServer(service: service, idleTimeout: 1e300, requestTimeout: 1e300).makeServiceGroup()
+        XCTAssertEqual(ImageServer(service: service, maxConnections: 0).maxConnections, 1)
+        XCTAssertEqual(ImageServer(service: service, maxRequestBodySize: -5).maxRequestBodySize, 0)
+        XCTAssertEqual(ImageServer(service: service, shutdownGrace: .nan).shutdownGrace, ImageServer.defaultShutdownGrace)
     }
 }

@@ -25,8 +25,13 @@ final class ServerHarness: @unchecked Sendable {
     static let loopback = [IPNetwork("127.0.0.0/8")!, IPNetwork("::1/128")!]
 
     /// A harness whose service is configured by `configure` (default: unsigned allowed, loopback allowed), its
-    /// server closing connections idle for `idleTimeout` seconds (default the server's).
+    /// server closing connections idle for `idleTimeout` seconds (default the server's), with the server's other
+    /// bounds (defaults the server's, but a 5 s shutdown grace so that a stuck test ends sooner).
     init(idleTimeout: Double? = ImageServer.defaultIdleTimeout,
+         requestTimeout: Double? = ImageServer.defaultRequestTimeout,
+         maxRequestBodySize: Int = ImageServer.defaultMaxRequestBodySize,
+         maxConnections: Int = ImageServer.defaultMaxConnections,
+         shutdownGrace: Double = 5,
          configure: (inout ImageServiceConfiguration) -> Void = { _ in }) async throws {
         origin = try HTTPTestServer.start()
         cacheDirectory = FileManager.default.temporaryDirectory
@@ -36,7 +41,9 @@ final class ServerHarness: @unchecked Sendable {
         configuration.allowedNetworks = Self.loopback
         configure(&configuration)
         service = try ImageService(configuration: configuration)
-        let server = ImageServer(service: service, host: "127.0.0.1", port: 0, idleTimeout: idleTimeout)
+        let server = ImageServer(service: service, host: "127.0.0.1", port: 0, idleTimeout: idleTimeout,
+                                 requestTimeout: requestTimeout, maxRequestBodySize: maxRequestBodySize,
+                                 maxConnections: maxConnections, shutdownGrace: shutdownGrace)
         let (ports, continuation) = AsyncStream.makeStream(of: Int.self)
         let group = server.makeServiceGroup { port in continuation.yield(port) }
         self.group = group

@@ -122,7 +122,9 @@ def start_thumbor(work: Path, venv: Path, result_storage: bool):
 def start_ours(work: Path, result_cache: bool):
     args = [str(ROOT / ".build/release/webimage-server"), "--port", str(OURS_PORT), "--host", "127.0.0.1",
             "--cache", str(work / "ours-cache"), "--allow-unsigned", "--allow-network", "127.0.0.0/8",
-            "--max-concurrency", "512", "--log-level", "error"]  # thumbor runs with -l error too
+            "--max-concurrency", "512", "--log-level", "error",  # thumbor runs with -l error too
+            # Every source is on one origin (nginx on 127.0.0.1): all transfer slots for it, as thumbor has.
+            "--max-transfers-per-host", "16"]
     if not result_cache:
         args.append("--no-result-cache")
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -14,10 +14,11 @@ import WebImage
 /// | `sourceTooLarge` | 413 |
 /// | `notAnImage` | 415 |
 /// | `pixelLimit` | 422 |
-/// | `originFailed` | 502 |
+/// | `originFailed`, `originUnreachable` | 502 |
 /// | `saturated` | 503 with `Retry-After` |
 /// | `originTimeout` | 504 |
 /// | `internalFailure` | 500 |
+/// | `badSigningKey` | (thrown by `ImageService.init`, never answered) |
 ///
 /// - Important: A value type; thread-safe.
 public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -25,8 +26,9 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
     case badOptions(String)
     /// A missing or wrong `sig` while signatures are required, or a wrong one at any time.
     case badSignature
-    /// The source is refused: not on the host allow-list, not http/https, or its address is refused by the
-    /// source policy (the message says which).
+    /// The source is refused before any name is resolved: not on the host allow-list, not http/https, a redirect
+    /// to another scheme, a `file` URL or a host off the allow-list (the message says which). An address the
+    /// source policy refuses is `originUnreachable`, not this.
     case sourceRefused(String)
     /// The origin answered 404 or 410.
     case originNotFound(status: Int)
@@ -38,12 +40,20 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
     case pixelLimit(String)
     /// The origin failed: another HTTP status, a refused or broken connection, a TLS failure.
     case originFailed(String)
+    /// No connection to the origin: its name does not resolve, it resolves to an address the source policy
+    /// refuses (loopback, private, link-local…), or the connection is refused or unreachable. The client is
+    /// told "origin unreachable" and nothing more, the same status and body for every one of these: telling them
+    /// apart let anyone ask the service whether an internal name exists and to which class of address it
+    /// resolves. `reason` (the cause, with the address) is for the server's log only.
+    case originUnreachable(reason: String)
     /// More requests in flight than the service's concurrency limit; retry after the given seconds.
     case saturated(retryAfter: Int)
     /// The origin did not answer within the transfer timeout.
     case originTimeout
     /// Anything else (an encoder failure); a bug or an exhausted resource.
     case internalFailure(String)
+    /// The configured signing key is refused (under 16 bytes): thrown by `ImageService.init`, never answered.
+    case badSigningKey(URLSignerError)
 
     /// The HTTP status this error is answered with.
     public var httpStatus: Int {
@@ -54,10 +64,10 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
         case .sourceTooLarge: return 413
         case .notAnImage: return 415
         case .pixelLimit: return 422
-        case .originFailed: return 502
+        case .originFailed, .originUnreachable: return 502
         case .saturated: return 503
         case .originTimeout: return 504
-        case .internalFailure: return 500
+        case .internalFailure, .badSigningKey: return 500
         }
     }
 
@@ -72,9 +82,11 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
         case .notAnImage(let message): return "not an image: \(message)"
         case .pixelLimit(let message): return "over a pixel limit: \(message)"
         case .originFailed(let message): return "origin failed: \(message)"
+        case .originUnreachable: return "origin unreachable"
         case .saturated(let seconds): return "saturated; retry after \(seconds) s"
         case .originTimeout: return "origin timed out"
         case .internalFailure(let message): return "internal failure: \(message)"
+        case .badSigningKey(let error): return "bad signing key: \(error)"
         }
     }
 
@@ -96,8 +108,9 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
         case .httpStatus(let status, _): self = .originFailed("origin answered \(status)")
         case .responseTooLarge(let limit): self = .sourceTooLarge(limit: limit)
         case .timedOut: self = .originTimeout
-        // Not the address dialled: the body would make the service resolve internal names for anyone asking.
-        case .addressRefused(_, let category): self = .sourceRefused("its address is \(category), not public")
+        // One answer for "no such name", "a refused address" and "refused connection": each told apart made the
+        // service an oracle of internal names (403 "its address is loopback" against 502 "Could not resolve host").
+        case .addressRefused, .connectionFailed: self = .originUnreachable(reason: "\(error)")
         case .fileURLRefused, .redirectRefused, .hostRefused, .notRegularFile: self = .sourceRefused("\(error)")
         // A redirect the origin made unfollowable is the origin's failure (502), not the client's options.
         case .invalidRedirect: self = .originFailed("\(error)")

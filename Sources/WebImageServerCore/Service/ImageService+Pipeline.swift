@@ -7,7 +7,8 @@ import WebImageSync
 extension ImageService {
     /// The pipeline of one result, run once per key however many requests wait for it: concurrency slot →
     /// source bytes (coalesced per source) → render on the render queue within the decode budget → store.
-    func makeResult(options: ImageRequestOptions, acceptsWebP: Bool, key: String) async throws -> (result: ImageResult, tier: ResultTier) {
+    func makeResult(options: ImageRequestOptions, acceptsWebP: Bool, key: String,
+                    deadline: ContinuousClock.Instant) async throws -> (result: ImageResult, tier: ResultTier) {
         let admitted = running.withLock { count -> Bool in
             guard count < configuration.maxConcurrency else { return false }
             count += 1
@@ -19,7 +20,7 @@ extension ImageService {
         }
         defer { running.withLock { $0 -= 1 } }
 
-        let source = try await sourceBytes(for: options.source)
+        let source = try await sourceBytes(for: options.source, deadline: deadline)
         let result: ImageResult
         do {
             result = try await render(source.data, options: options, acceptsWebP: acceptsWebP)
@@ -58,17 +59,37 @@ extension ImageService {
     }
 
     /// The source's bytes: the originals' disk cache, else one transfer (joined by concurrent requests for
-    /// other results of the same source).
-    private func sourceBytes(for url: URL) async throws -> (data: Data, source: ImageSource) {
+    /// other results of the same source) admitted by the origin gate (a fair share of the transfer slots per host)
+    /// and ended at `deadline`, counted from the arrival of the request that started it.
+    private func sourceBytes(for url: URL, deadline: ContinuousClock.Instant) async throws -> (data: Data, source: ImageSource) {
         let key = manager.cacheKey(for: url)
         let (value, _) = try await sourceCoalescer.value(forKey: key) { [self] in
             do {
-                let loaded = try await manager.imageData(for: url)
+                // A disk hit takes no transfer slot: it must not wait behind a slow host.
+                if let cache = manager.cache, let data = try cache.getImageData(forKey: key) {
+                    return (data, ImageSource.diskCache)
+                }
+                let manager = self.manager
+                let loaded = try await gate.run(host: url.host?.lowercased() ?? "", deadline: deadline) {
+                    try await manager.imageData(for: url)
+                }
                 if loaded.source == .remote {
                     counts.withLock { $0.originFetches += 1 }
                     metrics.originFetch(bytes: loaded.data.count)
                 }
                 return loaded
+            } catch let refusal as OriginGate.Refusal {
+                switch refusal {
+                case .transferDeadline:
+                    // Started and timed out: a transfer to the origin, as a failed one is.
+                    counts.withLock { $0.originFetches += 1 }
+                    metrics.originFetch(bytes: 0)
+                    throw ImageServiceError.originTimeout
+                case .queueDeadline(blockedByHost: true): throw ImageServiceError.originTimeout
+                case .queueDeadline(blockedByHost: false), .hostQueueFull, .closed:
+                    counts.withLock { $0.saturated += 1 }
+                    throw ImageServiceError.saturated(retryAfter: configuration.retryAfterSeconds)
+                }
             } catch let error as WebImageError {
                 // A failed transfer is still one to the origin, in the metric as in the statistics (an origin
                 // answering errors to a flood is load on it: OriginFetchMetricReviewTests).

@@ -41,6 +41,9 @@ public struct ImageServiceResponse: Sendable {
     public var tier: ResultTier?
     /// The error answered, if any.
     public var error: ImageServiceError?
+    /// What keeps `body` shared with other responses of the same result while this one is written (a result read
+    /// from the disk tier); `nil` for most responses. An HTTP adapter holds it for as long as it writes `body`.
+    public var bodyOwner: (any AnyObject & Sendable)?
 
     /// The value of header `name` (case-insensitive), if present.
     public func header(_ name: String) -> String? {
@@ -82,7 +85,10 @@ public final class ImageService: Sendable {
     let results: ResultCache
     let resultCoalescer = Coalescer<(result: ImageResult, tier: ResultTier)>()
     let sourceCoalescer = Coalescer<(data: Data, source: ImageSource)>()
+    let servedBodies = ServedBodies()
+    let diskReadCoalescer = Coalescer<ServedBodies.Body?>()
     let running = Mutex(0)
+    let gate: OriginGate
     let counts = Mutex(ImageServiceStatistics())
     let metrics = ServiceMetrics()
     let renderQueue = DispatchQueue(label: "webimage.server.render", attributes: .concurrent)
@@ -92,13 +98,25 @@ public final class ImageService: Sendable {
     /// manager.
     ///
     /// - Throws: `ImageServiceError.internalFailure` when a cache folder cannot be opened, or when neither a
-    ///   signing key nor `allowsUnsigned` is configured.
+    ///   signing key nor `allowsUnsigned` is configured; `.badSigningKey` for a key under 16 bytes.
     public init(configuration: ImageServiceConfiguration) throws(ImageServiceError) {
         guard configuration.signingKey != nil || configuration.allowsUnsigned else {
             throw .internalFailure("a signing key is required unless unsigned requests are allowed")
         }
         self.configuration = configuration
-        signer = configuration.signingKey.map { URLSigner(key: $0) }
+        if let key = configuration.signingKey {
+            do { signer = try URLSigner(key: key) } catch { throw .badSigningKey(error) }
+        } else {
+            signer = nil
+        }
+        let transfers = max(1, configuration.maxConcurrentTransfers)
+        // One exact allowed host: every transfer is to it, so a share of the slots per host would only throttle it.
+        let singleHost = configuration.allowedHosts.count == 1 && !configuration.allowedHosts[0].hasPrefix("*.")
+        gate = OriginGate(totalLimit: transfers,
+                          perHostLimit: configuration.maxConcurrentTransfersPerHost ?? (singleHost ? transfers : max(1, transfers / 4)),
+                          perHostQueueLimit: configuration.maxQueuedTransfersPerHost ?? max(1, configuration.maxConcurrency / 4),
+                          // A tenth of the timeout, 50 ms to 1 s: a transfer granted with less left is not started.
+                          minimumTransferTime: min(.seconds(1), max(.milliseconds(50), Self.sourceDeadline(configuration.sourceTimeout) / 10)))
         let base = URL(fileURLWithPath: configuration.cacheDirectory)
         do {
             try FileManager.default.createDirectory(at: base, withIntermediateDirectories: true)
@@ -110,7 +128,7 @@ public final class ImageService: Sendable {
                                       memoryCostLimit: configuration.resultMemoryCostLimit,
                                       diskCostLimit: configuration.resultDiskCostLimit)
             manager = ImageManager(cache: originals,
-                                   queue: FetchQueue(maxConcurrentTransfers: configuration.maxConcurrentTransfers))
+                                   queue: FetchQueue(maxConcurrentTransfers: transfers))
         } catch {
             throw .internalFailure("cannot open the caches under \(configuration.cacheDirectory): \(error)")
         }
@@ -129,16 +147,24 @@ public final class ImageService: Sendable {
     public var runningCount: Int { running.withLock { $0 } }
 
     /// Answers one `/image` request. Never throws: every failure is an error response (see
-    /// `ImageServiceError`), and each is counted in the metrics.
+    /// `ImageServiceError`), and each is counted in the metrics and logged with its cause (debug; an unreachable
+    /// origin at info, with the reason the client is not told).
     public func handle(_ request: ImageServiceRequest) async -> ImageServiceResponse {
         let start = ContinuousClock.now
         var response: ImageServiceResponse
         do {
-            response = try await respond(to: request)
+            response = try await respond(to: request, arrival: start)
         } catch let error as ImageServiceError {
             response = errorResponse(error)
         } catch {
             response = errorResponse(.internalFailure("\(error)"))
+        }
+        if let error = response.error {
+            if case .originUnreachable(let reason) = error {
+                Self.logger.info("origin unreachable", metadata: ["reason": "\(reason)"])
+            } else {
+                Self.logger.debug("request failed", metadata: ["status": "\(response.status)", "error": "\(error)"])
+            }
         }
         let elapsed = ContinuousClock.now - start
         metrics.request(status: response.status,
@@ -146,7 +172,7 @@ public final class ImageService: Sendable {
         return response
     }
 
-    private func respond(to request: ImageServiceRequest) async throws -> ImageServiceResponse {
+    private func respond(to request: ImageServiceRequest, arrival: ContinuousClock.Instant) async throws -> ImageServiceResponse {
         let pairs = try QueryString.parse(Substring(request.query))
         try checkSignature(pairs)
         let options = try ImageRequestOptions(pairs: pairs)
@@ -158,20 +184,40 @@ public final class ImageService: Sendable {
 
         let result: ImageResult
         let tier: ResultTier
+        var owner: ServedBodies.Body?
         if configuration.cachesResults, let hit = results.memory.object(forKey: key) {
             (result, tier) = (hit, .resultMemory)
-        } else if configuration.cachesResults, let hit = try diskResult(forKey: key) {
-            (result, tier) = (hit, .resultDisk)
+        } else if configuration.cachesResults, let shared = try await sharedDiskResult(forKey: key) {
+            (result, tier, owner) = (shared.result, .resultDisk, shared)
         } else {
             let (made, isLeader) = try await resultCoalescer.value(forKey: key) { [self] in
-                try await makeResult(options: options, acceptsWebP: acceptsWebP, key: key)
+                try await makeResult(options: options, acceptsWebP: acceptsWebP, key: key,
+                                     deadline: arrival + Self.sourceDeadline(configuration.sourceTimeout))
             }
             (result, tier) = (made.result, isLeader ? made.tier : .coalesced)
         }
         // `.origin` is a miss of every cache: counting it in `webimage_cache_hits_total` made any hit ratio
         // computed from the metric read 100 % (MetricsReviewTests).
         if tier != .origin { metrics.hit(tier) }
-        return imageResponse(result, tier: tier, varies: options.format == .auto, ifNoneMatch: request.ifNoneMatch)
+        var response = imageResponse(result, tier: tier, varies: options.format == .auto, ifNoneMatch: request.ifNoneMatch)
+        response.bodyOwner = owner
+        return response
+    }
+
+    /// The time a source may take from the request's arrival: `sourceTimeout`, or (0, negative, NaN, infinite)
+    /// practically none (a billion seconds), as libcurl takes a timeout of 0.
+    static func sourceDeadline(_ seconds: Double) -> Duration {
+        seconds.isFinite && seconds > 0 ? .seconds(min(seconds, 1e9)) : .seconds(1e9)
+    }
+
+    /// The result on disk for `key`, shared: the bytes a response of it is still writing, else one read (joined by
+    /// the concurrent requests of the key) registered in `servedBodies` for those that come while it is written.
+    private func sharedDiskResult(forKey key: String) async throws -> ServedBodies.Body? {
+        if let shared = servedBodies.body(forKey: key) { return shared }
+        return try await diskReadCoalescer.value(forKey: key) { [self] () throws -> ServedBodies.Body? in
+            if let shared = servedBodies.body(forKey: key) { return shared }
+            return try diskResult(forKey: key).map { servedBodies.register($0, forKey: key) }
+        }.value
     }
 
     private func diskResult(forKey key: String) throws -> ImageResult? {

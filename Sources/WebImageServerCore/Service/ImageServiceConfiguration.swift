@@ -38,7 +38,8 @@ public struct ImageServiceConfiguration: Sendable {
     /// The largest source accepted, in bytes (after content decoding). Default
     /// `FetchRequest.defaultMaximumResponseSize` (64 MiB, or a tenth of physical memory if less).
     public var maximumSourceSize: Int64 = FetchRequest.defaultMaximumResponseSize
-    /// The whole transfer's timeout, in seconds. Default 10.
+    /// The source's deadline, in seconds, counted from the request's arrival: the wait for a transfer slot and the
+    /// transfer together (a request that waited the whole time is answered, never started). Default 10.
     public var sourceTimeout: Double = 10
     /// Limits on the decoded source (pixels per frame and per animation, frames). Default `DecodeLimits.default`.
     public var decodeLimits = DecodeLimits.default
@@ -56,6 +57,16 @@ public struct ImageServiceConfiguration: Sendable {
     public var cachesResults = true
     /// Transfers to origins at the same time. Default 16.
     public var maxConcurrentTransfers = 16
+    /// Transfers to one origin host (the URL's host name, any port) at the same time, so that one slow host cannot
+    /// take every transfer slot; `nil` (the default) is `max(1, maxConcurrentTransfers / 4)` (4 of the default 16),
+    /// or every slot when `allowedHosts` names exactly one host (no wildcard): all transfers go to it then.
+    public var maxConcurrentTransfersPerHost: Int?
+    /// Requests that may wait for a transfer slot for one host (past it they get 503 at once, without holding a
+    /// pipeline slot while they wait); `nil` (the default) is `max(1, maxConcurrency / 4)` (16 of the default 64).
+    /// A waiting request is answered when its deadline (`sourceTimeout` after it arrived) passes, or when it gets a
+    /// slot with less than a tenth of it left (50 ms to 1 s): 504 when it waited behind its own host's cap, 503
+    /// with `Retry-After` when other hosts held every slot; it is never started.
+    public var maxQueuedTransfersPerHost: Int?
     /// A tier shared by a fleet of servers for the original bytes (e.g. `MemcachedTier` from the
     /// `WebImageMemcached` product), asked after the originals' disk cache and before the origin. Default `nil`.
     public var sharedTier: (any RemoteCacheTier)?

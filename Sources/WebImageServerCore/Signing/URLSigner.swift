@@ -6,7 +6,7 @@ import Foundation
 /// imgproxy and thumbor sign theirs.
 ///
 /// ```swift
-/// let signer = URLSigner(key: Array("secret".utf8))
+/// let signer = try URLSigner(key: Array("a secret of 16+ bytes".utf8))
 /// let query = signer.signedQuery([("url", "https://images.example/a.jpg"), ("w", "400"), ("h", "300")])
 /// // "h=300&url=https%3A%2F%2Fimages.example%2Fa.jpg&w=400&sig=…"
 /// ```
@@ -16,29 +16,60 @@ public struct URLSigner: Sendable {
     // The bytes, not a `SymmetricKey` (not `Sendable` in swift-crypto 3); the key is made per signature.
     private let key: [UInt8]
 
-    /// Makes a signer over `key` (any length; 32 random bytes recommended).
-    public init(key: [UInt8]) {
+    /// The fewest bytes a key may have: 16 (128 bits). Shorter keys are refused (`URLSignerError.keyTooShort`):
+    /// HMAC is no stronger than its key, and a 2-byte key falls to a search of one signed URL in a fraction of a
+    /// second.
+    public static let minimumKeyLength = 16
+
+    /// Makes a signer over `key`: at least `minimumKeyLength` (16) bytes; 32 random bytes recommended.
+    ///
+    /// - Throws: `URLSignerError.keyTooShort` for a key of fewer than 16 bytes.
+    public init(key: [UInt8]) throws(URLSignerError) {
+        guard key.count >= Self.minimumKeyLength else {
+            throw .keyTooShort(bytes: key.count, minimum: Self.minimumKeyLength)
+        }
         self.key = key
     }
 
-    /// Makes a signer from a key written in hex (`--key`), or `nil` when `hex` is not a key (`keyBytes(hex:)`).
-    public init?(hexKey hex: String) {
-        guard let bytes = Self.keyBytes(hex: hex) else { return nil }
-        self.init(key: bytes)
+    /// Makes a signer from a key written in hex (`--key`), as `keyBytes(hex:)` reads it.
+    ///
+    /// - Throws: `URLSignerError` when `hex` is not an even number of hex digits, or is under 16 bytes.
+    public init(hexKey hex: String) throws(URLSignerError) {
+        try self.init(key: try Self.keyBytes(hex: hex))
     }
 
-    /// The bytes of a key written in hex, or `nil` when `hex` is empty or not an even number of hex digits.
-    public static func keyBytes(hex: String) -> [UInt8]? {
-        guard !hex.isEmpty, hex.utf8.count % 2 == 0 else { return nil }
+    /// The bytes of a key written in hex: only the digits `0-9`, `a-f`, `A-F`, an even number of them, at least
+    /// `minimumKeyLength` bytes (32 digits). Nothing else is taken: no sign (`+f` is not `0f`, as
+    /// `UInt8(_:radix:)` would read it), no space, no `0x`.
+    ///
+    /// - Throws: `URLSignerError.notHex`, `.oddLength` or `.keyTooShort`.
+    public static func keyBytes(hex: String) throws(URLSignerError) -> [UInt8] {
         var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            guard let next = hex.index(index, offsetBy: 2, limitedBy: hex.endIndex),
-                  let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
+        bytes.reserveCapacity(hex.utf8.count / 2)
+        var high: UInt8?
+        var digits = 0
+        for (offset, character) in hex.unicodeScalars.enumerated() {
+            guard let value = Self.hexValue(character) else { throw .notHex(offset: offset) }
+            digits += 1
+            if let first = high {
+                bytes.append(first << 4 | value)
+                high = nil
+            } else {
+                high = value
+            }
         }
+        guard high == nil else { throw .oddLength(digits: digits) }
+        guard bytes.count >= minimumKeyLength else { throw .keyTooShort(bytes: bytes.count, minimum: minimumKeyLength) }
         return bytes
+    }
+
+    private static func hexValue(_ scalar: Unicode.Scalar) -> UInt8? {
+        switch scalar.value {
+        case 0x30...0x39: return UInt8(scalar.value - 0x30)
+        case 0x41...0x46: return UInt8(scalar.value - 0x41 + 10)
+        case 0x61...0x66: return UInt8(scalar.value - 0x61 + 10)
+        default: return nil
+        }
     }
 
     /// The signature of `pairs` (their canonical query; any `sig` among them is ignored).
