@@ -43,13 +43,14 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A `file` URL that is not read: the request refuses file URLs (`allowsFileURLs` false), or a server
     /// redirected to it (a redirect to `file:` is never followed).
     case fileURLRefused(URL)
-    /// A redirect to a host the request's `sourcePolicy.allowedHosts` does not name: not followed.
+    /// A redirect to a host the request's `sourcePolicy.allowedHosts` does not name, or to a scheme other than
+    /// http and https (`file:` is `fileURLRefused`): not followed.
     case redirectRefused(URL)
     /// A request whose own host `sourcePolicy.allowedHosts` does not name (read as libcurl reads the URL):
     /// nothing was sent.
     case hostRefused(URL)
     /// The origin answered a redirect (3xx) that cannot be followed: no `Location` libcurl would follow
-    /// (missing or empty), or a target that is malformed or not http(s). `target` is libcurl's reading of it,
+    /// (missing or empty), or a target with no host libcurl can read. `target` is libcurl's reading of it,
     /// when it had one. The origin's fault, not the caller's.
     case invalidRedirect(status: Int, target: String?)
     /// A `file` URL naming something other than a regular file or a directory (directories are
@@ -116,7 +117,7 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
         case .addressRefused(let address, let category):
             return "refused by the source policy: \(address) is \(category), not public"
         case .fileURLRefused(let url): return "file URL refused: \(url.absoluteString)"
-        case .redirectRefused(let url): return "redirect refused: the host of \(url.absoluteString) is not allowed"
+        case .redirectRefused(let url): return "redirect refused: \(url.absoluteString) is not an allowed http(s) host"
         case .hostRefused(let url): return "refused: the host of \(url.absoluteString) is not allowed"
         case .invalidRedirect(let status, let target):
             return "the origin's \(status) redirect cannot be followed: " + (target.map { "target \($0)" } ?? "no Location")

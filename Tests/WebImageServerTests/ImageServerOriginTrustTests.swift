@@ -62,10 +62,11 @@ final class ImageServerOriginTrustTests: XCTestCase {
         }
         defer { source.shutdown() }
         let harness = try await ServerHarness()
-        for path in ["/none", "/ftp"] {
-            let reply = await harness.image([("url", source.url(path).absoluteString)])
-            XCTAssertEqual(reply.status, 502, "\(path): \(String(decoding: reply.body, as: UTF8.self))")
-        }
+        let none = await harness.image([("url", source.url("/none").absoluteString)])
+        XCTAssertEqual(none.status, 502, String(decoding: none.body, as: UTF8.self))
+        // A redirect to another scheme is a target refused, as `file:` is: 403, still not 400.
+        let ftp = await harness.image([("url", source.url("/ftp").absoluteString)])
+        XCTAssertEqual(ftp.status, 403, String(decoding: ftp.body, as: UTF8.self))
         await harness.stop()
     }
 }

@@ -35,10 +35,10 @@ extension Transfer {
         }
         // libcurl writes the scheme of its target lowercased; a file URL has no host, so it is told apart first.
         if target.hasPrefix("file:"), let url = URL(string: target) { return .fail(.fileURLRefused(url)) }
-        guard let parsed = CurlURL(target), parsed.scheme == "http" || parsed.scheme == "https" else {
-            return .fail(.invalidRedirect(status: status, target: target))
-        }
+        guard let parsed = CurlURL(target) else { return .fail(.invalidRedirect(status: status, target: target)) }
         let targetURL = URL(string: target) ?? request.url
+        // Another scheme (ftp:, gopher:…): a target we refuse to follow, like a host off the allow-list.
+        guard parsed.scheme == "http" || parsed.scheme == "https" else { return .fail(.redirectRefused(targetURL)) }
         guard request.sourcePolicy.allowsHost(parsed.hostForPolicy) else { return .fail(.redirectRefused(targetURL)) }
         guard redirects.count < request.maximumRedirects else {
             return .fail(.tooManyRedirects(limit: request.maximumRedirects))
