@@ -9,7 +9,11 @@ import Foundation
 /// - a line with whitespace between the field name and its colon is not a field (libcurl matches
 ///   `Location:` literally, so a `Location : x` line is no redirect to it; neither is it one to us);
 /// - a name must be a token; an obsolete folded line (starting with a space or tab) continues the previous
-///   value with one space.
+///   value with one space;
+/// - lines after the blank line that ends a head, until the next status line, are trailers (libcurl hands
+///   chunked and HTTP/2 trailers to the same callback after the body): they are not header fields and are
+///   dropped (RFC 9110 §6.5.1: a recipient must not merge them into the header section), so a trailer cannot
+///   give a redirect a year of freshness or a response a second `Content-Type`.
 ///
 /// Redirect targets are never read from here: libcurl's own (`CURLINFO_REDIRECT_URL`) is the only one used.
 ///
@@ -18,6 +22,8 @@ struct CurlHeaderParser {
     private(set) var headers: [FetchResponse.Header] = []
     /// Whether the next line starts a block (the first line, or the one after a blank line).
     private var atBlockStart = true
+    /// Whether the current head has ended (its blank line came): what follows, up to a status line, is trailers.
+    private var isHeadComplete = false
 
     /// Feeds one raw header line (with its CRLF).
     mutating func consume(_ bytes: UnsafeRawBufferPointer) {
@@ -25,13 +31,16 @@ struct CurlHeaderParser {
         while let last = line.last, last == 0x0A || last == 0x0D { line = line.dropLast() }
         if line.isEmpty { // the blank line ending the block
             atBlockStart = true
+            isHeadComplete = true
             return
         }
         defer { atBlockStart = false }
         if atBlockStart, line.starts(with: Array("HTTP/".utf8)) {
             headers.removeAll(keepingCapacity: true)
+            isHeadComplete = false
             return
         }
+        guard !isHeadComplete else { return } // a trailer
         if let first = line.first, first == 0x20 || first == 0x09 {
             guard !atBlockStart, let last = headers.indices.last else { return }
             let continuation = String(decoding: line.trimmingHTTPWhitespace(), as: UTF8.self)
@@ -52,6 +61,7 @@ struct CurlHeaderParser {
     mutating func reset() {
         headers.removeAll(keepingCapacity: true)
         atBlockStart = true
+        isHeadComplete = false
     }
 
     /// The first value of `name` (case-insensitive).
