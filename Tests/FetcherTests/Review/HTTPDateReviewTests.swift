@@ -33,6 +33,21 @@ final class HTTPDateReviewTests: XCTestCase {
         XCTAssertEqual(calendar.component(.year, from: lastYear), thisYear - 1)
     }
 
+    /// The same rule at an injected instant, to the second: exactly 50 years ahead is kept, one second more is
+    /// the past century.
+    func testTheFiftyYearBoundaryToTheSecond() throws {
+        let now = try XCTUnwrap(HTTPDate.parse("Mon, 01 Jun 2026 12:00:00 GMT"))
+        func year(_ text: String) -> Int? {
+            HTTPDate.parse(text, now: now).map { Int(HTTPDate.format($0).split(separator: " ")[3]) ?? 0 }
+        }
+        XCTAssertEqual(year("Monday, 01-Jun-76 12:00:00 GMT"), 2076, "exactly 50 years ahead")
+        XCTAssertEqual(year("Monday, 01-Jun-76 12:00:01 GMT"), 1976, "one second more")
+        XCTAssertEqual(year("Thursday, 31-Dec-76 23:59:59 GMT"), 1976)
+        XCTAssertEqual(year("Friday, 01-Jan-76 00:00:00 GMT"), 2076)
+        XCTAssertEqual(year("Sunday, 06-Nov-94 08:49:37 GMT"), 1994)
+        XCTAssertEqual(year("Saturday, 31-May-25 00:00:00 GMT"), 2025)
+    }
+
     /// Calendar edges of all three formats: leap days of century years, the last second of a day, and values
     /// just past each field's range.
     func testCalendarEdges() {
