@@ -90,4 +90,22 @@ final class HTTPRevalidationReviewTests: XCTestCase {
             XCTAssertEqual(server.requestHeads(for: path).count, 2, path)
         }
     }
+
+    /// `canBeFreshened(by:)` on its own: the tag compared weakly, an absent or invalid one accepted.
+    func testWhichNotModifiedResponsesSelectTheStoredOne() {
+        let url = URL(string: "http://origin.test/a.png")!
+        func notModified(_ etag: String?) -> FetchResponse {
+            FetchResponse(url: url, statusCode: 304, headers: etag.map { [FetchResponse.Header(name: "etag", value: $0)] } ?? [],
+                          expectedContentLength: nil)
+        }
+        let stored = HTTPCachePolicy(etag: "\"v1\"")
+        XCTAssertTrue(stored.canBeFreshened(by: notModified("\"v1\"")))
+        XCTAssertTrue(stored.canBeFreshened(by: notModified("W/\"v1\"")))
+        XCTAssertTrue(HTTPCachePolicy(etag: "W/\"v1\"").canBeFreshened(by: notModified("\"v1\"")))
+        XCTAssertFalse(stored.canBeFreshened(by: notModified("\"v2\"")))
+        XCTAssertFalse(stored.canBeFreshened(by: notModified("\"V1\"")), "entity tags are case-sensitive")
+        XCTAssertTrue(stored.canBeFreshened(by: notModified(nil)))
+        XCTAssertTrue(stored.canBeFreshened(by: notModified("not a tag, \"x\"")), "an invalid ETag is no tag")
+        XCTAssertTrue(HTTPCachePolicy().canBeFreshened(by: notModified("\"v2\"")), "nothing stored to compare")
+    }
 }
