@@ -5,7 +5,8 @@ internal import CWebImageCurl
 ///
 /// A redirect response completes as a transfer of its own; libcurl then reports the URL it would have
 /// followed (`CURLINFO_REDIRECT_URL`: its own choice among the `Location` lines, resolved against the URL that
-/// sent it). That URL, and only it, is checked — scheme, `sourcePolicy.allowedHosts` (hosts read by libcurl's
+/// sent it), read as libcurl's own following reads it (`CurlURL.resolvingRedirect`: a space is
+/// percent-encoded, not fatal). That URL, and only it, is checked — scheme, `sourcePolicy.allowedHosts` (hosts read by libcurl's
 /// URL parser), the redirect limit, the time left — and then set as the handle's next URL. There is no second
 /// parser of `Location` to disagree with the one that connects: an attacker's `Location : x`, empty
 /// `Location:` or status line between fields cannot point the check at one URL and the transfer at another.
@@ -29,10 +30,14 @@ extension Transfer {
         guard isHTTP, file == nil, CurlCode(rawValue: curlCode) == .ok, abort == nil else { return .complete }
         let status = easy.info(CURLINFO_RESPONSE_CODE)
         guard Self.isRedirect(status) else { return .complete }
-        // libcurl's own target; nil or empty when the response had no non-empty `Location`.
-        guard let target = easy.info(string: CURLINFO_REDIRECT_URL), !target.isEmpty else {
+        // libcurl's own target; nil or empty when the response had no non-empty `Location`. Without following,
+        // libcurl hands back a target it cannot parse strictly (an absolute one with a space) as written: read it
+        // as libcurl's own following would (percent-encoded), and check and follow that one string.
+        guard let reported = easy.info(string: CURLINFO_REDIRECT_URL), !reported.isEmpty else {
             return .fail(.invalidRedirect(status: status, target: nil))
         }
+        let base = easy.info(string: CURLINFO_EFFECTIVE_URL) ?? request.url.absoluteString
+        let target = CurlURL.resolvingRedirect(reported, against: base) ?? reported
         // libcurl writes the scheme of its target lowercased; a file URL has no host, so it is told apart first.
         if target.hasPrefix("file:"), let url = URL(string: target) { return .fail(.fileURLRefused(url)) }
         guard let parsed = CurlURL(target), parsed.scheme == "http" || parsed.scheme == "https" else {

@@ -153,6 +153,26 @@ final class RedirectReviewTests: XCTestCase {
         }
     }
 
+    /// A space in an absolute `Location` (servers that build it from a file name) was followed by libcurl when
+    /// it followed redirects itself (`Curl_follow` percent-encodes it), and by browsers; libcurl's
+    /// `CURLINFO_REDIRECT_URL` without following hands such a target back raw, and it failed as an invalid
+    /// redirect. The target is read as libcurl's own following reads it, and checked in that form.
+    func testATargetWithASpaceIsFollowedAsLibcurlWouldFollowIt() throws {
+        serve(["/start": redirect("http://127.0.0.1:\(port)/my photo.png"),
+               "/my%20photo.png": image,
+               "/away": redirect("http://localhost:\(port)/evil x.png"),
+               "/evil%20x.png": image])
+        let result = fetchAndWait(request("/start"), on: queue).result
+        guard case .success(let fetched)? = result else { return XCTFail("\(String(describing: result))") }
+        XCTAssertEqual(fetched.body, Data("abc".utf8))
+        XCTAssertEqual(fetched.response.url.path, "/my photo.png")
+        XCTAssertEqual(origin.requestHeads(for: "/my%20photo.png").count, 1)
+        let away = fetchAndWait(request("/away"), on: queue).result
+        guard case .failure(.redirectRefused(let target))? = away else { return XCTFail("\(String(describing: away))") }
+        XCTAssertEqual(target.host, "localhost")
+        XCTAssertEqual(origin.requestHeads(for: "/evil%20x.png").count, 0)
+    }
+
     // MARK: Credentials stay with their origin
 
     /// Same host, other port: another origin. Neither the credentials nor `Authorization`/`Cookie` go there;
