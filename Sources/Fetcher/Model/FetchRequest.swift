@@ -27,10 +27,13 @@ public struct FetchRequest: Sendable, Hashable {
     /// The URL: `http`, `https` or `file`.
     public var url: URL
     /// Extra request headers (name → value). `Accept` defaults to `defaultAccept` when absent. Empty by default.
+    /// On a redirect to another origin, `Authorization` and `Cookie` are not sent; to another host, a custom `Host`
+    /// is not sent either (as libcurl does when it follows redirects itself).
     public var headers: [String: String]
     /// Seconds the whole transfer (connect, redirects, body) may take. 15 s by default.
     public var timeout: Double
-    /// Basic-auth credentials. None by default.
+    /// Basic-auth credentials, sent to the request's own origin only (not after a redirect to another one). None
+    /// by default.
     public var credentials: Credentials?
     /// Whether cookies set by responses are stored (in the network thread's shared cookie jar, in memory) and
     /// sent with later requests that also enable cookies. False by default.

@@ -55,7 +55,9 @@ extension Transfer {
 
         redirects.append(currentResponse())
         guard easy.set(CURLOPT_URL, target) else { return .fail(.invalidRedirect(status: status, target: target)) }
-        setCredentials(toOrigin: CurlURL(request.url.absoluteString).map(parsed.isSameOrigin) ?? false)
+        let requestOrigin = CurlURL(request.url.absoluteString)
+        setCredentials(toOrigin: requestOrigin.map(parsed.isSameOrigin) ?? false,
+                       toSameHost: requestOrigin?.host == parsed.host)
         easy.set(CURLOPT_TIMEOUT_MS, leftMilliseconds)
         easy.set(CURLOPT_CONNECTTIMEOUT_MS,
                  min(leftMilliseconds, max(1, Int((request.connectTimeout * 1_000).rounded()))))

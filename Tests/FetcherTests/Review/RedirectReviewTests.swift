@@ -211,6 +211,28 @@ final class RedirectReviewTests: XCTestCase {
         XCTAssertFalse(foreign.lowercased().contains("authorization"), foreign)
     }
 
+    /// A custom `Host` names the request's own host: libcurl, following redirects itself, drops it on a
+    /// redirect to another host (`Curl_http_host`: "setting Host: in the redirected request is being out on thin
+    /// ice"), and keeps it for the same host. The other host got the first one's name, so it served (or refused)
+    /// the wrong virtual host.
+    func testACustomHostHeaderDoesNotFollowToAnotherHost() throws {
+        serve(["/away": redirect("http://localhost:\(port)/next"), "/next": image,
+               "/same": redirect("http://127.0.0.1:\(port)/ok"), "/ok": image])
+        var request = request("/away", allowedHosts: [])
+        request.headers["Host"] = "images.example"
+        guard case .success? = fetchAndWait(request, on: queue).result else { return XCTFail("followed") }
+        let first = try XCTUnwrap(origin.requestHeads(for: "/away").first)
+        XCTAssertTrue(first.contains("Host: images.example"), first)
+        let next = try XCTUnwrap(origin.requestHeads(for: "/next").first)
+        XCTAssertFalse(next.contains("images.example"), next)
+        XCTAssertTrue(next.contains("Host: localhost:\(port)"), next)
+
+        request.url = origin.url("/same")
+        guard case .success? = fetchAndWait(request, on: queue).result else { return XCTFail("followed") }
+        let same = try XCTUnwrap(origin.requestHeads(for: "/ok").first)
+        XCTAssertTrue(same.contains("Host: images.example"), "the same host keeps it: \(same)")
+    }
+
     // MARK: Bodies of redirects
 
     /// A gzip bomb as a redirect's body is counted decoded, and stops at the limit.
