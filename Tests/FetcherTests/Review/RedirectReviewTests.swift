@@ -322,6 +322,36 @@ final class RedirectReviewTests: XCTestCase {
         XCTAssertEqual(shared.requestHeads(for: "/ok").count, 1)
     }
 
+    /// One of two coalesced callers cancels while their shared transfer is on its redirect: it completes
+    /// `.cancelled` at once, the other still gets the target's body.
+    func testOneCoalescedCallerCancellingDuringARedirectLeavesTheOther() throws {
+        let release = DispatchSemaphore(value: 0)
+        let shared = try RawHTTPServer { path, _ in
+            if path == "/start" {
+                release.wait()
+                return Array("HTTP/1.1 302 Found\r\nLocation: /ok\r\nContent-Length: 0\r\n\r\n".utf8)
+            }
+            return Array("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc".utf8)
+        }
+        other = shared
+        let request = FetchRequest(url: shared.url("/start"), timeout: 10)
+        let leaving = FetchRecorder(expectation(description: "leaving"), thread: thread)
+        let staying = FetchRecorder(expectation(description: "staying"), thread: thread)
+        let operation = leaving.start(request, on: queue)
+        staying.start(request, on: queue)
+        flush(thread)
+        operation.cancel()
+        wait(for: [leaving.done], timeout: 10)
+        release.signal()
+        wait(for: [staying.done], timeout: 20)
+        flush(thread)
+        guard case .failure(.cancelled)? = leaving.snapshot.result else { return XCTFail("\(String(describing: leaving.snapshot.result))") }
+        guard case .success(let result)? = staying.snapshot.result else { return XCTFail("\(String(describing: staying.snapshot.result))") }
+        XCTAssertEqual(result.body, Data("abc".utf8))
+        XCTAssertEqual(leaving.snapshot.completions.count, 1)
+        XCTAssertEqual(shared.requestHeads(for: "/start").count, 1)
+    }
+
     // MARK: HTTP/2
 
     /// Over HTTP/2 (nginx, TLS): a chain of redirects is followed on the connection it started on, every hop
