@@ -173,6 +173,29 @@ final class RedirectReviewTests: XCTestCase {
         XCTAssertEqual(origin.requestHeads(for: "/evil%20x.png").count, 0)
     }
 
+    /// A target libcurl accepts but then cannot use is the origin's bad redirect, not the caller's bad URL.
+    /// libcurl reaches an internationalised host by converting it to punycode with the process's locale (libidn2's
+    /// `idn2_lookup_ul`); in the C locale of a process that never calls `setlocale` it fails with
+    /// `CURLE_URL_MALFORMAT`, which was reported as `invalidURL(<the request's own URL>)` — the service's 400
+    /// "url: invalid", blaming its client for where the origin sent it.
+    func testATargetLibcurlCannotUseIsTheOriginsFailure() {
+        serve(["/idn": redirect("http://bücher.example:\(port)/ok"), "/ok": image])
+        var request = request("/idn", allowedHosts: [])
+        request.resolveOverrides = ["xn--bcher-kva.example:\(port):127.0.0.1"]
+        let result = fetchAndWait(request, on: queue).result
+        switch result {
+        case .success?: break // a UTF-8 locale: libcurl reaches it
+        case .failure(.invalidRedirect(let status, let target))?:
+            XCTAssertEqual(status, 302)
+            XCTAssertEqual(target.map { $0.contains("example") }, true, target ?? "no target")
+        default: XCTFail("the origin's failure, not the request's URL: \(String(describing: result))")
+        }
+        // Refused hosts stay refused whatever their spelling.
+        var refused = self.request("/idn", allowedHosts: ["127.0.0.1", "xn--other-kva.example", "bucher.example"])
+        refused.resolveOverrides = request.resolveOverrides
+        guard case .failure(.redirectRefused)? = fetchAndWait(refused, on: queue).result else { return XCTFail("refused") }
+    }
+
     // MARK: Credentials stay with their origin
 
     /// Same host, other port: another origin. Neither the credentials nor `Authorization`/`Cookie` go there;

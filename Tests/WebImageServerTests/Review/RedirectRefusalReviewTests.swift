@@ -64,4 +64,15 @@ final class RedirectRefusalReviewTests: XCTestCase {
         XCTAssertEqual(source.requestHeads(for: "/evil").count, 0, "the foreign image was never fetched")
         await harness.stop()
     }
+
+    /// A redirect to a target libcurl then cannot use (an internationalised host in the C locale) is the
+    /// origin's failure, 502, not a 400 naming the client's URL as invalid.
+    func testATargetLibcurlCannotUseIsA502() async throws {
+        let source = try origin { port in ["/idn": Self.redirect("http://bücher.example:\(port)/ok")] }
+        defer { source.shutdown() }
+        let harness = try await ServerHarness()
+        let reply = await harness.image([("url", source.url("/idn").absoluteString)])
+        XCTAssertEqual(reply.status, 502, String(decoding: reply.body.prefix(300), as: UTF8.self))
+        await harness.stop()
+    }
 }
