@@ -91,6 +91,31 @@ final class HTTPRevalidationReviewTests: XCTestCase {
         }
     }
 
+    /// §4.2.4 and §5.2.2.4: bytes stored with `no-cache` are never used without a successful validation. When
+    /// the revalidation fails (the origin answers 500), the request fails; the stale bytes are not shown, and
+    /// they stay stored for the next successful validation.
+    func testAFailedRevalidationOfANoCacheEntryDoesNotServeItStale() throws {
+        let png = try TestImages.png(width: 64, height: 48)
+        let requests = Mutex(0)
+        let server = try RawHTTPServer { _, head in
+            let count = requests.withLock { $0 += 1; return $0 }
+            if count == 2 { return Array("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n\r\n".utf8) }
+            if head.lowercased().contains("if-none-match:") {
+                return Array("HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nCache-Control: no-cache\r\n\r\n".utf8)
+            }
+            return Self.ok(["ETag: \"v1\"", "Cache-Control: no-cache"], body: png)
+        }
+        raw = server
+        let url = server.url("/no-cache.png")
+        XCTAssertEqual(load(url).source, .remote)
+        let failed = load(url)
+        XCTAssertNil(failed.image, "no stale bytes without a validation")
+        XCTAssertNotNil(failed.error)
+        let again = load(url)
+        XCTAssertEqual(again.source, .diskCache, "the stored bytes survived the failure and validate now")
+        XCTAssertEqual(again.image?.width, 64)
+    }
+
     /// `canBeFreshened(by:)` on its own: the tag compared weakly, an absent or invalid one accepted.
     func testWhichNotModifiedResponsesSelectTheStoredOne() {
         let url = URL(string: "http://origin.test/a.png")!
