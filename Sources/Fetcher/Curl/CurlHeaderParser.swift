@@ -24,6 +24,11 @@ struct CurlHeaderParser {
     private var atBlockStart = true
     /// Whether the current head has ended (its blank line came): what follows, up to a status line, is trailers.
     private var isHeadComplete = false
+    /// The current head's redirect target as libcurl 7.88 picks it for `CURLINFO_REDIRECT_URL` (`http.c`): the
+    /// first line that starts with `Location:` (case-insensitively; `Location : x` does not) whose value,
+    /// trimmed of `ISSPACE`, is not empty; a folded continuation is no part of it. Not resolved. Used only when a
+    /// transfer stops at a redirect's head, where libcurl computes no `CURLINFO_REDIRECT_URL`.
+    private(set) var libcurlLocation: String?
 
     /// Feeds one raw header line (with its CRLF).
     mutating func consume(_ bytes: UnsafeRawBufferPointer) {
@@ -38,9 +43,11 @@ struct CurlHeaderParser {
         if atBlockStart, line.starts(with: Array("HTTP/".utf8)) {
             headers.removeAll(keepingCapacity: true)
             isHeadComplete = false
+            libcurlLocation = nil
             return
         }
         guard !isHeadComplete else { return } // a trailer
+        if libcurlLocation == nil, let value = Self.locationValue(line) { libcurlLocation = value }
         if let first = line.first, first == 0x20 || first == 0x09 {
             guard !atBlockStart, let last = headers.indices.last else { return }
             let continuation = String(decoding: line.trimmingHTTPWhitespace(), as: UTF8.self)
@@ -62,6 +69,20 @@ struct CurlHeaderParser {
         headers.removeAll(keepingCapacity: true)
         atBlockStart = true
         isHeadComplete = false
+        libcurlLocation = nil
+    }
+
+    /// The value of a `Location:` line as libcurl's `checkprefix` and `Curl_copy_header_value` read it; nil for
+    /// another line or an empty value.
+    private static func locationValue(_ line: Slice<UnsafeRawBufferPointer>) -> String? {
+        let prefix = Array("location:".utf8)
+        guard line.count >= prefix.count,
+              zip(line.prefix(prefix.count), prefix).allSatisfy({ $0 | 0x20 == $1 || $0 == $1 }) else { return nil }
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || (0x09...0x0D).contains($0) }
+        var value = line.dropFirst(prefix.count)
+        while let first = value.first, isSpace(first) { value = value.dropFirst() }
+        while let last = value.last, isSpace(last) { value = value.dropLast() }
+        return value.isEmpty ? nil : String(decoding: value, as: UTF8.self)
     }
 
     /// The first value of `name` (case-insensitive).

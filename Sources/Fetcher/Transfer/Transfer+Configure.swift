@@ -21,9 +21,14 @@ private let headerCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, I
     guard !overflow else { return 0 }
     let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
     transfer.headerParser.consume(UnsafeRawBufferPointer(start: data, count: total))
-    // The blank line ends a response head: refuse a declared length over the limit before any body byte.
+    // The blank line ends a response head: refuse a declared length over the limit before any body byte…
     if total <= 2, transfer.declaresTooLargeBody() {
         transfer.abort = .tooLarge
+        return 0
+    }
+    // …and stop at a redirect's head when its body could drip or run on (it is dropped anyway).
+    if total <= 2, transfer.stopsAtRedirectHead() {
+        transfer.abort = .redirectHead
         return 0
     }
     return total

@@ -271,6 +271,114 @@ final class RedirectReviewTests: XCTestCase {
         XCTAssertEqual(origin.requestHeads(for: "/ok").count, 0)
     }
 
+    /// A redirect's body is nobody's. One that drips — delimited by the connection's close, chunked, or
+    /// declared larger than a redirect page — was read until the request's timeout before the redirect was
+    /// followed (libcurl following itself stops reading at the head of a `Connection: close` redirect and moves
+    /// on). Only a small declared body is read (to keep the connection); any other stops at the head.
+    func testADrippingRedirectBodyIsNotWaitedFor() throws {
+        let heads = [
+            "/close": "HTTP/1.1 302 Found\r\nLocation: /ok\r\nConnection: close\r\n\r\n",
+            "/chunked": "HTTP/1.1 302 Found\r\nLocation: /ok\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "/large": "HTTP/1.1 302 Found\r\nLocation: /ok\r\nContent-Length: 10000000\r\n\r\n",
+        ]
+        let drip = try RawHTTPServer(streaming: { path, _, send in
+            guard let head = heads[path] else {
+                _ = send(Array("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc".utf8))
+                return
+            }
+            guard send(Array(head.utf8)) else { return }
+            let piece = Array((path == "/chunked" ? "1\r\nx\r\n" : "x").utf8)
+            for _ in 0..<100 { // the origin drips a byte every 50 ms for 5 s
+                usleep(50_000)
+                guard send(piece) else { return }
+            }
+        })
+        other = drip
+        for path in heads.keys.sorted() {
+            let result = fetchAndWait(FetchRequest(url: drip.url(path), timeout: 2), on: queue).result
+            guard case .success(let fetched)? = result else { XCTFail("\(path): \(String(describing: result))"); continue }
+            XCTAssertEqual(fetched.body, Data("abc".utf8), path)
+            XCTAssertEqual(fetched.response.redirects.map(\.statusCode), [302], path)
+        }
+    }
+
+    /// A redirect stopped at its head takes its target from libcurl's stored fields (`curl_easy_header`), not
+    /// from `CURLINFO_REDIRECT_URL` (computed only on completion). Differential: for every attack on the
+    /// `Location` lines, both readings pick the same target — a close-delimited body (stopped at the head) and
+    /// an empty declared one (read to completion) end alike.
+    func testARedirectStoppedAtItsHeadPicksTheTargetLibcurlWould() {
+        let foreign = "http://localhost:\(port)/evil", allowed = "http://127.0.0.1:\(port)/ok"
+        let attacks = [
+            "Location : \(allowed)\r\nLocation: \(foreign)\r\n",
+            "Location:\r\nLocation: \(foreign)\r\n",
+            "Location:   \r\nLocation: \(allowed)\r\n",
+            "location: \(foreign)\r\nLocation: \(allowed)\r\n",
+            "Location: \(allowed)\r\nLocation: \(foreign)\r\n",
+            "Location: //localhost:\(port)/evil\r\n",
+            "Location: http://%6cocalhost:\(port)/evil\r\n",
+            "Location: /ok\r\n",
+            "Location:\t/ok \t\r\n",
+            "Location: http://127.0.0.1:\(port)/my photo.png\r\n",
+            "X-Location: \(foreign)\r\n",
+            "Location: ftp://127.0.0.1/x\r\n",
+            "Location: http://127.0.0.1:\(port)@localhost:\(port)/evil\r\n",
+            "Location: \\\\localhost:\(port)\\evil\r\n",
+            "Location: http://localhost:\(port)/evil \r\nLocation: \(allowed)\r\n",
+            "Location: \(foreign)?" + String(repeating: "a", count: 20_000) + "\r\n",
+            "Location: \(foreign)\r\n \(allowed)\r\n",
+        ]
+        serve(["/ok": image, "/evil": image, "/my%20photo.png": image])
+        func summary(_ result: Result<FetchResult, FetchError>?) -> String {
+            switch result {
+            case .success(let fetched)?: return "followed to \(fetched.response.url.absoluteString)"
+            case .failure(.redirectRefused(let url))?: return "refused \(url.absoluteString)"
+            case .failure(let error)?: return "failed \(error)"
+            case nil: return "no result"
+            }
+        }
+        for (index, fields) in attacks.enumerated() {
+            serve(["/read\(index)": "HTTP/1.1 302 Found\r\n\(fields)Content-Length: 0\r\n\r\n",
+                   "/head\(index)": "HTTP/1.1 302 Found\r\n\(fields)Connection: close\r\n\r\nbody until the close"])
+            let read = summary(fetchAndWait(request("/read\(index)"), on: queue).result)
+            let head = summary(fetchAndWait(request("/head\(index)"), on: queue).result)
+            XCTAssertEqual(head, read, "\(fields.debugDescription)")
+        }
+        XCTAssertEqual(origin.requestHeads(for: "/evil").count, 0, "the foreign path was never asked for")
+    }
+
+    /// The same differential on random `Location` line sets (seed printed on failure).
+    func testRandomLocationLinesPickTheSameTargetEitherWay() {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var random = SplitMix64(seed: seed)
+        let names = ["Location:", "location:", "LOCATION:", "Location :", "Location", " Location:", "X-Location:", "Location:\t"]
+        let values = ["http://127.0.0.1:\(port)/ok", "http://localhost:\(port)/evil", "", "   ", "/ok", "//localhost:\(port)/evil",
+                      "/my photo.png", "\t/ok\t", "http://%6cocalhost:\(port)/evil", "HTTP://127.0.0.1:\(port)/ok"]
+        serve(["/ok": image, "/evil": image, "/my%20photo.png": image])
+        for iteration in 0..<40 {
+            var fields = ""
+            for _ in 0..<(1 + Int(random.next() % 3)) {
+                fields += names[Int(random.next() % UInt64(names.count))] + " " + values[Int(random.next() % UInt64(values.count))] + "\r\n"
+                if random.next() % 5 == 0 { fields += " " + values[Int(random.next() % UInt64(values.count))] + "\r\n" }
+            }
+            serve(["/r\(iteration)": "HTTP/1.1 302 Found\r\n\(fields)Content-Length: 0\r\n\r\n",
+                   "/h\(iteration)": "HTTP/1.1 302 Found\r\n\(fields)Connection: close\r\n\r\nbody"])
+            let read = fetchAndWait(request("/r\(iteration)"), on: queue).result
+            let head = fetchAndWait(request("/h\(iteration)"), on: queue).result
+            XCTAssertEqual(Self.summary(head), Self.summary(read), "seed \(seed): \(fields.debugDescription)")
+        }
+        XCTAssertEqual(origin.requestHeads(for: "/evil").count, 0, "seed \(seed)")
+    }
+
+    private static func summary(_ result: Result<FetchResult, FetchError>?) -> String {
+        switch result {
+        case .success(let fetched)?: return "followed to \(fetched.response.url.absoluteString)"
+        case .failure(.redirectRefused(let url))?: return "refused \(url.absoluteString)"
+        case .failure(.invalidRedirect(let status, let target))?: return "invalid \(status) \(target ?? "-")"
+        case .failure(let error)?: return "failed \(error)"
+        case nil: return "no result"
+        }
+    }
+
     // MARK: Time
 
     /// A chain of slow redirects ends at the request's timeout, counted from the start of the first hop: each
