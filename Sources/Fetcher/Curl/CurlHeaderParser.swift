@@ -77,7 +77,8 @@ struct CurlHeaderParser {
     private static func locationValue(_ line: Slice<UnsafeRawBufferPointer>) -> String? {
         let prefix = Array("location:".utf8)
         guard line.count >= prefix.count,
-              zip(line.prefix(prefix.count), prefix).allSatisfy({ $0 | 0x20 == $1 || $0 == $1 }) else { return nil }
+              zip(line.prefix(prefix.count), prefix).allSatisfy({ ((0x41...0x5A).contains($0) ? $0 | 0x20 : $0) == $1 })
+        else { return nil }
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || (0x09...0x0D).contains($0) }
         var value = line.dropFirst(prefix.count)
         while let first = value.first, isSpace(first) { value = value.dropFirst() }

@@ -326,6 +326,7 @@ final class RedirectReviewTests: XCTestCase {
             "Location: http://localhost:\(port)/evil \r\nLocation: \(allowed)\r\n",
             "Location: \(foreign)?" + String(repeating: "a", count: 20_000) + "\r\n",
             "Location: \(foreign)\r\n \(allowed)\r\n",
+            "Location\u{1A} \(foreign)\r\nLocation: \(allowed)\r\n", // SUB | 0x20 is ':'
         ]
         serve(["/ok": image, "/evil": image, "/my%20photo.png": image])
         func summary(_ result: Result<FetchResult, FetchError>?) -> String {
