@@ -45,6 +45,9 @@ final class RedirectRefusalReviewTests: XCTestCase {
                 "/none": Array("HTTP/1.1 302 Found\r\nContent-Length: 0\r\n\r\n".utf8),
                 "/bomb": Array("HTTP/1.1 302 Found\r\nLocation: /ok\r\nContent-Encoding: gzip\r\nContent-Length: \(bomb.count)\r\n\r\n".utf8) + bomb,
                 "/space": Self.redirect("http://127.0.0.1:\(port)/my photo.png"),
+                "/ftp": Self.redirect("ftp://127.0.0.1/a.jpg"),
+                "/js": Self.redirect("javascript:alert(1)"),
+                "/malformed": Self.redirect("http://a b.example/x"),
             ]
         }
         defer { source.shutdown() }
@@ -56,6 +59,9 @@ final class RedirectRefusalReviewTests: XCTestCase {
         let expected: [(String, Int)] = [
             ("/encoded", 403), ("/userinfo", 403), ("/relative", 403), ("/file", 403), ("/metadata", 403),
             ("/unspecified", 403), ("/private", 403), ("/loop", 502), ("/none", 502), ("/bomb", 413), ("/space", 200),
+            // Another scheme is refused like file: (403, as ImageServerHostileTests has it); a target that is no
+            // URL at all is the origin's failure (502).
+            ("/ftp", 403), ("/js", 403), ("/malformed", 502),
         ]
         for (path, status) in expected {
             let reply = await harness.image([("url", source.url(path).absoluteString)])
