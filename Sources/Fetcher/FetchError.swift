@@ -50,7 +50,8 @@ public enum FetchError: Error, Sendable, Equatable, CustomStringConvertible {
     /// nothing was sent.
     case hostRefused(URL)
     /// The origin answered a redirect (3xx) that cannot be followed: no `Location` libcurl would follow
-    /// (missing or empty), or a target with no host libcurl can read. `target` is libcurl's reading of it,
+    /// (missing or empty), a target with no host libcurl can read, or one libcurl then could not use (an
+    /// internationalised host it cannot convert in the process's locale). `target` is libcurl's reading of it,
     /// when it had one. The origin's fault, not the caller's.
     case invalidRedirect(status: Int, target: String?)
     /// A `file` URL naming something other than a regular file or a directory (directories are

@@ -30,6 +30,20 @@ struct CurlURL: Equatable {
         self.port = port
     }
 
+    /// A redirect's target as libcurl reads it when it follows redirects itself (`Curl_follow`): `location`
+    /// resolved against `base` with `CURLU_URLENCODE | CURLU_ALLOW_SPACE`, so a space or a non-ASCII byte in a
+    /// `Location` is percent-encoded (as browsers do) rather than making the target unreadable. Unsupported
+    /// schemes parse too (`CURLU_NON_SUPPORT_SCHEME`), for the caller to refuse by name. Nil when libcurl cannot
+    /// read it.
+    static func resolvingRedirect(_ location: String, against base: String) -> String? {
+        guard let handle = curl_url() else { return nil }
+        defer { curl_url_cleanup(handle) }
+        let followFlags = UInt32(CURLU_NON_SUPPORT_SCHEME) | UInt32(CURLU_URLENCODE) | UInt32(CURLU_ALLOW_SPACE)
+        guard curl_url_set(handle, CURLUPART_URL, base, UInt32(CURLU_NON_SUPPORT_SCHEME)) == CURLUE_OK,
+              curl_url_set(handle, CURLUPART_URL, location, followFlags) == CURLUE_OK else { return nil }
+        return part(handle, CURLUPART_URL, flags: 0)
+    }
+
     /// The host as `SourcePolicy.allowsHost` compares it: without the brackets of an IPv6 address.
     var hostForPolicy: String {
         host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host

@@ -16,13 +16,18 @@ public enum HTTPDate {
     /// Parses an HTTP date in any of the three formats; nil when `text` is none of them. Surrounding spaces
     /// and tabs are ignored.
     public static func parse(_ text: some StringProtocol) -> Date? {
+        parse(text, now: Date())
+    }
+
+    /// `parse(_:)` with the instant an RFC 850 two-digit year is read against (for tests).
+    static func parse(_ text: some StringProtocol, now: Date) -> Date? {
         var scanner = ByteScanner(text)
         scanner.skipWhitespace()
         guard let first = scanner.word(), first.count >= 3 else { return nil }
         let fields: Fields?
         if scanner.consume(UInt8(ascii: ",")) {
             scanner.skipWhitespace()
-            fields = first.count == 3 ? imfFixdate(&scanner) : rfc850(&scanner)
+            fields = first.count == 3 ? imfFixdate(&scanner) : rfc850(&scanner, now: now)
         } else {
             fields = asctime(&scanner)
         }
@@ -71,16 +76,22 @@ public enum HTTPDate {
         return Fields(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
     }
 
-    /// `06-Nov-94 08:49:37 GMT` (after `Sunday, `). A two-digit year more than 50 years ahead of now is in
-    /// the past century (RFC 9110 §5.6.7).
-    private static func rfc850(_ s: inout ByteScanner) -> Fields? {
+    /// `06-Nov-94 08:49:37 GMT` (after `Sunday, `). A timestamp that would be more than 50 years after `now` is
+    /// in the past century (RFC 9110 §5.6.7): the whole timestamp is compared, not the year alone (31 Dec of
+    /// this year + 50 is more than 50 years ahead; 1 Jan of it is not).
+    private static func rfc850(_ s: inout ByteScanner, now: Date) -> Fields? {
         guard let day = s.number(digits: 2...2), s.consume(UInt8(ascii: "-")),
               let month = s.month(), s.consume(UInt8(ascii: "-")),
               let shortYear = s.number(digits: 2...2), s.consume(UInt8(ascii: " ")),
               let (hour, minute, second) = s.timeOfDay(), s.consume(UInt8(ascii: " ")), s.consumeGMT() else { return nil }
-        let thisYear = civil(fromDays: Int64(Date().timeIntervalSince1970 / 86_400)).year
-        var year = thisYear - thisYear % 100 + shortYear
-        if year > thisYear + 50 { year -= 100 }
+        let nowSeconds = now.timeIntervalSince1970
+        let (days, secondOfDay) = Int64(nowSeconds.isFinite ? max(-1e15, min(1e15, nowSeconds.rounded(.down))) : 0)
+            .floorDivided(by: 86_400)
+        let today = civil(fromDays: days)
+        var year = today.year - today.year % 100 + shortYear
+        // Fields compared in order are instants compared (both are UTC civil times).
+        let limit = (today.year + 50, today.month, today.day, secondOfDay / 3_600, secondOfDay % 3_600 / 60, secondOfDay % 60)
+        if (year, month, day, hour, minute, second) > limit { year -= 100 }
         return Fields(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
     }
 

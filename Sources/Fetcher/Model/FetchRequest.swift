@@ -27,6 +27,8 @@ public struct FetchRequest: Sendable, Hashable {
     /// The URL: `http`, `https` or `file`.
     public var url: URL
     /// Extra request headers (name → value). `Accept` defaults to `defaultAccept` when absent. Empty by default.
+    /// On a redirect to another origin, `Authorization` and `Cookie` are not sent; to another host, a custom `Host`
+    /// is not sent either (as libcurl does when it follows redirects itself).
     public var headers: [String: String]
     /// Seconds the whole transfer (connect, redirects, body) may take: a deadline, however fast bytes flow.
     /// 60 s by default (a 64 MiB image at 9 Mbit/s); a stalled transfer ends sooner, at `inactivityTimeout`.
@@ -40,7 +42,8 @@ public struct FetchRequest: Sendable, Hashable {
     /// TLS trust and identity: a private CA, pinned keys, a client certificate. `TLSOptions()` (the system's
     /// CAs, nothing pinned) by default.
     public var tls: TLSOptions
-    /// Basic-auth credentials. None by default.
+    /// Basic-auth credentials, sent to the request's own origin only (not after a redirect to another one). None
+    /// by default.
     public var credentials: Credentials?
     /// Whether cookies set by responses are stored (in the network thread's shared cookie jar, in memory) and
     /// sent with later requests that also enable cookies. False by default.

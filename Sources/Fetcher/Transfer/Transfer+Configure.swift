@@ -21,9 +21,14 @@ private let headerCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, I
     guard !overflow else { return 0 }
     let transfer = Unmanaged<Transfer>.fromOpaque(userdata).takeUnretainedValue()
     transfer.headerParser.consume(UnsafeRawBufferPointer(start: data, count: total))
-    // The blank line ends a response head: refuse a declared length over the limit before any body byte.
+    // The blank line ends a response head: refuse a declared length over the limit before any body byte…
     if total <= 2, transfer.declaresTooLargeBody() {
         transfer.abort = .tooLarge
+        return 0
+    }
+    // …and stop at a redirect's head when its body could drip or run on (it is dropped anyway).
+    if total <= 2, transfer.stopsAtRedirectHead() {
+        transfer.abort = .redirectHead
         return 0
     }
     return total
@@ -90,13 +95,15 @@ extension Transfer {
     }
 
     /// Sends the request's headers, and its credentials when `toOrigin` (the request's own origin): on a
-    /// redirect to another origin, neither the credentials nor `Authorization` and `Cookie` headers go along
-    /// (what libcurl does when it follows redirects itself).
-    func setCredentials(toOrigin: Bool) {
-        let privateFields = ["authorization", "cookie"]
-        easy.setHeaders(toOrigin ? request.headerLines : request.headerLines.filter { line in
+    /// redirect to another origin, neither the credentials nor `Authorization` and `Cookie` headers go along,
+    /// and on one to another host a custom `Host` does not either (it names the request's own host) — what
+    /// libcurl does when it follows redirects itself.
+    func setCredentials(toOrigin: Bool, toSameHost: Bool = true) {
+        var droppedFields: [String] = toOrigin ? [] : ["authorization", "cookie"]
+        if !toSameHost { droppedFields.append("host") }
+        easy.setHeaders(droppedFields.isEmpty ? request.headerLines : request.headerLines.filter { line in
             let name = line.prefix { $0 != ":" }.trimmingCharacters(in: .whitespaces).lowercased()
-            return !privateFields.contains(name)
+            return !droppedFields.contains(name)
         })
         if let credentials = request.credentials, toOrigin {
             easy.set(CURLOPT_HTTPAUTH, Int(wi_curlauth_basic()))

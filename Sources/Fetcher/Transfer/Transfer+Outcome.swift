@@ -45,7 +45,13 @@ extension Transfer {
             return .failure(.tlsFailure(curlCode: curlCode, message: message))
         }
         if isOne(of: .unsupportedProtocol, .urlMalformat) {
-            // Redirects are checked before they are followed (Transfer+Redirect.swift): this is the request's URL.
+            // After a redirect, the URL libcurl could not use is the origin's target (it passed the checks in
+            // Transfer+Redirect.swift, but e.g. an internationalised host libcurl cannot convert in this locale):
+            // the origin's failure, not the caller's URL.
+            if let hop = redirects.last {
+                return .failure(.invalidRedirect(status: hop.statusCode ?? 0,
+                                                 target: easy.info(string: CURLINFO_EFFECTIVE_URL)))
+            }
             return .failure(.invalidURL(request.url.absoluteString))
         }
         if code == .badContentEncoding {

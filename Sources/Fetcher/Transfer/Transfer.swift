@@ -17,8 +17,13 @@ protocol TransferDelegate: AnyObject {
 /// Confined to the network thread. Not Sendable. Kept alive by `NetworkLoop` while attached; the C callbacks
 /// reach it through an unretained pointer.
 final class Transfer {
-    /// Why the write callback stopped the transfer.
-    enum Abort { case tooLarge, httpStatus }
+    /// Why the write or header callback stopped the transfer.
+    enum Abort {
+        case tooLarge, httpStatus
+        /// A redirect's head is complete and its body is not worth reading (see `stopsAtRedirectHead`): the
+        /// redirect is followed without it.
+        case redirectHead
+    }
 
     let request: FetchRequest
     /// The libcurl handle; for a `file` URL it is never configured nor added to the multi handle.

@@ -135,6 +135,19 @@ public struct HTTPCachePolicy: Sendable, Hashable, Codable {
         return headers
     }
 
+    /// Whether a 304 Not Modified answering a revalidation of the stored bytes may freshen them (RFC 9111
+    /// §4.3.4): not when it names an entity tag other than the stored one (compared weakly, as `If-None-Match`
+    /// is). The origin then says another representation is current, and the stored bytes are not it ("If none of
+    /// the stored responses contain the same strong validator, then the cache MUST NOT use the new response to
+    /// update any stored responses"); the caller fetches the bytes again. A 304 without a valid `ETag`, or a
+    /// stored response without one, is taken as the answer to the request's own conditions. Pure.
+    public func canBeFreshened(by notModified: FetchResponse) -> Bool {
+        guard let stored = etag,
+              let sent = HeaderView(fields: notModified.headers).first("ETag").flatMap(EntityTag.parse) else { return true }
+        func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
+        return opaque(stored) == opaque(sent)
+    }
+
     /// This policy after a 304 Not Modified (RFC 9111 §4.3.4): the 304's fields replace the stored ones they
     /// name (`Cache-Control` as a whole, `Expires`, the validators), its `Date`, `Age` and redirects are the new
     /// ones, and the fetch date becomes `date`.

@@ -4,7 +4,7 @@ import ImageCodec
 
 extension ImageLoadTask {
     /// Network step. With `revalidating`, sends the entry's validators; a 304 serves the cached bytes and
-    /// refreshes their HTTP facts on disk.
+    /// refreshes their HTTP facts on disk, unless it names another entity tag (then the bytes are fetched anew).
     func fetch(revalidating cached: CachedEntry?) {
         guard !isDone else { return }
         var request = context.fetchRequest
@@ -55,6 +55,14 @@ extension ImageLoadTask {
             }
         case .failure(.notModified(let response)) where cached != nil:
             let cached = cached!
+            guard (cached.metadata.http ?? HTTPCachePolicy()).canBeFreshened(by: response) else {
+                // The 304 names another representation than the cached bytes: they must not be freshened (nor
+                // given its tag, which would make every later revalidation a 304 for the old bytes). Fetch anew.
+                WebImageLog.logger.info("304 names another ETag than the cached bytes; fetching them again",
+                                        metadata: ["url": "\(context.url)"])
+                fetch(revalidating: nil)
+                return
+            }
             var refreshed = cached.metadata
             refreshed.http = (refreshed.http ?? HTTPCachePolicy()).refreshed(with: response)
             let metadata = refreshed

@@ -112,11 +112,25 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
         // service an oracle of internal names (403 "its address is loopback" against 502 "Could not resolve host").
         case .addressRefused, .connectionFailed: self = .originUnreachable(reason: "\(error)")
         case .fileURLRefused, .redirectRefused, .hostRefused, .notRegularFile: self = .sourceRefused("\(error)")
-        // A redirect the origin made unfollowable is the origin's failure (502), not the client's options.
+        // A redirect to another scheme is a source the service does not load, refused like a file URL (403);
+        // one the origin made unfollowable otherwise (no target, not a URL) is its failure (502).
+        case .invalidRedirect(_, let target?) where Self.namesAnotherScheme(target):
+            self = .sourceRefused("redirected to \(target.prefix(256)), which is not loaded: only http and https are")
         case .invalidRedirect: self = .originFailed("\(error)")
         case .invalidURL(let url): self = .badOptions("url: invalid or unsupported URL \(url)")
         default: self = .originFailed("\(error)")
         }
+    }
+
+    /// Whether `target` starts with a URL scheme (RFC 3986: a letter, then letters, digits, `+`, `-`, `.`, then
+    /// `:`) other than http and https.
+    static func namesAnotherScheme(_ target: String) -> Bool {
+        guard let colon = target.firstIndex(of: ":") else { return false }
+        let scheme = target[..<colon]
+        guard let first = scheme.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic,
+              scheme.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || "+-.".unicodeScalars.contains($0)) })
+        else { return false }
+        return !["http", "https"].contains(scheme.lowercased())
     }
 
     /// The service error for a failed decode or encode.

@@ -97,10 +97,6 @@ extension ImageService {
                     counts.withLock { $0.originFetches += 1 }
                     metrics.originFetch(bytes: 0)
                 }
-                // The source was checked (http or https, a host): another URL refused is where it redirected.
-                if case .fetchFailed(.invalidURL(let target)) = error, target != url.absoluteString {
-                    throw ImageServiceError.sourceRefused("redirected to \(target.prefix(256)), which is not loaded")
-                }
                 throw ImageServiceError(error)
             }
         }

@@ -16,12 +16,26 @@ public final class RawHTTPServer: @unchecked Sendable { // state behind `state`;
     public let port: Int
     private let listener: Int32
     private let handler: @Sendable (_ path: String, _ head: String) -> [UInt8]
+    /// Set by `init(streaming:)`: writes the response itself, piece by piece.
+    private let streamer: (@Sendable (_ path: String, _ head: String, _ send: ([UInt8]) -> Bool) -> Void)?
     private let state = Mutex<(heads: [String], isStopped: Bool)>(([], false))
     private let stopped = DispatchSemaphore(value: 0)
 
     /// Starts a server on an ephemeral loopback port.
-    public init(handler: @escaping @Sendable (_ path: String, _ head: String) -> [UInt8]) throws {
+    public convenience init(handler: @escaping @Sendable (_ path: String, _ head: String) -> [UInt8]) throws {
+        try self.init(handler: handler, streamer: nil)
+    }
+
+    /// A server whose handler writes the response itself through `send` (false once the client has gone), for
+    /// origins that drip a body or never end it. The connection closes when the handler returns.
+    public convenience init(streaming: @escaping @Sendable (_ path: String, _ head: String, _ send: ([UInt8]) -> Bool) -> Void) throws {
+        try self.init(handler: { _, _ in [] }, streamer: streaming)
+    }
+
+    private init(handler: @escaping @Sendable (_ path: String, _ head: String) -> [UInt8],
+                 streamer: (@Sendable (_ path: String, _ head: String, _ send: ([UInt8]) -> Bool) -> Void)?) throws {
         self.handler = handler
+        self.streamer = streamer
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         listener = fd
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EMFILE) }
@@ -113,12 +127,19 @@ public final class RawHTTPServer: @unchecked Sendable { // state behind `state`;
         state.withLock { $0.heads.append(head) }
         let requestLine = head.prefix { $0 != "\r" }.split(separator: " ")
         let path = requestLine.count >= 2 ? String(requestLine[1]) : "/"
-        let response = handler(path, head)
-        var offset = 0
-        while offset < response.count {
-            let sent = response[offset...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard sent > 0 else { return }
-            offset += sent
+        let write: ([UInt8]) -> Bool = { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let sent = bytes[offset...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard sent > 0 else { return false }
+                offset += sent
+            }
+            return true
+        }
+        if let streamer {
+            streamer(path, head, write)
+        } else if !write(handler(path, head)) {
+            return
         }
         Glibc.shutdown(connection, Int32(SHUT_WR))
     }

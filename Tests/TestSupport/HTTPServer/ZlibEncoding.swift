@@ -1,18 +1,18 @@
 import CWebImageZlib
 
-/// Real gzip / zlib ("deflate") encoding for `HTTPTestServer`, through the system zlib.
-enum ZlibEncoding {
+/// Real gzip / zlib ("deflate") encoding for `HTTPTestServer` and raw-origin tests, through the system zlib.
+public enum ZlibEncoding {
     /// Thrown when zlib reports an error (never expected for in-memory input).
-    struct Failure: Error, CustomStringConvertible {
-        let code: Int32
-        var description: String { "zlib error \(code)" }
+    public struct Failure: Error, CustomStringConvertible {
+        public let code: Int32
+        public var description: String { "zlib error \(code)" }
     }
 
     /// `bytes` in the gzip format (RFC 1952).
-    static func gzip(_ bytes: [UInt8]) throws -> [UInt8] { try deflate(bytes, windowBits: 15 + 16) }
+    public static func gzip(_ bytes: [UInt8]) throws -> [UInt8] { try deflate(bytes, windowBits: 15 + 16) }
 
     /// `bytes` in the zlib format (RFC 1950), which HTTP calls `deflate`.
-    static func zlib(_ bytes: [UInt8]) throws -> [UInt8] { try deflate(bytes, windowBits: 15) }
+    public static func zlib(_ bytes: [UInt8]) throws -> [UInt8] { try deflate(bytes, windowBits: 15) }
 
     /// Wraps `deflateInit2_` / `deflate` / `deflateEnd` in one pass over `bytes`.
     private static func deflate(_ bytes: [UInt8], windowBits: Int32) throws -> [UInt8] {

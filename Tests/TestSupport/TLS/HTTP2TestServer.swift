@@ -42,8 +42,9 @@ public final class HTTP2TestServer {
     }
 
     /// Writes `files` (name → bytes) into a fresh web root and starts nginx on a free port; returns once it
-    /// accepts connections.
-    public static func start(files: [String: Data]) throws -> HTTP2TestServer {
+    /// accepts connections. `locations` is nginx configuration put inside the `server` block (none by default);
+    /// it may name the port as `$PORT$`.
+    public static func start(files: [String: Data], locations: String = "") throws -> HTTP2TestServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("h2-\(UUID().uuidString)")
         let www = directory.appendingPathComponent("www")
         try FileManager.default.createDirectory(at: www, withIntermediateDirectories: true)
@@ -62,6 +63,7 @@ public final class HTTP2TestServer {
                     ssl_certificate \(certificate.certificatePath);
                     ssl_certificate_key \(certificate.keyPath);
                     root \(www.path);
+                    \(locations.replacingOccurrences(of: "$PORT$", with: "\(port)"))
                 }
                 """
             }
