@@ -101,7 +101,9 @@ final class ServerHarness: @unchecked Sendable {
 
     static func get(_ url: URL, headers: [String: String] = [:], timeout: Double = 30) async -> Reply {
         do {
-            let result = try await client.fetch(FetchRequest(url: url, headers: headers, timeout: timeout))
+            var request = FetchRequest(url: url, headers: headers, timeout: timeout)
+            request.inactivityTimeout = timeout // a render may send nothing for a while: the deadline is `timeout`
+            let result = try await client.fetch(request)
             return Reply(status: result.response.statusCode ?? 0, response: result.response, body: result.body)
         } catch .httpStatus(let status, let response) {
             return Reply(status: status, response: response, body: Data())
