@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 //
 // WebImage — image loading and caching for Swift on Linux.
 //
@@ -40,6 +40,15 @@ let package = Package(
         .library(name: "WebImageServerHummingbird", targets: ["WebImageServerHummingbird"]),
         .executable(name: "webimage-server", targets: ["webimage-server"]),
     ],
+    // What a client resolves: a package depending on this one with `traits: []` resolves swift-log only (the
+    // external packages below are used under a trait, and test targets' dependencies are never resolved for a
+    // client). The default traits build everything here: `make demo`, `make test` and CI need no flag.
+    traits: [
+        .trait(name: "CommandLine", description: "The webimage command-line tool (swift-argument-parser, swift-nio)."),
+        .trait(name: "Service", description: "webimage-server and its libraries (Hummingbird 2, swift-service-lifecycle, "
+               + "swift-metrics, swift-prometheus, swift-crypto)."),
+        .default(enabledTraits: ["CommandLine", "Service"]),
+    ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -66,8 +75,11 @@ let package = Package(
         // Only for the optional WebImageMemcached product.
         systemLibrary("CWebImageMemcached", pkgConfig: "libmemcached", apt: "libmemcached-dev"),
         // Only for the optional codec modules.
-        systemLibrary("CWebImageAVIF", pkgConfig: "libavif", apt: "libavif-dev"),
-        systemLibrary("CWebImageJXL", pkgConfig: "libjxl", apt: "libjxl-dev"),
+        // No pkg-config for these two: their .pc files carry only a -D (`-DAVIF_DLL`, `-DHWY_SHARED_DEFINE`,
+        // Windows DLL markers) that SwiftPM prints as "prohibited flag(s)" on every build of every client, even
+        // one that never uses these modules. The headers are in /usr/include; the module maps link the libraries.
+        systemLibrary("CWebImageAVIF", pkgConfig: nil, apt: "libavif-dev"),
+        systemLibrary("CWebImageJXL", pkgConfig: nil, apt: "libjxl-dev"),
         systemLibrary("CWebImageHEIF", pkgConfig: "libheif", apt: "libheif-dev"),
 
         // MARK: Locks ThreadSanitizer can see (Synchronization.Mutex uses futexes TSan does not intercept)
@@ -117,10 +129,10 @@ let package = Package(
                 "WebImageAVIF",
                 "WebImageJXL",
                 "WebImageHEIF",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["CommandLine"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["CommandLine"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["CommandLine"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["CommandLine"])),
             ]
         ),
 
@@ -129,8 +141,8 @@ let package = Package(
             name: "WebImageServerCore",
             dependencies: [
                 "WebImage", "WebImageSync", "ImageCodec", "KVCache", "Fetcher",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Service"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Service"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -139,14 +151,14 @@ let package = Package(
             name: "WebImageServerHummingbird",
             dependencies: [
                 "WebImageServerCore", "WebImageSync",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Service"])),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Service"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Service"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Service"])),
+                .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Service"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Service"])),
+                .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Service"])),
+                .product(name: "Prometheus", package: "swift-prometheus", condition: .when(traits: ["Service"])),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -155,7 +167,7 @@ let package = Package(
             name: "webimage-server",
             dependencies: [
                 "WebImageServerHummingbird", "WebImageServerCore", "WebImageMemcached", "Fetcher",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Service"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -13,14 +13,24 @@ public enum ImageEvent: Sendable {
 }
 
 extension ImageManager {
-    /// Loads the image at `url`. Cancelling the calling task cancels the request.
+    /// Loads the image at `url`, with the options of the callback API: a thumbnail size, a transform
+    /// (default `sharedTransform`) and download progress. Cancelling the calling task cancels the request.
+    ///
+    /// ```swift
+    /// let avatar = try await manager.image(for: url, thumbnailPixelSize: 96, transform: circleCrop) { received, expected in
+    ///     print(received, expected ?? -1)
+    /// }
+    /// ```
     ///
     /// - Throws: `WebImageError`, or `CancellationError` when the task was cancelled.
-    public func image(for url: URL, options: ImageOptions = [], thumbnailPixelSize: Int? = nil) async throws -> Image {
+    /// - Important: `progress` runs on the network thread; keep it short.
+    public func image(for url: URL, options: ImageOptions = [], thumbnailPixelSize: Int? = nil,
+                      transform: ImageTransform? = nil, progress: ImageProgress? = nil) async throws -> Image {
         let slot = Mutex<ImageOperation?>(nil)
         let result: Result<Image, any Error> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let operation = requestImage(url: url, options: options, thumbnailPixelSize: thumbnailPixelSize) { image, _, _, stage, error in
+                let operation = requestImage(url: url, options: options, thumbnailPixelSize: thumbnailPixelSize,
+                                             progress: progress, transform: transform) { image, _, _, stage, error in
                     switch stage {
                     case .progress: return
                     case .cancelled: continuation.resume(returning: .failure(CancellationError()))

@@ -69,3 +69,20 @@ final class ImageManagerResultTests: XCTestCase {
         XCTAssertEqual(inner.wait(timeout: .now() + 10), .success)
     }
 }
+
+/// The async API has the callback API's options: a transform and progress.
+final class AsyncImageOptionsTests: XCTestCase {
+    func testTransformAndProgressReachTheAsyncAPI() async throws {
+        let fixture = try PipelineFixture()
+        defer { fixture.tearDown() }
+        let url = fixture.serve("/async.png", try TestImages.png(width: 64, height: 48))
+        let received = Mutex<Int64>(0)
+        let onePixel = Image(buffer: try PixelBuffer(width: 1, height: 1))
+        let flip = ImageTransform(id: "one-pixel") { _, _ in onePixel }
+        let image = try await fixture.manager.image(for: url, transform: flip) { bytes, _ in
+            received.withLock { $0 = max($0, bytes) }
+        }
+        XCTAssertEqual(image.width, 1, "the transform ran")
+        XCTAssertGreaterThan(received.withLock { $0 }, 0, "progress was reported")
+    }
+}
