@@ -63,6 +63,8 @@ let package = Package(
         systemLibrary("CWebImageCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
         systemLibrary("CWebImageSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         systemLibrary("CWebImageZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
+        // Little CMS 2 (MIT) for colour management; never its GPL fast-float plug-in (liblcms2-plugins).
+        systemLibrary("CWebImageLCMS", pkgConfig: "lcms2", apt: "liblcms2-dev"),
         // Only for the optional WebImageMemcached product.
         systemLibrary("CWebImageMemcached", pkgConfig: "libmemcached", apt: "libmemcached-dev"),
         // Only for the optional codec modules.
@@ -82,7 +84,8 @@ let package = Package(
         // MARK: Swift modules
         .target(
             name: "ImageCodec",
-            dependencies: ["WebImageSync", "CWebImageCodecShims", "CWebImageJPEG", "CWebImagePNG", "CWebImageGIF", "CWebImageWebP"],
+            dependencies: ["WebImageSync", "CWebImageCodecShims", "CWebImageJPEG", "CWebImagePNG", "CWebImageGIF", "CWebImageWebP",
+                           "CWebImageLCMS", "CWebImageZlib"],
             swiftSettings: swiftSettings
         ),
         .target(

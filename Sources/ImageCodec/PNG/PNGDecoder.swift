@@ -13,10 +13,21 @@ import Foundation
 /// - Important: Stateless and thread-safe.
 public enum PNGDecoder {
     /// Decodes `data` into one frame. `options.limits` is checked from IHDR before allocating.
+    ///
+    /// Colour: `iCCP` (grey profiles for grey images), `sRGB`, `cICP`, `gAMA` + `cHRM` go to the colour stage
+    /// (`ColorManagement`), which converts the straight pixels before premultiplication.
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        let (buffer, header) = try decodeBuffer(data, format: .png, options: options)
+        let colorSpace = data.withUnsafeBytes { PNGColorChunks.read($0) }
+        let (buffer, header, color) = try data.withUnsafeBytes { bytes in
+            let session = try PNGDecodeSession(bytes: bytes, format: .png)
+            let header = try session.readInfo()
+            let layout: ColorLayout = header.colorType & 2 == 0 && header.colorType != 3 ? .greyInRGBA : .rgba
+            let color = ColorStage.plan(colorSpace: colorSpace, layout: layout, management: options.colorManagement)
+            return (try decodeBuffer(session, header: header, options: options, color: color), header, color)
+        }
         return Image(frames: [ImageFrame(buffer: buffer)], format: .png, loopCount: 1, hasAlpha: header.hasAlpha,
-                     isProgressive: header.isInterlaced, originalData: options.keepsOriginalData ? data : nil)
+                     isProgressive: header.isInterlaced, originalData: options.keepsOriginalData ? data : nil,
+                     colorSpace: colorSpace, pixelICCProfile: color.pixelICCProfile)
     }
 
     /// Reads IHDR facts (and tRNS) without decoding pixels.
@@ -37,19 +48,30 @@ public enum PNGDecoder {
         throws -> (PixelBuffer, PNGDecodeSession.Header) {
         let session = try PNGDecodeSession(bytes: bytes, format: format)
         let header = try session.readInfo()
+        return (try decodeBuffer(session, header: header, options: options, color: .none), header)
+    }
+
+    /// Decodes the pixels of a session whose header was read; a colour transform runs on straight pixels,
+    /// which are then premultiplied when `options.pixelFormat` asks for it.
+    static func decodeBuffer(_ session: PNGDecodeSession, header: PNGDecodeSession.Header, options: DecodeOptions,
+                             color: ColorPlan) throws -> PixelBuffer {
+        let format: PixelBuffer.PixelFormat = color.transform == nil ? options.pixelFormat : .rgba8
         if let plan = try DownsamplePlan.make(width: header.width, height: header.height,
                                               maxPixelSize: options.maxPixelSize) {
-            return (try decodeThumbnail(session, header: header, plan: plan, options: options), header)
+            var buffer = try decodeThumbnail(session, header: header, plan: plan, options: options, format: format)
+            color.apply(to: &buffer)
+            buffer.convert(to: options.pixelFormat)
+            return buffer
         }
         try options.limits.check(width: header.width, height: header.height)
         // Not zeroed: libpng writes every pixel (all rows; Adam7's seven passes cover every pixel once).
-        var buffer = try PixelBuffer(width: header.width, height: header.height, pixelFormat: options.pixelFormat,
-                                     zeroed: false)
+        var buffer = try PixelBuffer(width: header.width, height: header.height, pixelFormat: format, zeroed: false)
         let stride = buffer.bytesPerRow
         try buffer.withUnsafeMutableBytes {
-            try session.decode(into: $0.baseAddress!, bytesPerRow: stride,
-                               premultiply: options.pixelFormat == .rgba8Premultiplied)
+            try session.decode(into: $0.baseAddress!, bytesPerRow: stride, premultiply: format == .rgba8Premultiplied)
         }
-        return (buffer, header)
+        color.apply(to: &buffer)
+        buffer.convert(to: options.pixelFormat)
+        return buffer
     }
 }

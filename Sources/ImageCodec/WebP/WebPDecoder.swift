@@ -9,6 +9,8 @@ import Foundation
 ///   others on demand through a `WebPAnimationSource` unless `preloadAllFrames`. Durations come from each
 ///   frame's ANMF duration with the browsers' rule; `loopCount` is the ANIM loop count (total plays, 0 =
 ///   forever), which is also `storedLoopCount`.
+/// - Colour: the `ICCP` chunk of a still image goes to the colour stage (`ColorManagement`), which converts
+///   libwebp's straight pixels before premultiplication. Animations are not colour-managed yet.
 /// - Limits are checked from `WebPGetFeatures` / `WebPDemux` (headers only) before anything is allocated.
 /// - `DecodeOptions.maxPixelSize` scales still images inside libwebp (limits apply to the scaled size);
 ///   an animation larger than it gives a still thumbnail of its first frame (decoded at canvas size, then
@@ -25,12 +27,18 @@ public enum WebPDecoder {
         guard container.isAnimated else {
             let size = scaledSize(width: container.width, height: container.height, maxPixelSize: options.maxPixelSize)
             try options.limits.check(width: size.width, height: size.height)
-            let buffer = try data.withUnsafeBytes {
+            // The colour stage runs on libwebp's straight (or opaque) pixels, then they are premultiplied.
+            let colorSpace = data.withUnsafeBytes { WebPColorChunk.iccProfile($0) }.map { ImageColorSpace(iccProfile: $0) }
+            let color = ColorStage.plan(colorSpace: colorSpace, layout: .rgba, management: options.colorManagement)
+            var buffer = try data.withUnsafeBytes {
                 try decodeStill($0, width: size.width, height: size.height, isScaled: size.width != container.width,
-                                format: options.pixelFormat)
+                                format: color.transform == nil ? options.pixelFormat : .rgba8)
             }
+            color.apply(to: &buffer)
+            buffer.convert(to: options.pixelFormat)
             return Image(frames: [ImageFrame(buffer: buffer)], format: .webp, loopCount: 1, storedLoopCount: nil,
-                         hasAlpha: container.hasAlpha, originalData: original)
+                         hasAlpha: container.hasAlpha, originalData: original, colorSpace: colorSpace,
+                         pixelICCProfile: color.pixelICCProfile)
         }
         if let size = options.maxPixelSize, size > 0, max(container.width, container.height) > size {
             var firstOnly = options

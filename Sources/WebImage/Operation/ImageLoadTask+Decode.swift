@@ -10,6 +10,7 @@ extension ImageLoadTask {
         if context.variant.isFirstFrameOnly { decode.firstFrameOnly = true }
         if context.variant.isStraightAlpha { decode.pixelFormat = .rgba8 }
         decode.maxPixelSize = context.thumbnailPixelSize
+        decode.colorManagement = context.variant.colorManagement
         return decode
     }
 
