@@ -56,6 +56,15 @@ public enum JPEGDecoder {
         return (colorSpace, plan)
     }
 
+    /// The colour description and plan of a whole JPEG (a session of its own), for decoders that did not use
+    /// `decode` (the incremental stream).
+    static func colorPlan(of data: Data, options: DecodeOptions) throws -> (ImageColorSpace?, ColorPlan) {
+        try data.withUnsafeBytes { bytes in
+            let session = try JPEGDecodeSession(bytes: bytes)
+            return colorPlan(session, header: try session.readHeader(), options: options)
+        }
+    }
+
     /// Decodes every row of `session` (scale already set) into a new `width × height` buffer.
     static func decodePixels(_ session: JPEGDecodeSession, width: Int, height: Int,
                              format: PixelBuffer.PixelFormat) throws -> (PixelBuffer, partial: Bool) {

@@ -21,14 +21,17 @@ public enum PNGDecoder {
         let (buffer, header, color) = try data.withUnsafeBytes { bytes in
             let session = try PNGDecodeSession(bytes: bytes, format: .png)
             let header = try session.readInfo()
-            let layout: ColorLayout = header.colorType & 2 == 0 && header.colorType != 3 ? .greyInRGBA : .rgba
-            let color = ColorStage.plan(colorSpace: colorSpace, layout: layout, management: options.colorManagement)
+            let color = ColorStage.plan(colorSpace: colorSpace, layout: colorLayout(colorType: header.colorType),
+                                        management: options.colorManagement)
             return (try decodeBuffer(session, header: header, options: options, color: color), header, color)
         }
         return Image(frames: [ImageFrame(buffer: buffer)], format: .png, loopCount: 1, hasAlpha: header.hasAlpha,
                      isProgressive: header.isInterlaced, originalData: options.keepsOriginalData ? data : nil,
                      colorSpace: colorSpace, pixelICCProfile: color.pixelICCProfile)
     }
+
+    /// How decoded pixels of a PNG colour type hold their colour: grey types (0, 4) are grey expanded to RGBA.
+    static func colorLayout(colorType: Int) -> ColorLayout { colorType & 2 == 0 ? .greyInRGBA : .rgba }
 
     /// Reads IHDR facts (and tRNS) without decoding pixels.
     public static func info(_ data: Data) throws -> ImageInfo {
