@@ -7,6 +7,10 @@ static const cmsUInt32Number WI_LCMS_TYPE_RGBA_8 = TYPE_RGBA_8;
 /// Grey read from the first byte of each 4-byte RGBA pixel (the other three skipped): a grey image libjpeg or
 /// libpng already expanded to RGBA.
 static const cmsUInt32Number WI_LCMS_TYPE_GRAY_IN_RGBA_8 = COLORSPACE_SH(PT_GRAY) | CHANNELS_SH(1) | BYTES_SH(1) | EXTRA_SH(3);
+/// RGBA with 16 bits per channel in the machine's byte order (libavif's deep output).
+static const cmsUInt32Number WI_LCMS_TYPE_RGBA_16 = TYPE_RGBA_16;
+/// Copies (and rescales) the alpha channel from input to output: for the 16-bit → 8-bit transforms.
+static const cmsUInt32Number WI_LCMS_FLAG_COPY_ALPHA = cmsFLAGS_COPY_ALPHA;
 /// CMYK, 8 bits per ink (0 = no ink).
 static const cmsUInt32Number WI_LCMS_TYPE_CMYK_8 = TYPE_CMYK_8;
 /// CMYK stored inverted (255 = no ink), as Adobe writes it in JPEG (APP14).

@@ -30,12 +30,17 @@ public struct HEIFDecoder: ImageDecoding {
     ///   `maximumReferenceDepth` / `maximumReferencedDecodes`, or a grid tile or overlay layer with its own alpha image
     ///   (checked before libheif reads the file), `.allocationFailed`.
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        var (buffer, hasAlpha) = try Self.withPrimaryImage(data, limits: options.limits, decoding: true) { handle, limits in
-            try Self.decodePixels(handle, limits: limits)
+        var (buffer, hasAlpha, colorSpace) = try Self.withPrimaryImage(data, limits: options.limits, decoding: true) { handle, limits in
+            let (buffer, hasAlpha) = try Self.decodePixels(handle, limits: limits)
+            return (buffer, hasAlpha, Self.colorSpace(of: handle))
         }
+        // The colour stage (ICC or CICP from `colr`; PQ/HLG tone-mapped) on straight pixels, then the pixel format.
+        let conversion = ColorConversion(colorSpace: colorSpace, management: options.colorManagement)
+        conversion.apply(to: &buffer)
         buffer.convert(to: options.pixelFormat)  // in place: the buffer is not shared
         let image = Image(frames: [ImageFrame(buffer: buffer)], format: .heif, loopCount: 1,
-                          hasAlpha: hasAlpha, originalData: options.keepsOriginalData ? data : nil)
+                          hasAlpha: hasAlpha, originalData: options.keepsOriginalData ? data : nil,
+                          colorSpace: colorSpace, pixelICCProfile: conversion.pixelICCProfile)
         return try image.stillThumbnail(maxPixelSize: options.maxPixelSize)
     }
 
@@ -135,6 +140,29 @@ public struct HEIFDecoder: ImageDecoding {
             }
         }
         return (buffer, hasAlpha)
+    }
+
+    /// The primary image's `colr` boxes: the ICC profile (`prof`/`rICC`, at most 4 MiB read) and the `nclx` CICP
+    /// code points; `nil` when it has neither. Wraps `heif_image_handle_get_raw_color_profile` and
+    /// `heif_image_handle_get_nclx_color_profile`.
+    static func colorSpace(of handle: OpaquePointer) -> ImageColorSpace? {
+        var colorSpace = ImageColorSpace()
+        let size = heif_image_handle_get_raw_color_profile_size(handle)
+        if size > 0, size <= 4 << 20 {
+            var profile = Data(count: size)
+            let error = profile.withUnsafeMutableBytes { heif_image_handle_get_raw_color_profile(handle, $0.baseAddress) }
+            if error.code == heif_error_Ok { colorSpace.iccProfile = profile }
+        }
+        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+        if heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx {
+            let n = nclx.pointee
+            colorSpace.cicp = ImageColorSpace.CICP(colorPrimaries: UInt8(clamping: n.color_primaries.rawValue),
+                                                   transferCharacteristics: UInt8(clamping: n.transfer_characteristics.rawValue),
+                                                   matrixCoefficients: UInt8(clamping: n.matrix_coefficients.rawValue),
+                                                   isFullRange: n.full_range_flag != 0)
+            heif_nclx_color_profile_free(nclx)
+        }
+        return colorSpace.isEmpty ? nil : colorSpace
     }
 
     /// Throws the `ImageCodecError` for a libheif error, keeping its message.

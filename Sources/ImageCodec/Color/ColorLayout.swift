@@ -9,11 +9,14 @@ enum ColorLayout: UInt8, Sendable, Hashable {
     case cmyk
     /// C, M, Y, K stored inverted (255 = no ink), Adobe's JPEG CMYK/YCCK: CMYK profiles; alpha becomes 255.
     case invertedCMYK
+    /// R, G, B, alpha at 16 bits per channel (native byte order), converted into an 8-bit RGBA buffer (not in
+    /// place): deep sources are converted before they are reduced to 8 bits. Alpha is copied (rescaled).
+    case rgba16
 
     /// The profile channel count this layout needs (3 RGB, 1 grey, 4 CMYK).
     var profileChannels: Int {
         switch self {
-        case .rgba: return 3
+        case .rgba, .rgba16: return 3
         case .greyInRGBA: return 1
         case .cmyk, .invertedCMYK: return 4
         }

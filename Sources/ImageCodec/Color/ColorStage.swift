@@ -46,7 +46,7 @@ enum ColorStage {
 
     /// `.preserve`: no transform; the source's ICC profile stays with RGB pixels when lcms can read it.
     private static func preservePlan(colorSpace: ImageColorSpace?, layout: ColorLayout) -> ColorPlan {
-        guard layout == .rgba, let icc = colorSpace?.iccProfile, let profile = try? LittleCMS.openProfile(icc) else {
+        guard layout == .rgba || layout == .rgba16, let icc = colorSpace?.iccProfile, let profile = try? LittleCMS.openProfile(icc) else {
             return .none
         }
         defer { cmsCloseProfile(profile) }
@@ -128,9 +128,10 @@ enum ColorStage {
                 return srgbSourcePlan(layout: layout, target: target, cache: cache)
             case .synthetic(let key, let make):
                 // Synthetic profiles describe RGB; grey expanded to RGBA converts the same way.
-                guard layout == .rgba || layout == .greyInRGBA else { continue }
-                entry = cache.entry(for: .init(source: Data(key.utf8), target: targetKey, layout: .rgba)) {
-                    makeEntry(profile: make(), name: key, layout: .rgba, target: target)
+                guard layout == .rgba || layout == .greyInRGBA || layout == .rgba16 else { continue }
+                let rgbLayout: ColorLayout = layout == .rgba16 ? .rgba16 : .rgba
+                entry = cache.entry(for: .init(source: Data(key.utf8), target: targetKey, layout: rgbLayout)) {
+                    makeEntry(profile: make(), name: key, layout: rgbLayout, target: target)
                 }
             }
             switch entry {
@@ -140,15 +141,16 @@ enum ColorStage {
             }
         }
         // Untagged (or nothing usable): the pixels are taken as sRGB.
-        guard layout == .rgba || layout == .greyInRGBA else { return .none }
+        guard layout == .rgba || layout == .greyInRGBA || layout == .rgba16 else { return .none }
         return srgbSourcePlan(layout: layout, target: target, cache: cache)
     }
 
     /// sRGB pixels: nothing to do for an sRGB target; lcms's sRGB → target otherwise.
     private static func srgbSourcePlan(layout: ColorLayout, target: Data?, cache: ColorTransformCache) -> ColorPlan {
-        guard let target, layout == .rgba || layout == .greyInRGBA else { return .none }
-        let entry = cache.entry(for: .init(source: Data("srgb".utf8), target: target, layout: .rgba)) {
-            makeEntry(profile: LittleCMS.makeSRGB(), name: "sRGB", layout: .rgba, target: target)
+        guard let target, layout == .rgba || layout == .greyInRGBA || layout == .rgba16 else { return .none }
+        let rgbLayout: ColorLayout = layout == .rgba16 ? .rgba16 : .rgba
+        let entry = cache.entry(for: .init(source: Data("srgb".utf8), target: target, layout: rgbLayout)) {
+            makeEntry(profile: LittleCMS.makeSRGB(), name: "sRGB", layout: rgbLayout, target: target)
         }
         if case .transform(let transform) = entry { return ColorPlan(transform: transform, pixelICCProfile: target) }
         return .none
@@ -167,7 +169,7 @@ enum ColorStage {
             ColorLog.record("ICC profile ignored: \(LittleCMS.channelCount(profile)) channels for \(layout) pixels")
             return .unusable
         }
-        if target == nil, layout == .rgba, LittleCMS.isSRGBEquivalent(profile) { return .identity }
+        if target == nil, layout == .rgba || layout == .rgba16, LittleCMS.isSRGBEquivalent(profile) { return .identity }
         return makeTransform(source: profile, name: "ICC profile", layout: layout, target: target)
     }
 
