@@ -161,6 +161,11 @@ wi_status wi_png_decoder_read_info(wi_png_decoder *decoder, wi_png_header *heade
 wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, size_t stride, int premultiply,
                                      char *message);
 
+/// Decodes a 16-bit PNG as straight RGBA with 16 bits per channel in the machine's byte order (grey expanded,
+/// tRNS to alpha, opaque alpha 0xFFFF, Adam7 de-interlaced) into `pixels`, rows `stride` bytes apart (`height`
+/// rows of at least `width * 8` bytes), then reads to IEND: for a colour transform before the reduction to 8 bits.
+wi_status wi_png_decoder_decode_rgba16(wi_png_decoder *decoder, uint16_t *pixels, size_t stride, char *message);
+
 /// Row-by-row reading (for decoding into a resampler without a full-size buffer): sets the same RGBA8
 /// transforms as `decode_rgba` and reports the number of passes (7 for Adam7, else 1). Then call
 /// `read_row` passes × height times (for Adam7, each row buffer must keep the previous passes' pixels),

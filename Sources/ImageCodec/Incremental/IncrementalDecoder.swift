@@ -357,8 +357,13 @@ public final class IncrementalDecoder {
               let header = stream.header, let pixels = stream.pixels, ImageFormat.sniff(data) == .png else { return nil }
         // The stream's rows are straight (or opaque): the colour stage runs on them as on the one-shot decode's.
         let colorSpace = data.withUnsafeBytes { PNGColorChunks.read($0) }
-        let color = ColorStage.plan(colorSpace: colorSpace, layout: PNGDecoder.colorLayout(colorType: header.colorType),
+        // The stream's header is after libpng's transforms (8-bit RGBA): the file's own IHDR says what it is.
+        guard data.count >= 26 else { return nil }
+        let (storedDepth, storedType) = (Int(data[data.startIndex + 24]), Int(data[data.startIndex + 25]))
+        let color = ColorStage.plan(colorSpace: colorSpace, layout: PNGDecoder.colorLayout(colorType: storedType),
                                     management: options.colorManagement)
+        // A 16-bit source converts at 16 bits in the one-shot decode (the stream has only 8): fall back to it.
+        if storedDepth == 16, color.transform?.layout == .rgba { return nil }
         var buffer = pixels
         color.apply(to: &buffer)
         return Image(frames: [ImageFrame(buffer: buffer.converted(to: options.pixelFormat))], format: .png, loopCount: 1,

@@ -23,11 +23,37 @@ public enum PNGDecoder {
             let header = try session.readInfo()
             let color = ColorStage.plan(colorSpace: colorSpace, layout: colorLayout(colorType: header.colorType),
                                         management: options.colorManagement)
+            // 16-bit sources are converted at 16 bits, then reduced to 8 (full-size decodes of RGB transforms).
+            var deep: ColorPlan?
+            if header.bitDepth == 16, options.maxPixelSize == nil, color.transform?.layout == .rgba {
+                deep = ColorStage.plan(colorSpace: colorSpace, layout: .rgba16, management: options.colorManagement)
+            }
+            if let deep, let transform = deep.transform, transform.layout == .rgba16 {
+                return (try decodeDeep(session, header: header, transform: transform, options: options), header, color)
+            }
             return (try decodeBuffer(session, header: header, options: options, color: color), header, color)
         }
         return Image(frames: [ImageFrame(buffer: buffer)], format: .png, loopCount: 1, hasAlpha: header.hasAlpha,
                      isProgressive: header.isInterlaced, originalData: options.keepsOriginalData ? data : nil,
                      colorSpace: colorSpace, pixelICCProfile: color.pixelICCProfile)
+    }
+
+    /// A 16-bit PNG decoded at 16 bits (a temporary 8 bytes per pixel) and converted by `transform` into straight
+    /// 8-bit pixels, then put in `options.pixelFormat`. Limits were checked for the 8-bit image; the temporary is
+    /// twice its size.
+    static func decodeDeep(_ session: PNGDecodeSession, header: PNGDecodeSession.Header, transform: ColorTransform,
+                           options: DecodeOptions) throws -> PixelBuffer {
+        try options.limits.check(width: header.width, height: header.height)
+        let (rowBytes, o1) = header.width.multipliedReportingOverflow(by: 8)
+        let (total, o2) = rowBytes.multipliedReportingOverflow(by: header.height)
+        guard !o1, !o2 else { throw ImageCodecError.invalidDimensions(width: header.width, height: header.height) }
+        guard let deep = malloc(max(total, 1)) else { throw ImageCodecError.allocationFailed(byteCount: total) }
+        defer { free(deep) }
+        try session.decode16(into: deep, bytesPerRow: rowBytes)
+        var buffer = try PixelBuffer(width: header.width, height: header.height, pixelFormat: .rgba8, zeroed: false)
+        transform.apply(rgba16: UnsafeRawBufferPointer(start: deep, count: total), bytesPerRow: rowBytes, into: &buffer)
+        buffer.convert(to: options.pixelFormat)
+        return buffer
     }
 
     /// How decoded pixels of a PNG colour type hold their colour: grey types (0, 4) are grey expanded to RGBA.
