@@ -138,6 +138,37 @@ final class ColorStageTests: XCTestCase {
         }
     }
 
+    /// An animated WebP with an ICCP chunk: every frame converted, the first, the lazily decoded and the preloaded
+    /// ones, straight and premultiplied.
+    func testAnimatedWebPFramesAreColourManaged() throws {
+        let swapped = try profile(ColorTestSupport.swappedRedGreen)
+        var red = try PixelBuffer(width: 8, height: 8, pixelFormat: .rgba8)
+        var dark = try PixelBuffer(width: 8, height: 8, pixelFormat: .rgba8)
+        for y in 0..<8 {
+            for x in 0..<8 {
+                red.setPixel(x: x, y: y, to: RGBA(r: 255, g: 0, b: 0))
+                dark.setPixel(x: x, y: y, to: RGBA(r: 200, g: 10, b: 10, a: 200))
+            }
+        }
+        let plain = try WebPEncoder.encodeAnimation([ImageFrame(buffer: red, duration: 0.1), ImageFrame(buffer: dark, duration: 0.1)],
+                                                    loopCount: 0, options: EncodeOptions(isLossless: true))
+        let tagged = ICCEmbedding.embed(swapped, in: plain, format: .webp, width: 8, height: 8)
+        for format in [PixelBuffer.PixelFormat.rgba8, .rgba8Premultiplied] {
+            for preload in [false, true] {
+                let image = try ImageDecoder.decode(tagged, options: DecodeOptions(pixelFormat: format, preloadAllFrames: preload))
+                XCTAssertEqual(image.frameCount, 2)
+                XCTAssertEqual(image.colorSpace?.iccProfile, swapped)
+                for index in 0..<2 {
+                    let p = try image.frame(at: index).buffer.converted(to: .rgba8).pixel(x: 4, y: 4)
+                    XCTAssertGreaterThan(Int(p.g), Int(p.r) + 80, "frame \(index) \(format) preload \(preload): \(p)")
+                    XCTAssertEqual(p.a, index == 0 ? 255 : 200, "alpha untouched")
+                }
+                let raw = try ImageDecoder.decode(tagged, options: DecodeOptions(pixelFormat: format, colorManagement: .preserve))
+                XCTAssertGreaterThan(Int(try raw.frame(at: 1).buffer.converted(to: .rgba8).pixel(x: 4, y: 4).r), 150)
+            }
+        }
+    }
+
     /// `.target`: untagged pixels are converted into the target, which the image then carries.
     func testTargetProfileConvertsAndTravelsWithThePixels() throws {
         let adobe = try profile(ColorTestSupport.adobeRGB)
