@@ -169,6 +169,32 @@ final class ColorStageTests: XCTestCase {
         }
     }
 
+    /// An APNG with an iCCP chunk: every composited frame converted, preloaded or decoded later.
+    func testAPNGFramesAreColourManaged() throws {
+        let swapped = try profile(ColorTestSupport.swappedRedGreen)
+        var red = try PixelBuffer(width: 8, height: 8, pixelFormat: .rgba8)
+        var translucent = try PixelBuffer(width: 8, height: 8, pixelFormat: .rgba8)
+        for y in 0..<8 {
+            for x in 0..<8 {
+                red.setPixel(x: x, y: y, to: RGBA(r: 255, g: 0, b: 0))
+                translucent.setPixel(x: x, y: y, to: RGBA(r: 220, g: 0, b: 0, a: 255))
+            }
+        }
+        let plain = try APNGEncoder.encode([ImageFrame(buffer: red, duration: 0.1), ImageFrame(buffer: translucent, duration: 0.1)],
+                                           loopCount: 0, options: EncodeOptions())
+        let tagged = ICCEmbedding.embed(swapped, in: plain, format: .png, width: 8, height: 8)
+        for preload in [false, true] {
+            let image = try ImageDecoder.decode(tagged, options: DecodeOptions(preloadAllFrames: preload))
+            XCTAssertEqual(image.format, .apng)
+            XCTAssertEqual(image.frameCount, 2)
+            XCTAssertEqual(image.colorSpace?.iccProfile, swapped)
+            for index in 0..<2 {
+                let p = try image.frame(at: index).buffer.converted(to: .rgba8).pixel(x: 4, y: 4)
+                XCTAssertGreaterThan(Int(p.g), Int(p.r) + 80, "frame \(index) preload \(preload): \(p)")
+            }
+        }
+    }
+
     /// `.target`: untagged pixels are converted into the target, which the image then carries.
     func testTargetProfileConvertsAndTravelsWithThePixels() throws {
         let adobe = try profile(ColorTestSupport.adobeRGB)
