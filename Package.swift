@@ -3,7 +3,7 @@
 // WebImage — image loading and caching for Swift on Linux.
 //
 // Layers (lower never imports higher; ImageCodec, KVCache and Fetcher never import each other):
-//   C system libraries (CWebImageJPEG, …PNG, …GIF, …WebP, …Curl, …SQLite)
+//   C system libraries (CWebImageJPEG, …PNG, …GIF, …WebP, …LCMS (Little CMS 2, colour), …Curl, …SQLite)
 //   C shims (CWebImageCodecShims: every setjmp/longjmp; CWebImageCurlShims: every variadic curl call)
 //   ImageCodec · KVCache · Fetcher
 //   WebImage (the pipeline, and the umbrella re-exporting the three modules)

@@ -45,6 +45,31 @@ final class ColorFixtureTests: XCTestCase {
         }
     }
 
+    /// A greyscale JPEG with a grey profile (L*-linear, far from sRGB's curve): converted through it, against
+    /// jpgicc's rendering of the same file.
+    func testGreyJPEGWithGreyProfileMatchesLittleCMS() throws {
+        let grey = "/usr/share/color/icc/Gray-CIE_L.icc"
+        try ColorTestSupport.require(tools: ["convert", "jpgicc"], files: [grey, ColorTestSupport.srgbProfile])
+        let dir = try ColorTestSupport.scratch()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let jpeg = dir.appendingPathComponent("grey.jpg")
+        _ = try ReferenceDecoder.run("convert", ["-size", "64x64", "gradient:black-white", "-colorspace", "Gray", "-profile", grey,
+                                                 "-quality", "100", jpeg.path])
+        let data = try Data(contentsOf: jpeg)
+        let ours = try ColorTestSupport.decode(data)
+        let raw = try ColorTestSupport.decode(data, .preserve)
+        let ref = try ColorTestSupport.jpgiccReference(jpeg)
+        guard let stats = ColorTestSupport.compare(ours.firstFrame.buffer, ref.firstFrame.buffer),
+              let before = ColorTestSupport.compare(raw.firstFrame.buffer, ref.firstFrame.buffer) else { return }
+        XCTAssertLessThanOrEqual(stats.mean, 1.0, "\(stats)")
+        XCTAssertLessThanOrEqual(stats.p95, 2.5, "\(stats)")
+        XCTAssertGreaterThan(before.mean, stats.mean + 1, "the grey curve was applied: raw \(before)")
+        let p = ours.firstFrame.buffer.pixel(x: 32, y: 32)
+        XCTAssertEqual(p.r, p.g)
+        XCTAssertEqual(p.g, p.b)
+        XCTAssertEqual(p.a, 255)
+    }
+
     /// SwappedRedAndGreen: a pure red patch comes out green, in every format, at full size and as a thumbnail.
     func testSwappedRedAndGreenIsApplied() throws {
         try ColorTestSupport.require(tools: ["convert"], files: [ColorTestSupport.swappedRedGreen, ColorTestSupport.srgbProfile])
