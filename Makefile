@@ -3,16 +3,18 @@
 
 SHELL := /bin/bash
 SWIFT ?= swift
-# Debian packages the library needs (its six C libraries), and the tools the tests use.
-DEPS_PACKAGES := libwebp-dev libpng-dev libjpeg-dev libgif-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev pkg-config
+# Debian packages the library needs (its seven C libraries, Little CMS 2 for colour management), and the tools the tests use.
+DEPS_PACKAGES := libwebp-dev libpng-dev libjpeg-dev libgif-dev libcurl4-openssl-dev libsqlite3-dev zlib1g-dev liblcms2-dev pkg-config
 # The optional products' C libraries: libmemcached-dev for WebImageMemcached (the webimage CLI links it; the
 # WebImage library product does not).
 OPTIONAL_PACKAGES := libmemcached-dev
 # The optional codec modules (WebImageAVIF, WebImageJXL, WebImageHEIF) and the CLI, which registers them.
 CODEC_PACKAGES := libavif-dev libjxl-dev libheif-dev
 # memcached: the servers the WebImageMemcached tests and benchmark start on loopback ports; the reference
-# decoders of the codec modules' tests (avifdec, djxl, heif-convert); GNU time for peak-RSS measurements.
-TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx time memcached libavif-bin libjxl-tools libheif-examples
+# decoders of the codec modules' tests (avifdec, djxl, heif-convert); GNU time for peak-RSS measurements; the colour
+# tests' independent reference (jpgicc/tificc from liblcms2-utils) and Debian's standard ICC profiles.
+TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx time memcached libavif-bin libjxl-tools libheif-examples \
+	liblcms2-utils icc-profiles-free colord-data argyll-ref
 # The peers `make bench` measures against, in the same run.
 BENCH_PACKAGES := nginx curl libvips-tools memcached wrk
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
@@ -89,7 +91,7 @@ clean:
 FUZZ_SECONDS ?= 300
 FUZZ_SCRATCH := .build-fuzz
 FUZZ_WORK := $(FUZZ_SCRATCH)/work
-FUZZ_TARGETS ?= FuzzDecode FuzzIncremental FuzzKVStorage FuzzAVIF FuzzJXL FuzzHEIF FuzzHTTPHeaders
+FUZZ_TARGETS ?= FuzzDecode FuzzIncremental FuzzKVStorage FuzzAVIF FuzzJXL FuzzHEIF FuzzHTTPHeaders FuzzColorProfile
 FUZZ_FLAGS ?= -rss_limit_mb=2048 -timeout=30 -print_final_stats=1
 CORPUS ?= ../shared/corpus
 FUZZ_BUILD = $(SWIFT) build -c release --sanitize=fuzzer -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=address \
@@ -101,6 +103,8 @@ FUZZ_SEEDS_FuzzKVStorage = $(FUZZ_WORK)/FuzzKVStorage-seeds
 FUZZ_SEEDS_FuzzAVIF = $(wildcard $(CORPUS)/modern/avif)
 FUZZ_SEEDS_FuzzJXL = $(wildcard $(CORPUS)/modern/jxl)
 FUZZ_SEEDS_FuzzHEIF = $(wildcard $(CORPUS)/modern/heic)
+# Debian's standard profiles (icc-profiles-free, colord-data, argyll-ref): the mutations start from real ICC.
+FUZZ_SEEDS_FuzzColorProfile = $(wildcard /usr/share/color/icc /usr/share/color/icc/colord /usr/share/color/argyll/ref)
 
 ## fuzz: build the fuzz targets and run each for FUZZ_SECONDS (default 300) seeded from the corpus.
 fuzz: deps
@@ -118,6 +122,7 @@ fuzz: deps
 	    FuzzAVIF) seeds="$(FUZZ_SEEDS_FuzzAVIF)";; \
 	    FuzzJXL) seeds="$(FUZZ_SEEDS_FuzzJXL)";; \
 	    FuzzHEIF) seeds="$(FUZZ_SEEDS_FuzzHEIF)";; \
+	    FuzzColorProfile) seeds="$(FUZZ_SEEDS_FuzzColorProfile)";; \
 	    *) seeds="";; \
 	  esac; \
 	  mkdir -p $(FUZZ_WORK)/$$target; \

@@ -3,7 +3,7 @@
 // WebImage — image loading and caching for Swift on Linux.
 //
 // Layers (lower never imports higher; ImageCodec, KVCache and Fetcher never import each other):
-//   C system libraries (CWebImageJPEG, …PNG, …GIF, …WebP, …Curl, …SQLite)
+//   C system libraries (CWebImageJPEG, …PNG, …GIF, …WebP, …LCMS (Little CMS 2, colour), …Curl, …SQLite)
 //   C shims (CWebImageCodecShims: every setjmp/longjmp; CWebImageCurlShims: every variadic curl call)
 //   ImageCodec · KVCache · Fetcher
 //   WebImage (the pipeline, and the umbrella re-exporting the three modules)
@@ -72,6 +72,8 @@ let package = Package(
         systemLibrary("CWebImageCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
         systemLibrary("CWebImageSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         systemLibrary("CWebImageZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
+        // Little CMS 2 (MIT) for colour management; never its GPL fast-float plug-in (liblcms2-plugins).
+        systemLibrary("CWebImageLCMS", pkgConfig: "lcms2", apt: "liblcms2-dev"),
         // Only for the optional WebImageMemcached product.
         systemLibrary("CWebImageMemcached", pkgConfig: "libmemcached", apt: "libmemcached-dev"),
         // Only for the optional codec modules.
@@ -94,7 +96,8 @@ let package = Package(
         // MARK: Swift modules
         .target(
             name: "ImageCodec",
-            dependencies: ["WebImageSync", "CWebImageCodecShims", "CWebImageJPEG", "CWebImagePNG", "CWebImageGIF", "CWebImageWebP"],
+            dependencies: ["WebImageSync", "CWebImageCodecShims", "CWebImageJPEG", "CWebImagePNG", "CWebImageGIF", "CWebImageWebP",
+                           "CWebImageLCMS", "CWebImageZlib"],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -41,6 +41,11 @@ let package = Package(
             name: "FuzzHEIF",
             dependencies: [.product(name: "WebImage", package: "WebImage"), .product(name: "WebImageHEIF", package: "WebImage")]
         ),
+        // ICC profiles, random and mutated, through the colour stage as a source (JPEG, PNG, WebP) and a target.
+        .executableTarget(
+            name: "FuzzColorProfile",
+            dependencies: [.product(name: "WebImage", package: "WebImage")]
+        ),
         // Every HTTP header grammar (dates, delta-seconds, Cache-Control, ETag, Content-Type, Retry-After) and
         // HTTPCachePolicy over whole responses.
         .executableTarget(

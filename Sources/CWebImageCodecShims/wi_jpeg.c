@@ -66,6 +66,7 @@ struct wi_jpeg_decoder {
     int created;
     int header_read;
     int started;
+    int raw_cmyk;  ///< CMYK/YCCK rows are left as inks (for a colour transform), not converted to RGBA
 };
 
 /// libjpeg calls this between chunks of input (each iMCU row and each marker while absorbing a multi-scan
@@ -128,6 +129,7 @@ wi_status wi_jpeg_decoder_read_header(wi_jpeg_decoder *decoder, wi_jpeg_header *
     }
     jpeg_mem_src(cinfo, decoder->data, (unsigned long)decoder->size);
     jpeg_save_markers(cinfo, JPEG_APP0 + 1, 0xFFFF);
+    jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF);
     jpeg_read_header(cinfo, TRUE);
     decoder->header_read = 1;
     wi_jpeg_describe_header(cinfo, header);
@@ -158,6 +160,43 @@ void wi_jpeg_decoder_exif(wi_jpeg_decoder *decoder, const uint8_t **bytes, size_
         }
     }
 }
+
+wi_status wi_jpeg_decoder_icc_profile(wi_jpeg_decoder *decoder, uint8_t **bytes, size_t *length, int *is_invalid,
+                                      char *message) {
+    *bytes = NULL;
+    *length = 0;
+    *is_invalid = 0;
+    if (!decoder->header_read) {
+        wi_set_message(message, "the ICC profile is read after the header");
+        return WI_ERROR;
+    }
+    int has_chunks = 0;
+    for (jpeg_saved_marker_ptr m = decoder->cinfo.marker_list; m != NULL; m = m->next) {
+        if (m->marker == JPEG_APP0 + 2 && m->data_length >= 14 && memcmp(m->data, "ICC_PROFILE\0", 12) == 0) {
+            has_chunks = 1;
+            break;
+        }
+    }
+    if (!has_chunks) return WI_OK;
+    if (setjmp(decoder->err.jump)) {
+        wi_jpeg_format_error((j_common_ptr)&decoder->cinfo, message);
+        return WI_ERROR;
+    }
+    JOCTET *profile = NULL;
+    unsigned int profile_length = 0;
+    // libjpeg-turbo checks the chunk sequence: a missing, duplicate or zero sequence number, or a count that
+    // differs between chunks, gives FALSE (with a warning, counted, never printed).
+    if (!jpeg_read_icc_profile(&decoder->cinfo, &profile, &profile_length) || profile == NULL) {
+        free(profile);
+        *is_invalid = 1;
+        return WI_OK;
+    }
+    *bytes = profile;
+    *length = profile_length;
+    return WI_OK;
+}
+
+void wi_jpeg_decoder_set_raw_cmyk(wi_jpeg_decoder *decoder, int raw) { decoder->raw_cmyk = raw ? 1 : 0; }
 
 wi_status wi_jpeg_decoder_set_scale(wi_jpeg_decoder *decoder, unsigned scale_num, unsigned scale_denom,
                                     uint32_t *output_width, uint32_t *output_height, char *message) {
@@ -228,7 +267,14 @@ wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels,
     }
     while (cinfo->output_scanline < cinfo->output_height) {
         // A memory source never suspends, so 0 rows means libjpeg gave up.
-        if (wi_jpeg_read_rgba_rows(cinfo, pixels, stride) == 0) break;
+        JDIMENSION read;
+        if (decoder->raw_cmyk && cinfo->out_color_space == JCS_CMYK) {
+            JSAMPROW row = pixels + (size_t)cinfo->output_scanline * stride;
+            read = jpeg_read_scanlines(cinfo, &row, 1);
+        } else {
+            read = wi_jpeg_read_rgba_rows(cinfo, pixels, stride);
+        }
+        if (read == 0) break;
         *rows_decoded = cinfo->output_scanline;
     }
     // The caller's buffer may be uninitialized: never leave rows unwritten.

@@ -169,6 +169,43 @@ wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, s
     return WI_OK;
 }
 
+wi_status wi_png_decoder_decode_rgba16(wi_png_decoder *decoder, uint16_t *pixels, size_t stride, char *message) {
+    png_structp png = decoder->png;
+    png_infop info = decoder->info;
+    if (!decoder->info_read || decoder->decoded || png_get_bit_depth(png, info) != 16) {
+        wi_png_set_message(message, "a 16-bit decode needs a 16-bit PNG, its info read, and runs once");
+        return WI_ERROR;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        wi_png_set_message(message, decoder->errors.text);
+        return WI_ERROR;
+    }
+    decoder->decoded = 1;
+    uint32_t width = png_get_image_width(png, info);
+    uint32_t height = png_get_image_height(png, info);
+    if (stride < (size_t)width * 8) {
+        wi_png_set_message(message, "row stride too small");
+        return WI_ERROR;
+    }
+    int color_type = png_get_color_type(png, info);
+    int has_trns = png_get_valid(png, info, PNG_INFO_tRNS) ? 1 : 0;
+    if (has_trns) png_set_tRNS_to_alpha(png);
+    if (color_type == PNG_COLOR_TYPE_GRAY || color_type == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+    if (!((color_type & PNG_COLOR_MASK_ALPHA) || has_trns)) png_set_filler(png, 0xFFFF, PNG_FILLER_AFTER);
+    {
+        const uint16_t probe = 1;
+        if (*(const uint8_t *)&probe == 1) png_set_swap(png);  // PNG is big-endian; rows come out native
+    }
+    int passes = png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    if (png_get_rowbytes(png, info) != (size_t)width * 8) png_error(png, "unexpected row size after transforms");
+    for (int pass = 0; pass < passes; pass++) {
+        for (uint32_t y = 0; y < height; y++) png_read_row(png, (png_bytep)pixels + (size_t)y * stride, NULL);
+    }
+    png_read_end(png, NULL);
+    return WI_OK;
+}
+
 wi_status wi_png_decoder_start_rows(wi_png_decoder *decoder, int *passes, char *message) {
     if (!decoder->info_read || decoder->decoded) {
         wi_png_set_message(message, "rows need the info read and start once");

@@ -24,25 +24,28 @@ public struct AVIFDecoder: ImageDecoding {
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
         // Before libavif: it keeps an AV1 decoder per grid tile (see `AVIFGridTiles`).
         try AVIFGridTiles.check(data, maximum: Self.maximumGridTiles)
-        let session = try AVIFSession(data: data, limits: options.limits)
+        let session = try AVIFSession(data: data, limits: options.limits, colorManagement: options.colorManagement)
         let frameCount = options.firstFrameOnly ? 1 : session.frameCount
         let first = try session.frame(at: 0, pixelFormat: options.pixelFormat)
         let original = options.keepsOriginalData ? data : nil
         let image: Image
         if frameCount == 1 {
             image = Image(frames: [ImageFrame(buffer: first)], format: .avif, loopCount: 1, hasAlpha: session.hasAlpha,
-                          originalData: original)
+                          originalData: original, colorSpace: session.colorSpace,
+                          pixelICCProfile: session.conversion.pixelICCProfile)
         } else if options.preloadAllFrames {
             var frames = [ImageFrame(buffer: first, duration: session.duration(at: 0))]
             for index in 1..<frameCount {
                 frames.append(ImageFrame(buffer: try session.frame(at: index, pixelFormat: options.pixelFormat),
                                          duration: session.duration(at: index)))
             }
-            image = Image(frames: frames, format: .avif, loopCount: 0, hasAlpha: session.hasAlpha, originalData: original)
+            image = Image(frames: frames, format: .avif, loopCount: 0, hasAlpha: session.hasAlpha, originalData: original,
+                          colorSpace: session.colorSpace, pixelICCProfile: session.conversion.pixelICCProfile)
         } else {
             image = Image(firstFrame: ImageFrame(buffer: first, duration: session.duration(at: 0)), source: session,
                           format: .avif, loopCount: 0, storedLoopCount: nil, hasAlpha: session.hasAlpha,
-                          originalData: original)
+                          originalData: original, colorSpace: session.colorSpace,
+                          pixelICCProfile: session.conversion.pixelICCProfile)
         }
         return try image.stillThumbnail(maxPixelSize: options.maxPixelSize)
     }

@@ -19,6 +19,10 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
     let hasAlpha: Bool
     /// The displayed size: after `clap`, with width and height swapped by a quarter-turn `irot`.
     let displaySize: (width: Int, height: Int)
+    /// What the file said about its colours: the `colr` ICC profile and/or CICP (`nclx`); `nil` for neither.
+    let colorSpace: ImageColorSpace?
+    /// The colour stage for every frame (from `colorSpace` and the decode's `ColorManagement`).
+    let conversion: ColorConversion
     private let durations: [Double]
     private let transform: AVIFTransform
     private let decoder: UnsafeMutablePointer<avifDecoder>
@@ -28,7 +32,7 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
     /// Parses `data` with libavif's limits set from `limits`, then checks the declared size and frame count.
     ///
     /// - Throws: `ImageCodecError.limitExceeded` / `.invalidDimensions`, `.truncated`, `.corruptData`.
-    init(data: Data, limits: DecodeLimits) throws {
+    init(data: Data, limits: DecodeLimits, colorManagement: ColorManagement = .sRGB) throws {
         guard let decoder = avifDecoderCreate() else { throw ImageCodecError.allocationFailed(byteCount: 0) }
         // libavif reads from memory without copying: keep our own copy for the frames decoded later.
         let bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(data.count, 1), alignment: 16)
@@ -43,6 +47,8 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
             durations = parsed.durations
             transform = parsed.transform
             displaySize = parsed.displaySize
+            colorSpace = parsed.colorSpace
+            conversion = ColorConversion(colorSpace: parsed.colorSpace, management: colorManagement)
         } catch {
             // libavif 0.11 reports a box cut short as a BMFF parse failure ("Exceeded avifIO's sizeHint, possibly
             // truncated data"): when the data ends inside a top-level box (a download cut in its `mdat`), the
@@ -63,6 +69,7 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
     private struct Parsed {
         var frameCount: Int, hasAlpha: Bool, durations: [Double], transform: AVIFTransform
         var displaySize: (width: Int, height: Int)
+        var colorSpace: ImageColorSpace?
     }
 
     private static func parse(_ decoder: UnsafeMutablePointer<avifDecoder>, bytes: UnsafeRawBufferPointer,
@@ -96,7 +103,22 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
             durations = [0]
         }
         return Parsed(frameCount: frameCount, hasAlpha: decoder.pointee.alphaPresent != AVIF_FALSE, durations: durations,
-                      transform: transform, displaySize: transform.outputSize)
+                      transform: transform, displaySize: transform.outputSize, colorSpace: colorSpace(of: image.pointee))
+    }
+
+    /// The `colr` boxes as libavif read them: the ICC profile (`prof`/`rICC`) and the CICP code points (`nclx`;
+    /// 2/2/2, libavif's "unspecified" when there is none, is left out). Matrix and range are libavif's YUV job.
+    private static func colorSpace(of image: avifImage) -> ImageColorSpace? {
+        var colorSpace = ImageColorSpace()
+        if let icc = image.icc.data, image.icc.size > 0 { colorSpace.iccProfile = Data(bytes: icc, count: image.icc.size) }
+        let (primaries, transfer, matrix) = (image.colorPrimaries, image.transferCharacteristics, image.matrixCoefficients)
+        if primaries != 2 || transfer != 2 || matrix != 2 {
+            colorSpace.cicp = ImageColorSpace.CICP(colorPrimaries: UInt8(clamping: primaries),
+                                                   transferCharacteristics: UInt8(clamping: transfer),
+                                                   matrixCoefficients: UInt8(clamping: matrix),
+                                                   isFullRange: image.yuvRange == AVIF_RANGE_FULL)
+        }
+        return colorSpace.isEmpty ? nil : colorSpace
     }
 
     func duration(at index: Int) -> Double { durations[index] }
@@ -113,9 +135,42 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
             let layer = decoder.pointee.progressiveState == AVIF_PROGRESSIVE_STATE_ACTIVE ? Int(decoder.pointee.imageCount) - 1 : index
             try Self.check(avifDecoderNthImage(decoder, UInt32(layer)), decoder)
             guard let image = decoder.pointee.image else { throw ImageCodecError.corruptData(format: .avif, message: "no image") }
-            return try Self.rgba(image, pixelFormat: pixelFormat)
+            // The colour stage runs on straight pixels, before premultiplication; deep (10/12-bit) images are
+            // converted from 16 bits, before they are reduced to 8.
+            if image.pointee.depth > 8, conversion.convertsDeepPixels, var buffer = try Self.convertedDeep(image, conversion) {
+                buffer.convert(to: pixelFormat)
+                return buffer
+            }
+            var buffer = try Self.rgba(image, pixelFormat: conversion.changesPixels ? .rgba8 : pixelFormat)
+            conversion.apply(to: &buffer)
+            buffer.convert(to: pixelFormat)
+            return buffer
         }
         return try transform.apply(decoded)
+    }
+
+    /// A deep image's straight 8-bit RGBA pixels through the colour stage from libavif's 16-bit RGBA (a
+    /// temporary 8 bytes per pixel); `nil` when the stage declines.
+    private static func convertedDeep(_ image: UnsafeMutablePointer<avifImage>, _ conversion: ColorConversion) throws -> PixelBuffer? {
+        let width = Int(image.pointee.width), height = Int(image.pointee.height)
+        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: .rgba8)
+        let (rowBytes, o1) = width.multipliedReportingOverflow(by: 8)
+        let (total, o2) = rowBytes.multipliedReportingOverflow(by: height)
+        guard !o1, !o2 else { throw ImageCodecError.invalidDimensions(width: width, height: height) }
+        let deep = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 16)
+        defer { deep.deallocate() }
+        var rgb = avifRGBImage()
+        avifRGBImageSetDefaults(&rgb, image)
+        rgb.depth = 16
+        rgb.format = AVIF_RGB_FORMAT_RGBA
+        rgb.alphaPremultiplied = AVIF_FALSE
+        rgb.rowBytes = UInt32(rowBytes)
+        rgb.pixels = deep.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        let result = avifImageYUVToRGB(image, &rgb)
+        guard result == AVIF_RESULT_OK else {
+            throw ImageCodecError.corruptData(format: .avif, message: String(cString: avifResultToString(result)))
+        }
+        return conversion.convert(rgba16: UnsafeRawBufferPointer(deep), bytesPerRow: rowBytes, into: &buffer) ? buffer : nil
     }
 
     /// The 8-bit RGBA pixels of a decoded YUV image (any depth; libavif scales 10/12-bit down).

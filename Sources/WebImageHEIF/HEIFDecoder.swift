@@ -30,12 +30,28 @@ public struct HEIFDecoder: ImageDecoding {
     ///   `maximumReferenceDepth` / `maximumReferencedDecodes`, or a grid tile or overlay layer with its own alpha image
     ///   (checked before libheif reads the file), `.allocationFailed`.
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        var (buffer, hasAlpha) = try Self.withPrimaryImage(data, limits: options.limits, decoding: true) { handle, limits in
-            try Self.decodePixels(handle, limits: limits)
+        let management = options.colorManagement
+        var (buffer, hasAlpha, colorSpace, isConverted) = try Self.withPrimaryImage(data, limits: options.limits,
+                                                                                     decoding: true) { handle, limits in
+            let colorSpace = Self.colorSpace(of: handle)
+            let conversion = ColorConversion(colorSpace: colorSpace, management: management)
+            let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
+            // Deep (10/12-bit) images are converted from 16 bits, before they are reduced to 8.
+            if conversion.convertsDeepPixels, heif_image_handle_get_luma_bits_per_pixel(handle) > 8,
+               !hasAlpha || heif_image_handle_is_premultiplied_alpha(handle) == 0,
+               let deep = try Self.decodeDeepPixels(handle, limits: limits, conversion: conversion) {
+                return (deep, hasAlpha, colorSpace, true)
+            }
+            let (buffer, alpha) = try Self.decodePixels(handle, limits: limits)
+            return (buffer, alpha, colorSpace, false)
         }
+        // The colour stage (ICC or CICP from `colr`; PQ/HLG tone-mapped) on straight pixels, then the pixel format.
+        let conversion = ColorConversion(colorSpace: colorSpace, management: options.colorManagement)
+        if !isConverted { conversion.apply(to: &buffer) }
         buffer.convert(to: options.pixelFormat)  // in place: the buffer is not shared
         let image = Image(frames: [ImageFrame(buffer: buffer)], format: .heif, loopCount: 1,
-                          hasAlpha: hasAlpha, originalData: options.keepsOriginalData ? data : nil)
+                          hasAlpha: hasAlpha, originalData: options.keepsOriginalData ? data : nil,
+                          colorSpace: colorSpace, pixelICCProfile: conversion.pixelICCProfile)
         return try image.stillThumbnail(maxPixelSize: options.maxPixelSize)
     }
 
@@ -135,6 +151,69 @@ public struct HEIFDecoder: ImageDecoding {
             }
         }
         return (buffer, hasAlpha)
+    }
+
+    /// The primary image's `colr` boxes: the ICC profile (`prof`/`rICC`, at most 4 MiB read) and the `nclx` CICP
+    /// code points; `nil` when it has neither. Wraps `heif_image_handle_get_raw_color_profile` and
+    /// `heif_image_handle_get_nclx_color_profile`.
+    static func colorSpace(of handle: OpaquePointer) -> ImageColorSpace? {
+        var colorSpace = ImageColorSpace()
+        let size = heif_image_handle_get_raw_color_profile_size(handle)
+        if size > 0, size <= 4 << 20 {
+            var profile = Data(count: size)
+            let error = profile.withUnsafeMutableBytes { heif_image_handle_get_raw_color_profile(handle, $0.baseAddress) }
+            if error.code == heif_error_Ok { colorSpace.iccProfile = profile }
+        }
+        var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
+        if heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx {
+            let n = nclx.pointee
+            colorSpace.cicp = ImageColorSpace.CICP(colorPrimaries: UInt8(clamping: n.color_primaries.rawValue),
+                                                   transferCharacteristics: UInt8(clamping: n.transfer_characteristics.rawValue),
+                                                   matrixCoefficients: UInt8(clamping: n.matrix_coefficients.rawValue),
+                                                   isFullRange: n.full_range_flag != 0)
+            heif_nclx_color_profile_free(nclx)
+        }
+        return colorSpace.isEmpty ? nil : colorSpace
+    }
+
+    /// A deep image decoded at its own depth (`heif_chroma_interleaved_RRGGBBAA_LE`, rescaled to 16 bits in a
+    /// temporary of 8 bytes per pixel) and converted by the colour stage into straight 8-bit RGBA; `nil` when
+    /// libheif does not give such a plane (the 8-bit path then runs).
+    private static func decodeDeepPixels(_ handle: OpaquePointer, limits: DecodeLimits,
+                                         conversion: ColorConversion) throws -> PixelBuffer? {
+        try limits.check(width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)))
+        guard let options = heif_decoding_options_alloc() else { throw ImageCodecError.allocationFailed(byteCount: 0) }
+        defer { heif_decoding_options_free(options) }
+        options.pointee.convert_hdr_to_8bit = 0
+        var decoded: OpaquePointer?
+        try check(heif_decode_image(handle, &decoded, heif_colorspace_RGB, heif_chroma_interleaved_RRGGBBAA_LE, options),
+                  limits: limits)
+        guard let decoded else { throw ImageCodecError.corruptData(format: .heif, message: "no decoded image") }
+        defer { heif_image_release(decoded) }
+        let width = Int(heif_image_get_width(decoded, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(decoded, heif_channel_interleaved))
+        try limits.check(width: width, height: height)
+        let bits = Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved))
+        var stride: Int32 = 0
+        guard (9...16).contains(bits), let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride),
+              Int(stride) >= width * 8 else { return nil }
+        let rowBytes = width * 8
+        let (total, overflow) = rowBytes.multipliedReportingOverflow(by: height)
+        guard !overflow else { throw ImageCodecError.invalidDimensions(width: width, height: height) }
+        let deep = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 16)
+        defer { deep.deallocate() }
+        // Little-endian samples of `bits` bits → native 16-bit full range (the top bits repeated below).
+        let (up, down) = (16 - bits, max(0, 2 * bits - 16))
+        for y in 0..<height {
+            let source = plane + y * Int(stride)
+            let target = deep.baseAddress!.advanced(by: y * rowBytes).assumingMemoryBound(to: UInt16.self)
+            for i in 0..<(width * 4) {
+                let v = UInt16(source[2 * i]) | UInt16(source[2 * i + 1]) << 8
+                target[i] = up == 0 ? v : (v << up) | (v >> down)
+            }
+        }
+        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: .rgba8)
+        return conversion.convert(rgba16: UnsafeRawBufferPointer(deep), bytesPerRow: rowBytes, into: &buffer) ? buffer : nil
     }
 
     /// Throws the `ImageCodecError` for a libheif error, keeping its message.

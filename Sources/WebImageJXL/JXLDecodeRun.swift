@@ -41,19 +41,29 @@ final class JXLDecodeRun {
     /// The frame libjxl is writing into.
     private(set) var current: PixelBuffer?
     private let pixels: Bool
+    /// What to do with colour (`JXLColor.negotiate`); `nil` leaves libjxl's defaults (no colour event).
+    private let colorManagement: ColorManagement?
+    /// What the file said about its colours (after `JXL_DEC_COLOR_ENCODING`).
+    private(set) var originalColorSpace: ImageColorSpace?
+    /// What the decoded pixels are in (after `JXL_DEC_COLOR_ENCODING`): the colour stage's input.
+    private(set) var dataColorSpace: ImageColorSpace?
+    private var basicInfo = JxlBasicInfo()
     private var pixelFormat = JxlPixelFormat(num_channels: 4, data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
 
     /// How a run of `JxlDecoderProcessInput` stopped.
     enum Stop { case done, needsMoreInput }
 
     /// - Parameter pixels: decode pixels (`JXL_DEC_FULL_IMAGE`) or headers only.
-    init(limits: DecodeLimits, pixels: Bool) throws {
+    /// - Parameter colorManagement: negotiate the output colour space (`JXLColor`); `nil` keeps libjxl's.
+    init(limits: DecodeLimits, pixels: Bool, colorManagement: ColorManagement? = nil) throws {
         guard let decoder = JxlDecoderCreate(nil) else { throw ImageCodecError.allocationFailed(byteCount: 0) }
         self.decoder = decoder
         self.limits = limits
         self.pixels = pixels
+        self.colorManagement = colorManagement
         var events = Int32(JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FRAME.rawValue)
         if pixels { events |= Int32(JXL_DEC_FULL_IMAGE.rawValue) }
+        if pixels, colorManagement != nil { events |= Int32(JXL_DEC_COLOR_ENCODING.rawValue) }
         guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
               JxlDecoderSetUnpremultiplyAlpha(decoder, JXL_TRUE) == JXL_DEC_SUCCESS else {
             JxlDecoderDestroy(decoder)
@@ -64,8 +74,9 @@ final class JXLDecodeRun {
     deinit { JxlDecoderDestroy(decoder) }
 
     /// Decodes complete `data` (all frames, or the first).
-    static func run(_ data: Data, limits: DecodeLimits, pixels: Bool, firstFrameOnly: Bool) throws -> JXLDecodeRun {
-        let run = try JXLDecodeRun(limits: limits, pixels: pixels)
+    static func run(_ data: Data, limits: DecodeLimits, pixels: Bool, firstFrameOnly: Bool,
+                    colorManagement: ColorManagement? = nil) throws -> JXLDecodeRun {
+        let run = try JXLDecodeRun(limits: limits, pixels: pixels, colorManagement: colorManagement)
         let stop = try data.withUnsafeBytes { raw -> Stop in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw ImageCodecError.emptyData }
             guard JxlDecoderSetInput(run.decoder, base, raw.count) == JXL_DEC_SUCCESS else {
@@ -97,6 +108,11 @@ final class JXLDecodeRun {
                 // Before libjxl allocates anything for the frames: it aborts the process on allocation failure.
                 try limits.check(width: header.width, height: header.height)
                 self.header = header
+                basicInfo = info
+            case JXL_DEC_COLOR_ENCODING:
+                if let colorManagement {
+                    (originalColorSpace, dataColorSpace) = JXLColor.negotiate(decoder, info: basicInfo, management: colorManagement)
+                }
             case JXL_DEC_FRAME:
                 guard let header else { throw corrupt("frame before basic info") }
                 if stopAfterFirstFrame && !durations.isEmpty { return .done }

@@ -21,15 +21,22 @@ public struct JXLDecoder: ImageDecoding {
     /// - Throws: `ImageCodecError.limitExceeded` (from the header, before libjxl allocates), `.truncated`,
     ///   `.corruptData`.
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        let result = try JXLDecodeRun.run(data, limits: options.limits, pixels: true, firstFrameOnly: options.firstFrameOnly)
+        let result = try JXLDecodeRun.run(data, limits: options.limits, pixels: true, firstFrameOnly: options.firstFrameOnly,
+                                          colorManagement: options.colorManagement)
         var buffers = result.takeFrames()
         guard let header = result.header, !buffers.isEmpty else { throw ImageCodecError.truncated(format: .jpegXL) }
-        for index in buffers.indices { buffers[index].convert(to: options.pixelFormat) }  // in place: not shared
+        // libjxl's straight pixels, in the data colour space it chose or was asked for, through the colour stage.
+        let conversion = ColorConversion(colorSpace: result.dataColorSpace, management: options.colorManagement)
+        for index in buffers.indices {
+            conversion.apply(to: &buffers[index])
+            buffers[index].convert(to: options.pixelFormat)  // in place: not shared
+        }
         let frames = buffers.indices.map { ImageFrame(buffer: buffers[$0], duration: buffers.count > 1 ? result.durations[$0] : 0) }
         let animated = frames.count > 1
         let image = Image(frames: frames, format: .jpegXL, loopCount: animated ? header.loopCount : 1,
                           storedLoopCount: header.isAnimation ? header.loopCount : nil, hasAlpha: header.hasAlpha,
-                          originalData: options.keepsOriginalData ? data : nil)
+                          originalData: options.keepsOriginalData ? data : nil, colorSpace: result.originalColorSpace,
+                          pixelICCProfile: conversion.pixelICCProfile)
         return try image.stillThumbnail(maxPixelSize: options.maxPixelSize)
     }
 

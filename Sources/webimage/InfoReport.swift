@@ -5,7 +5,10 @@ import WebImage
 enum InfoReport {
     /// The report for `data` read from `path`: format, size, frames, loop count (`loop_count` as stored, `null`
     /// when absent; `plays` = total plays, 0 = forever), durations, alpha, progressive/interlaced, EXIF
-    /// orientation (`null` without a tag).
+    /// orientation (`null` without a tag), and what the file says about its colours: `icc_bytes` (the embedded ICC
+    /// profile's size), `cicp` ("primaries/transfer/matrix/full|limited"), `png_gamma`, `declares_srgb` (each
+    /// `null`/false when absent; all `null` and false for an untagged file, which is sRGB). The colour fields come
+    /// from a first-frame decode at 8 px with `ColorManagement.preserve` (the header readers do not parse colour).
     static func json(path: String, data: Data) throws -> String {
         // The registry decides (a registered codec may read a format `sniff` does not know).
         let info = try ImageDecoder.info(data)
@@ -15,8 +18,19 @@ enum InfoReport {
             ("loop_count", info.storedLoopCount as Any), ("plays", info.loopCount),
             ("durations", info.durations), ("has_alpha", info.hasAlpha), ("progressive", info.isProgressive),
             ("exif_orientation", info.hasOrientationTag ? info.orientation.rawValue as Any : Optional<Int>.none as Any),
-        ]
+        ] + colorFields(data)
         return encode(fields)
+    }
+
+    /// The colour fields (see `json`); `null`s when the small decode fails.
+    static func colorFields(_ data: Data) -> [(String, Any)] {
+        let options = DecodeOptions(firstFrameOnly: true, keepsOriginalData: false, maxPixelSize: 8, colorManagement: .preserve)
+        let colorSpace = (try? ImageDecoder.decode(data, options: options))?.colorSpace
+        let cicp = colorSpace?.cicp.map {
+            "\($0.colorPrimaries)/\($0.transferCharacteristics)/\($0.matrixCoefficients)/\($0.isFullRange ? "full" : "limited")"
+        }
+        return [("icc_bytes", colorSpace?.iccProfile?.count as Any), ("cicp", cicp as Any),
+                ("png_gamma", colorSpace?.gamma as Any), ("declares_srgb", colorSpace?.isDeclaredSRGB ?? false)]
     }
 
     /// Encodes ordered key/value pairs as a compact JSON object (keys keep their order, unlike JSONSerialization).

@@ -47,6 +47,25 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(second["loop_count"] as? Int, 0)
         XCTAssertEqual(second["has_alpha"] as? Bool, true)
         XCTAssertEqual((second["durations"] as? [Double])?.count, 3)
+        XCTAssertTrue(first["icc_bytes"] is NSNull, "an untagged JPEG")
+    }
+
+    /// `info` reports what a file says about its colours.
+    func testInfoReportsTheColourDescription() throws {
+        let dir: URL
+        do { dir = try Corpus.require() } catch { throw XCTSkip("\(error)") }
+        let p3 = dir.appendingPathComponent("color/jpeg/libavif_apple_gainmap_old.jpg")
+        let gamma = dir.appendingPathComponent("color/png/pngsuite_g03n2c08.png")
+        guard FileManager.default.fileExists(atPath: p3.path) else { throw XCTSkip("color corpus missing") }
+        let run = try webimage(["info", p3.path, gamma.path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let lines = run.stdout.split(separator: "\n")
+        XCTAssertEqual(lines.count, 2)
+        let first = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any])
+        XCTAssertEqual(first["icc_bytes"] as? Int, 536)
+        let second = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(lines[1].utf8)) as? [String: Any])
+        XCTAssertEqual(second["png_gamma"] as? Double ?? 0, 0.35, accuracy: 0.00001)
+        XCTAssertTrue(second["icc_bytes"] is NSNull)
     }
 
     func testConvertKeepsAnimationAndAppliesOrientationToStills() throws {

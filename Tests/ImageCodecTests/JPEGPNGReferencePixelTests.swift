@@ -4,10 +4,12 @@ import TestSupport
 import XCTest
 
 /// Our pixels against independent decoders run at test time: `djpeg` for JPEG (tolerance: libjpeg-turbo
-/// versions differ slightly), ImageMagick `convert` for PNG (exact for 8-bit, ±1 for 16-bit scaling).
+/// versions differ slightly), ImageMagick `convert` for PNG (exact for 8-bit, ±1 for 16-bit scaling). These check the
+/// codecs' pixels, so they decode with `ColorManagement.preserve` like the raw reference decoders; colour management
+/// is checked against Little CMS in `ColorCorpusTests`.
 final class JPEGPNGReferencePixelTests: XCTestCase {
     private func straight(_ url: URL) throws -> PixelBuffer {
-        try ImageDecoder.decode(try Data(contentsOf: url), options: DecodeOptions(pixelFormat: .rgba8)).firstFrame.buffer
+        try ImageDecoder.decode(try Data(contentsOf: url), options: DecodeOptions(pixelFormat: .rgba8, colorManagement: .preserve)).firstFrame.buffer
     }
 
     func testJPEGMatchesDjpeg() throws {

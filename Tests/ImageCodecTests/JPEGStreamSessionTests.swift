@@ -36,7 +36,7 @@ final class JPEGStreamSessionTests: XCTestCase {
     func testProgressiveJPEGInChunksRendersScansAndEndsWithOneShotPixels() throws {
         let source = try JPEGPNGRoundTripTests.photoPattern(width: 120, height: 80)
         let data = try JPEGEncoder.encode(source, options: EncodeOptions(quality: 0.9, isProgressive: true))
-        let oneShot = try ImageDecoder.decode(data, options: DecodeOptions(pixelFormat: .rgba8)).firstFrame.buffer
+        let oneShot = try ImageDecoder.decode(data, options: DecodeOptions(pixelFormat: .rgba8, colorManagement: .preserve)).firstFrame.buffer
         var generator = SplitMix64(seed: 42)
         for chunk in [1, 97, 4096] {
             let (pixels, renders, complete) = try feed(data, chunkSizes: {
@@ -51,7 +51,7 @@ final class JPEGStreamSessionTests: XCTestCase {
     func testBaselineJPEGInChunksEndsWithOneShotPixels() throws {
         let source = try JPEGPNGRoundTripTests.photoPattern(width: 64, height: 48)
         let data = try JPEGEncoder.encode(source, options: EncodeOptions(quality: 0.8))
-        let oneShot = try ImageDecoder.decode(data, options: DecodeOptions(pixelFormat: .rgba8)).firstFrame.buffer
+        let oneShot = try ImageDecoder.decode(data, options: DecodeOptions(pixelFormat: .rgba8, colorManagement: .preserve)).firstFrame.buffer
         let (pixels, _, complete) = try feed(data, chunkSizes: { 333 })
         XCTAssertTrue(complete)
         XCTAssertEqual(pixels, oneShot)
@@ -66,7 +66,7 @@ final class JPEGStreamSessionTests: XCTestCase {
         for percent in stride(from: 30, through: 95, by: 5) {
             let cut = Data(data.prefix(data.count * percent / 100))
             let oneShot: Image
-            do { oneShot = try ImageDecoder.decode(cut, options: DecodeOptions(pixelFormat: .rgba8)) } catch {
+            do { oneShot = try ImageDecoder.decode(cut, options: DecodeOptions(pixelFormat: .rgba8, colorManagement: .preserve)) } catch {
                 XCTAssertThrowsError(try feed(cut, chunkSizes: { 500 }), "\(percent)%")
                 continue
             }
@@ -88,7 +88,7 @@ final class JPEGStreamSessionTests: XCTestCase {
         XCTAssertGreaterThan(entries.count, 30)
         for entry in entries {
             let data = try Data(contentsOf: entry.url)
-            let oneShot = try ImageDecoder.decode(data, options: DecodeOptions(pixelFormat: .rgba8))
+            let oneShot = try ImageDecoder.decode(data, options: DecodeOptions(pixelFormat: .rgba8, colorManagement: .preserve))
             let (pixels, _, complete) = try feed(data, chunkSizes: { 7919 })
             XCTAssertTrue(complete, entry.path)
             XCTAssertEqual(pixels, oneShot.firstFrame.buffer, entry.path)

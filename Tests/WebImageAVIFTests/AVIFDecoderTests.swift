@@ -54,14 +54,14 @@ final class AVIFDecoderTests: XCTestCase {
     func testRotationIsApplied() throws {
         let file = try XCTUnwrap(entries().first { $0.path.hasSuffix("kimono.rotate90.avif") })
         let data = try Data(contentsOf: file.url)
-        let image = try AVIFDecoder().decode(data, options: DecodeOptions(pixelFormat: .rgba8))
+        let image = try AVIFDecoder().decode(data, options: DecodeOptions(pixelFormat: .rgba8, colorManagement: .preserve))
         XCTAssertEqual(image.width, 722)
         XCTAssertEqual(image.height, 1024)
         XCTAssertEqual(try AVIFDecoder().info(data).width, 722)
         // irot 3 = 270° anti-clockwise = 90° clockwise; avifdec 0.11 writes the coded orientation.
         guard ReferenceDecoder.path(of: "avifdec") != nil else { throw XCTSkip("avifdec not installed (libavif-bin)") }
         let png = try referencePNG(file.url)
-        let coded = try ImageDecoder.decode(try Data(contentsOf: png), options: DecodeOptions(pixelFormat: .rgba8)).firstFrame.buffer
+        let coded = try ImageDecoder.decode(try Data(contentsOf: png), options: DecodeOptions(pixelFormat: .rgba8, colorManagement: .preserve)).firstFrame.buffer
         let expected = try coded.rotated(by: .clockwise90)
         let worst = try XCTUnwrap(ModernCodecChecks.maxDifference(image.firstFrame.buffer, reference: expected))
         XCTAssertLessThanOrEqual(worst, 2)
@@ -73,7 +73,7 @@ final class AVIFDecoderTests: XCTestCase {
         var compared = 0
         for entry in try entries() where entry.isExpectedOK && entry.frames == 1
             && !entry.path.contains("rotate") && !entry.path.contains("clap") && !entry.path.contains("corrupted") {
-            let image = try AVIFDecoder().decode(try Data(contentsOf: entry.url), options: DecodeOptions(pixelFormat: .rgba8))
+            let image = try AVIFDecoder().decode(try Data(contentsOf: entry.url), options: DecodeOptions(pixelFormat: .rgba8, colorManagement: .preserve))
             let worst = try ModernCodecChecks.maxDifference(image.firstFrame.buffer, referencePNG: try referencePNG(entry.url))
             XCTAssertNotNil(worst, "\(entry.path): size differs from avifdec's")
             // 8-bit sources: the same conversion, rounding only. 10/12-bit: avifdec reduces the depth

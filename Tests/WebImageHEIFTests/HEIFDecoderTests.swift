@@ -58,7 +58,7 @@ final class HEIFDecoderTests: XCTestCase {
         // not telling which is the primary one.
         for entry in try entries() where entry.isExpectedOK && entry.width * entry.height <= 1_500_000
             && !entry.path.hasSuffix(".heics") && !entry.path.contains("zPug_3") {
-            let image = try HEIFDecoder().decode(try Data(contentsOf: entry.url), options: DecodeOptions(pixelFormat: .rgba8))
+            let image = try HEIFDecoder().decode(try Data(contentsOf: entry.url), options: DecodeOptions(pixelFormat: .rgba8, colorManagement: .preserve))
             let png = FileManager.default.temporaryDirectory.appendingPathComponent("heif-\(UUID().uuidString).png")
             defer { do { try FileManager.default.removeItem(at: png) } catch { /* not written */ } }
             _ = try ReferenceDecoder.run("heif-convert", [entry.url.path, png.path])

@@ -58,7 +58,7 @@ final class JXLDecoderTests: XCTestCase {
         let odd = ["alpha_triangles", "alpha_nonpremultiplied", "blendmodes"]
         for entry in try entries() where entry.isExpectedOK && entry.frames == 1 && entry.width * entry.height <= 1_200_000
             && !odd.contains(where: entry.path.contains) {
-            let image = try JXLDecoder().decode(try Data(contentsOf: entry.url), options: DecodeOptions(pixelFormat: .rgba8))
+            let image = try JXLDecoder().decode(try Data(contentsOf: entry.url), options: DecodeOptions(pixelFormat: .rgba8, colorManagement: .preserve))
             let png = FileManager.default.temporaryDirectory.appendingPathComponent("djxl-\(UUID().uuidString).png")
             defer { do { try FileManager.default.removeItem(at: png) } catch { /* not written */ } }
             _ = try ReferenceDecoder.run("djxl", [entry.url.path, png.path, "--num_threads=0"])

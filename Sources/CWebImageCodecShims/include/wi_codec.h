@@ -67,6 +67,15 @@ wi_status wi_jpeg_decoder_read_header(wi_jpeg_decoder *decoder, wi_jpeg_header *
 /// The first APP1 marker starting with "Exif\0\0" (payload after that prefix), or NULL/0.
 /// Valid after `read_header` until the decoder is destroyed.
 void wi_jpeg_decoder_exif(wi_jpeg_decoder *decoder, const uint8_t **bytes, size_t *length);
+/// The ICC profile of the APP2 `ICC_PROFILE` chunks (`jpeg_read_icc_profile`), reassembled: `*bytes` is a
+/// buffer of `*length` bytes to release with `wi_free`, or NULL when the file has no such chunk. When chunks
+/// exist but their sequence does not add up (missing, duplicate or zero sequence numbers, differing counts),
+/// `*bytes` is NULL and `*is_invalid` 1: the profile is unusable, the image is not. After `read_header`.
+wi_status wi_jpeg_decoder_icc_profile(wi_jpeg_decoder *decoder, uint8_t **bytes, size_t *length, int *is_invalid,
+                                      char *message);
+/// With `raw` != 0, CMYK and YCCK files decode to their four inks per pixel (C, M, Y, K as stored: inverted
+/// when an Adobe marker was seen) for a colour transform, instead of the RGBA formula. Before `decode_rgba`.
+void wi_jpeg_decoder_set_raw_cmyk(wi_jpeg_decoder *decoder, int raw);
 /// Chooses DCT-domain scaling `scale_num/scale_denom` (1/1, 1/2, 1/4, 1/8, …) and reports the output size
 /// (`jpeg_calc_output_dimensions`). Call after `read_header`.
 wi_status wi_jpeg_decoder_set_scale(wi_jpeg_decoder *decoder, unsigned scale_num, unsigned scale_denom,
@@ -151,6 +160,11 @@ wi_status wi_png_decoder_read_info(wi_png_decoder *decoder, wi_png_header *heade
 /// by alpha when `premultiply` != 0; then reads to IEND (`png_read_end`).
 wi_status wi_png_decoder_decode_rgba(wi_png_decoder *decoder, uint8_t *pixels, size_t stride, int premultiply,
                                      char *message);
+
+/// Decodes a 16-bit PNG as straight RGBA with 16 bits per channel in the machine's byte order (grey expanded,
+/// tRNS to alpha, opaque alpha 0xFFFF, Adam7 de-interlaced) into `pixels`, rows `stride` bytes apart (`height`
+/// rows of at least `width * 8` bytes), then reads to IEND: for a colour transform before the reduction to 8 bits.
+wi_status wi_png_decoder_decode_rgba16(wi_png_decoder *decoder, uint16_t *pixels, size_t stride, char *message);
 
 /// Row-by-row reading (for decoding into a resampler without a full-size buffer): sets the same RGBA8
 /// transforms as `decode_rgba` and reports the number of passes (7 for Adam7, else 1). Then call

@@ -27,19 +27,26 @@ public enum APNGDecoder {
                                               maxPixelSize: options.maxPixelSize) {
             return try decodeAnimationThumbnail(data, container: container, plan: plan, options: options)
         }
+        // Colour: the PNG chunks (iCCP, sRGB, cICP, gAMA + cHRM) apply to every composited frame.
+        let colorSpace = data.withUnsafeBytes { PNGColorChunks.read($0) }
+        let conversion = ColorConversion(colorSpace: colorSpace, management: options.colorManagement)
         guard container.isAnimationValid else {
-            let (buffer, header) = try PNGDecoder.decodeBuffer(data, format: .apng, options: options)
+            var (buffer, header) = try PNGDecoder.decodeBuffer(data, format: .apng, options: options)
+            conversion.apply(to: &buffer)
             return Image(frames: [ImageFrame(buffer: buffer)], format: .apng, loopCount: 1, hasAlpha: header.hasAlpha,
-                         isProgressive: header.isInterlaced, originalData: original)
+                         isProgressive: header.isInterlaced, originalData: original, colorSpace: colorSpace,
+                         pixelICCProfile: conversion.pixelICCProfile)
         }
         let frameCount = options.firstFrameOnly ? 1 : container.frames.count
         try options.limits.check(width: container.canvasWidth, height: container.canvasHeight, frameCount: frameCount)
-        let source = APNGFrameSource(data: data, container: container, workingFormat: options.pixelFormat)
+        let source = APNGFrameSource(data: data, container: container, workingFormat: options.pixelFormat,
+                                     conversion: conversion)
         let first = ImageFrame(buffer: try source.decodeFrame(at: 0, pixelFormat: options.pixelFormat),
                                duration: source.duration(at: 0))
         if options.firstFrameOnly {
             return Image(frames: [ImageFrame(buffer: first.buffer)], format: .apng, loopCount: 1,
-                         hasAlpha: container.hasAlpha, isProgressive: container.isInterlaced, originalData: original)
+                         hasAlpha: container.hasAlpha, isProgressive: container.isInterlaced, originalData: original,
+                         colorSpace: colorSpace, pixelICCProfile: conversion.pixelICCProfile)
         }
         if options.preloadAllFrames || container.frames.count == 1 {
             var frames = [first]
@@ -48,11 +55,13 @@ public enum APNGDecoder {
                                          duration: source.duration(at: i)))
             }
             return Image(frames: frames, format: .apng, loopCount: container.numPlays, storedLoopCount: container.numPlays,
-                         hasAlpha: container.hasAlpha, isProgressive: container.isInterlaced, originalData: original)
+                         hasAlpha: container.hasAlpha, isProgressive: container.isInterlaced, originalData: original,
+                         colorSpace: colorSpace, pixelICCProfile: conversion.pixelICCProfile)
         }
         return Image(firstFrame: first, source: source, format: .apng, loopCount: container.numPlays,
                      storedLoopCount: container.numPlays, hasAlpha: container.hasAlpha,
-                     isProgressive: container.isInterlaced, originalData: original)
+                     isProgressive: container.isInterlaced, originalData: original, colorSpace: colorSpace,
+                     pixelICCProfile: conversion.pixelICCProfile)
     }
 
     /// Reads canvas size, frame count, loop count and durations from the chunk structure (no pixel decode).

@@ -21,10 +21,15 @@ final class APNGFrameSource: ImageFrameSource {
     private let workingFormat: PixelBuffer.PixelFormat
     private let state = Mutex(State())
 
-    init(data: Data, container: APNGContainer, workingFormat: PixelBuffer.PixelFormat) {
+    /// The colour stage for every output frame (the file's iCCP/sRGB/cICP/gAMA), run outside the lock.
+    private let conversion: ColorConversion
+
+    init(data: Data, container: APNGContainer, workingFormat: PixelBuffer.PixelFormat,
+         conversion: ColorConversion = ColorConversion(colorSpace: nil, management: .sRGB)) {
         self.data = data
         self.container = container
         self.workingFormat = workingFormat
+        self.conversion = conversion
     }
 
     var frameCount: Int { container.frames.count }
@@ -38,7 +43,9 @@ final class APNGFrameSource: ImageFrameSource {
             throw ImageCodecError.frameIndexOutOfRange(index: index, frameCount: frameCount)
         }
         let output = try state.withLock { state in try _render(index, state: &state) }
-        return output.converted(to: pixelFormat)
+        var frame = output.converted(to: pixelFormat)
+        conversion.apply(to: &frame)
+        return frame
     }
 
     /// Produces frame `index` in `workingFormat`; the lock is held.

@@ -44,6 +44,13 @@ public final class Image: Sendable {
     public let originalData: Data?
     /// Pixel format of every frame: `.rgba8Premultiplied` when decoded for display.
     public let pixelFormat: PixelBuffer.PixelFormat
+    /// What the source file said about its colours (ICC profile bytes, CICP, PNG gamma…), whatever the decoder
+    /// did with it; `nil` for an untagged file and for images made from pixels.
+    public let colorSpace: ImageColorSpace?
+    /// The ICC profile the pixels are in when they are not sRGB: the source's profile for
+    /// `ColorManagement.preserve`, the target's for `.target`. `nil` (the default) means sRGB pixels. Encoders
+    /// (`encoded(as:)`) embed it; sRGB pixels are written without a profile.
+    public let pixelICCProfile: Data?
 
     private let firstFrameStorage: ImageFrame
     private let source: ImageFrameSource?
@@ -73,12 +80,16 @@ public final class Image: Sendable {
     }
 
     /// Makes an image from fully decoded frames (all the same size as the first).
+    /// `colorSpace` and `pixelICCProfile` default to `nil` (untagged source, sRGB pixels).
     ///
     /// - Precondition: `frames` is not empty.
     public init(frames: [ImageFrame], format: ImageFormat, loopCount: Int, storedLoopCount: Int? = nil,
                 hasAlpha: Bool, isProgressive: Bool = false, isPartial: Bool = false, scale: Double = 1,
-                orientation: ImageOrientation = .up, originalData: Data? = nil) {
+                orientation: ImageOrientation = .up, originalData: Data? = nil, colorSpace: ImageColorSpace? = nil,
+                pixelICCProfile: Data? = nil) {
         precondition(!frames.isEmpty, "an Image needs at least one frame")
+        self.colorSpace = colorSpace
+        self.pixelICCProfile = pixelICCProfile
         self.format = format
         self.width = frames[0].buffer.width
         self.height = frames[0].buffer.height
@@ -102,7 +113,9 @@ public final class Image: Sendable {
     /// Makes an animated image whose frames after the first are decoded on demand from `source`.
     public init(firstFrame: ImageFrame, source: ImageFrameSource, format: ImageFormat, loopCount: Int,
                 storedLoopCount: Int?, hasAlpha: Bool, isProgressive: Bool = false, scale: Double = 1,
-                originalData: Data? = nil) {
+                originalData: Data? = nil, colorSpace: ImageColorSpace? = nil, pixelICCProfile: Data? = nil) {
+        self.colorSpace = colorSpace
+        self.pixelICCProfile = pixelICCProfile
         self.format = format
         self.width = firstFrame.buffer.width
         self.height = firstFrame.buffer.height

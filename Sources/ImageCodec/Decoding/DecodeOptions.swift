@@ -27,11 +27,15 @@ public struct DecodeOptions: Sendable, Hashable {
     /// allocated (the thumbnail), so an image too big for them at full size can still decode as a thumbnail;
     /// the source may then have at most 4 × `limits.maxPixelsPerFrame` pixels (a cap on decode work).
     public var maxPixelSize: Int?
+    /// What to do with the file's colour description (ICC profile, CICP, PNG gamma). Default `.sRGB`: every
+    /// decoded image is sRGB; untagged and sRGB images are not transformed. See `ColorManagement`.
+    public var colorManagement: ColorManagement
 
     /// Makes options; every parameter defaults to the value documented on its property.
     public init(limits: DecodeLimits = .default, pixelFormat: PixelBuffer.PixelFormat = .rgba8Premultiplied,
                 preloadAllFrames: Bool = false, firstFrameOnly: Bool = false, keepsOriginalData: Bool = true,
-                maxPixelSize: Int? = nil) {
+                maxPixelSize: Int? = nil, colorManagement: ColorManagement = .sRGB) {
+        self.colorManagement = colorManagement
         self.limits = limits
         self.pixelFormat = pixelFormat
         self.preloadAllFrames = preloadAllFrames

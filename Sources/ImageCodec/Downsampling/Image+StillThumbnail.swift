@@ -12,6 +12,7 @@ extension Image {
         if frameCount == 1 && buffer.width == width && buffer.height == height { return self }
         return Image(frames: [ImageFrame(buffer: buffer)], format: format, loopCount: 1,
                      storedLoopCount: storedLoopCount, hasAlpha: hasAlpha, isProgressive: isProgressive,
-                     isPartial: isPartial, scale: scale, orientation: orientation, originalData: originalData)
+                     isPartial: isPartial, scale: scale, orientation: orientation, originalData: originalData,
+                     colorSpace: colorSpace, pixelICCProfile: pixelICCProfile)
     }
 }

@@ -69,6 +69,10 @@ extension Image {
     /// count for formats a registered encoder writes animated (GIF, APNG, WebP built in); the first frame for
     /// still formats (and PNG).
     ///
+    /// Colour: sRGB pixels (the default decode) are written without a profile, the web's default; pixels in
+    /// another profile (`pixelICCProfile`, from `ColorManagement.preserve` or `.target`) are written with it
+    /// in still JPEG (APP2), PNG (`iCCP`) and WebP (`ICCP`). No EXIF is written, so none can contradict them.
+    ///
     /// - Parameter quality: for lossy formats, 0…1 (default 0.9).
     public func encoded(as format: ImageFormat, quality: Double = 0.9, isLossless: Bool = false) throws -> Data {
         var encoder = ImageEncoder(format: format, loopCount: loopCount,
@@ -77,6 +81,8 @@ extension Image {
         let animatedOutput = format != .png && ImageCodecRegistry.shared.canEncode(format, frameCount: 2)
         let frames = animatedOutput ? try allFrames() : [firstFrame]
         for frame in frames { encoder.addFrame(frame.buffer, duration: frame.duration) }
-        return try encoder.encode()
+        let data = try encoder.encode()
+        guard let profile = pixelICCProfile, frames.count == 1 else { return data }
+        return ICCEmbedding.embed(profile, in: data, format: format, width: width, height: height)
     }
 }

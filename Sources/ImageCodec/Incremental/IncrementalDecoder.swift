@@ -40,7 +40,9 @@ import Foundation
 ///
 /// Once the data is final, `makeImage()` returns exactly what `ImageDecoder.decode(allBytes, options:)`
 /// returns (same pixels, same metadata, same errors); truncated or corrupt data never crashes.
-/// `options.maxPixelSize` applies to partial images too (they are resized).
+/// `options.maxPixelSize` applies to partial images too (they are resized). Partial images are not colour-managed
+/// (previews); the final image is, exactly as the one-shot decode (a CMYK JPEG with a profile gets its final image
+/// from the one-shot decode).
 ///
 /// - Important: Not thread-safe: one owner feeds it and asks for images from one thread (or serial queue)
 ///   at a time. Memory: the decoder keeps a copy of all bytes received, plus one full-size buffer for the
@@ -283,10 +285,16 @@ public final class IncrementalDecoder {
         do {
             let info = try JPEGDecoder.info(data)
             for _ in 0..<8 where !streamComplete { _ = renderScan(stream) }
-            if streamComplete, stream.warnings == 0, let buffer = streamBuffer {
+            // The colour stage runs on the stream's opaque rows as on the one-shot decode's; CMYK through a
+            // profile needs the raw inks, which only the one-shot decode keeps: fall back to it.
+            let (colorSpace, color) = try JPEGDecoder.colorPlan(of: data, options: options)
+            let isCMYKTransform = color.transform.map { $0.layout == .cmyk || $0.layout == .invertedCMYK } ?? false
+            if streamComplete, stream.warnings == 0, var buffer = streamBuffer, !isCMYKTransform {
+                color.apply(to: &buffer)
                 return Image(frames: [ImageFrame(buffer: buffer)], format: .jpeg, loopCount: 1, hasAlpha: false,
                              isProgressive: info.isProgressive, orientation: info.orientation,
-                             originalData: options.keepsOriginalData ? data : nil)
+                             originalData: options.keepsOriginalData ? data : nil, colorSpace: colorSpace,
+                             pixelICCProfile: color.pixelICCProfile)
             }
             return nil
         } catch {
@@ -347,9 +355,21 @@ public final class IncrementalDecoder {
         guard let stream = pngStream, options.maxPixelSize == nil,
               case let progress = stream.progress, progress.isComplete, progress.warnings == 0,
               let header = stream.header, let pixels = stream.pixels, ImageFormat.sniff(data) == .png else { return nil }
-        return Image(frames: [ImageFrame(buffer: pixels.converted(to: options.pixelFormat))], format: .png, loopCount: 1,
+        // The stream's rows are straight (or opaque): the colour stage runs on them as on the one-shot decode's.
+        let colorSpace = data.withUnsafeBytes { PNGColorChunks.read($0) }
+        // The stream's header is after libpng's transforms (8-bit RGBA): the file's own IHDR says what it is.
+        guard data.count >= 26 else { return nil }
+        let (storedDepth, storedType) = (Int(data[data.startIndex + 24]), Int(data[data.startIndex + 25]))
+        let color = ColorStage.plan(colorSpace: colorSpace, layout: PNGDecoder.colorLayout(colorType: storedType),
+                                    management: options.colorManagement)
+        // A 16-bit source converts at 16 bits in the one-shot decode (the stream has only 8): fall back to it.
+        if storedDepth == 16, color.transform?.layout == .rgba { return nil }
+        var buffer = pixels
+        color.apply(to: &buffer)
+        return Image(frames: [ImageFrame(buffer: buffer.converted(to: options.pixelFormat))], format: .png, loopCount: 1,
                      hasAlpha: header.hasAlpha, isProgressive: header.isInterlaced,
-                     originalData: options.keepsOriginalData ? data : nil)
+                     originalData: options.keepsOriginalData ? data : nil, colorSpace: colorSpace,
+                     pixelICCProfile: color.pixelICCProfile)
     }
 
     /// Starts libwebp's incremental decoder once a still WebP's header is there, then appends each chunk.

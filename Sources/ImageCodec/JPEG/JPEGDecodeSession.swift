@@ -1,4 +1,5 @@
 internal import CWebImageCodecShims
+import Foundation
 
 /// One libjpeg decompression over bytes the caller keeps alive (wraps `wi_jpeg_decoder_*`).
 ///
@@ -14,6 +15,14 @@ final class JPEGDecodeSession {
         var components: Int
         var isProgressive: Bool
         var isCMYK: Bool
+        /// An Adobe APP14 marker was seen: CMYK is stored inverted (255 = no ink).
+        var sawAdobeMarker: Bool
+
+        /// How the decoded pixels hold their colour when left unconverted (`setRawCMYK`) for the colour stage.
+        var colorLayout: ColorLayout {
+            if isCMYK { return sawAdobeMarker ? .invertedCMYK : .cmyk }
+            return components == 1 ? .greyInRGBA : .rgba
+        }
     }
 
     /// The outcome of decoding the pixels.
@@ -45,8 +54,31 @@ final class JPEGDecodeSession {
         try Self.check { wi_jpeg_decoder_read_header(decoder, &header, $0) }
         return Header(width: Int(header.width), height: Int(header.height), components: Int(header.components),
                       isProgressive: header.is_progressive != 0,
-                      isCMYK: header.color_space == 4 || header.color_space == 5)
+                      isCMYK: header.color_space == 4 || header.color_space == 5,
+                      sawAdobeMarker: header.saw_adobe_marker != 0)
     }
+
+    /// The ICC profile reassembled from the APP2 chunks (wraps `wi_jpeg_decoder_icc_profile`); `nil` when there
+    /// is none or its chunks do not add up (logged: the image still decodes, as untagged). After `readHeader()`.
+    func iccProfile() -> Data? {
+        var bytes: UnsafeMutablePointer<UInt8>?
+        var length = 0
+        var invalid: Int32 = 0
+        var message = [CChar](repeating: 0, count: Int(WI_MESSAGE_MAX))
+        let status = message.withUnsafeMutableBufferPointer {
+            wi_jpeg_decoder_icc_profile(decoder, &bytes, &length, &invalid, $0.baseAddress!)
+        }
+        guard status == WI_OK else {
+            ColorLog.record("JPEG ICC profile unreadable: \(ShimMessage.string(message))")
+            return nil
+        }
+        if invalid != 0 { ColorLog.record("JPEG ICC_PROFILE chunks do not add up: profile ignored") }
+        guard let bytes else { return nil }
+        return Data(bytesNoCopy: bytes, count: length, deallocator: .custom { pointer, _ in wi_free(pointer) })
+    }
+
+    /// Leaves CMYK/YCCK rows as inks (for a colour transform) instead of the RGBA formula. Before `decode`.
+    func setRawCMYK(_ raw: Bool) { wi_jpeg_decoder_set_raw_cmyk(decoder, raw ? 1 : 0) }
 
     /// The EXIF payload (TIFF header onwards) of the first `Exif` APP1 marker, if any. After `readHeader()`.
     func exifPayload() -> UnsafeRawBufferPointer? {

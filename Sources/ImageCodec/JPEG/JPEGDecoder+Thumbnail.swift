@@ -13,14 +13,16 @@ extension JPEGDecoder {
     /// Decodes a thumbnail: DCT scaling, then a Lanczos3 resize to the plan's exact size. Both the scaled
     /// image and the thumbnail are checked against the limits before allocation; the full size never is
     /// allocated (only the work cap applies to it).
-    static func decodeThumbnail(_ session: JPEGDecodeSession, plan: DownsamplePlan,
-                                options: DecodeOptions) throws -> (PixelBuffer, partial: Bool) {
+    /// The colour plan runs on the DCT-scaled pixels, before the resize (CMYK inks cannot be resampled as RGBA).
+    static func decodeThumbnail(_ session: JPEGDecodeSession, plan: DownsamplePlan, options: DecodeOptions,
+                                color: ColorPlan = .none) throws -> (PixelBuffer, partial: Bool) {
         try plan.check(options.limits)
         let denominator = scaleDenominator(for: plan)
         let scaled = try session.setScale(1, denominator)
         try options.limits.check(width: scaled.width, height: scaled.height)
-        let (buffer, partial) = try decodePixels(session, width: scaled.width, height: scaled.height,
+        var (buffer, partial) = try decodePixels(session, width: scaled.width, height: scaled.height,
                                                  format: options.pixelFormat)
+        color.apply(to: &buffer)
         return (try buffer.resized(width: plan.width, height: plan.height), partial)
     }
 }

@@ -18,27 +18,51 @@ public enum JPEGDecoder {
     /// Decodes `data` into one frame (pixel format from `options.pixelFormat`; JPEG is opaque, so both
     /// formats hold the same bytes). `options.limits` is checked after the header, before allocating.
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        let decoded: (buffer: PixelBuffer, header: JPEGDecodeSession.Header, orientation: ImageOrientation?, partial: Bool)
+        let decoded: (buffer: PixelBuffer, header: JPEGDecodeSession.Header, orientation: ImageOrientation?, partial: Bool,
+                      colorSpace: ImageColorSpace?, color: ColorPlan)
         decoded = try data.withUnsafeBytes { bytes in
             let session = try JPEGDecodeSession(bytes: bytes)
             let header = try session.readHeader()
             let stored = session.exifPayload().flatMap(JPEGEXIF.storedOrientation(in:))
             let orientation = stored.flatMap(ImageOrientation.init(rawValue:))
+            let (colorSpace, color) = colorPlan(session, header: header, options: options)
             if let plan = try DownsamplePlan.make(width: header.width, height: header.height,
                                                   maxPixelSize: options.maxPixelSize) {
-                let (buffer, partial) = try decodeThumbnail(session, plan: plan, options: options)
-                return (buffer, header, orientation, partial)
+                let (buffer, partial) = try decodeThumbnail(session, plan: plan, options: options, color: color)
+                return (buffer, header, orientation, partial, colorSpace, color)
             }
             try options.limits.check(width: header.width, height: header.height)
             let size = try session.setScale(1, 1)
-            let (buffer, partial) = try decodePixels(session, width: size.width, height: size.height,
+            var (buffer, partial) = try decodePixels(session, width: size.width, height: size.height,
                                                      format: options.pixelFormat)
-            return (buffer, header, orientation, partial)
+            color.apply(to: &buffer)
+            return (buffer, header, orientation, partial, colorSpace, color)
         }
         return Image(frames: [ImageFrame(buffer: decoded.buffer)], format: .jpeg, loopCount: 1, hasAlpha: false,
                      isProgressive: decoded.header.isProgressive, isPartial: decoded.partial,
                      orientation: decoded.orientation ?? .up,
-                     originalData: options.keepsOriginalData ? data : nil)
+                     originalData: options.keepsOriginalData ? data : nil,
+                     colorSpace: decoded.colorSpace, pixelICCProfile: decoded.color.pixelICCProfile)
+    }
+
+    /// The file's colour description (APP2 ICC profile) and what the colour stage will do with it; CMYK is
+    /// decoded as raw inks when a transform will convert them (the profile-less formula otherwise).
+    static func colorPlan(_ session: JPEGDecodeSession, header: JPEGDecodeSession.Header,
+                          options: DecodeOptions) -> (ImageColorSpace?, ColorPlan) {
+        let colorSpace = session.iccProfile().map { ImageColorSpace(iccProfile: $0) }
+        // Without a profile, CMYK keeps today's formula; a grey or RGB image is sRGB.
+        let plan = ColorStage.plan(colorSpace: colorSpace, layout: header.colorLayout, management: options.colorManagement)
+        if header.isCMYK { session.setRawCMYK(plan.transform != nil) }
+        return (colorSpace, plan)
+    }
+
+    /// The colour description and plan of a whole JPEG (a session of its own), for decoders that did not use
+    /// `decode` (the incremental stream).
+    static func colorPlan(of data: Data, options: DecodeOptions) throws -> (ImageColorSpace?, ColorPlan) {
+        try data.withUnsafeBytes { bytes in
+            let session = try JPEGDecodeSession(bytes: bytes)
+            return colorPlan(session, header: try session.readHeader(), options: options)
+        }
     }
 
     /// Decodes every row of `session` (scale already set) into a new `width × height` buffer.

@@ -52,7 +52,8 @@ final class JPEGStreamSession {
             guard try Self.check({ wi_jpeg_stream_read_header(stream, &raw, $0) }) else { return false }
             header = JPEGDecodeSession.Header(width: Int(raw.width), height: Int(raw.height), components: Int(raw.components),
                                               isProgressive: raw.is_progressive != 0,
-                                              isCMYK: raw.color_space == 4 || raw.color_space == 5)
+                                              isCMYK: raw.color_space == 4 || raw.color_space == 5,
+                                              sawAdobeMarker: raw.saw_adobe_marker != 0)
         }
         if let header, outputSize == nil { try limits.check(width: header.width, height: header.height) }
         if outputSize == nil {

@@ -49,6 +49,11 @@ final class PNGDecodeSession {
         }
     }
 
+    /// Decodes a 16-bit PNG as straight native-endian RGBA16 into `pixels` (wraps `wi_png_decoder_decode_rgba16`).
+    func decode16(into pixels: UnsafeMutableRawPointer, bytesPerRow: Int) throws {
+        try check { wi_png_decoder_decode_rgba16(decoder, pixels.assumingMemoryBound(to: UInt16.self), bytesPerRow, $0) }
+    }
+
     /// Starts row-by-row reading with the RGBA8 transforms; returns the pass count (7 for Adam7, else 1).
     /// Rows come out straight (not premultiplied). For the downsampled decoder (no full-size buffer).
     func startRows() throws -> Int {

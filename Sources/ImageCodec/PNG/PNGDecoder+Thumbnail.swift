@@ -12,7 +12,7 @@ extension PNGDecoder {
     /// box-averaged image is resized exactly (Lanczos3). Limits apply to the thumbnail and the accumulator
     /// (plus `DownsamplePlan`'s work cap on the source).
     static func decodeThumbnail(_ session: PNGDecodeSession, header: PNGDecodeSession.Header, plan: DownsamplePlan,
-                                options: DecodeOptions) throws -> PixelBuffer {
+                                options: DecodeOptions, format: PixelBuffer.PixelFormat) throws -> PixelBuffer {
         try plan.check(options.limits)
         let rowBytes = header.width * 4  // width * 4 fits: checked by the plan's work cap
         guard let row = malloc(max(rowBytes, 1)) else { throw ImageCodecError.allocationFailed(byteCount: rowBytes) }
@@ -36,11 +36,11 @@ extension PNGDecoder {
             }
             try session.finishRows()
             return try accumulator.makeBuffer().resized(width: plan.width, height: plan.height)
-                .converted(to: options.pixelFormat)
+                .converted(to: format)
         }
         let resampler = try RowResampler(sourceWidth: header.width, sourceHeight: header.height,
                                          destinationWidth: plan.width, destinationHeight: plan.height,
-                                         sourceFormat: .rgba8, resultFormat: options.pixelFormat)
+                                         sourceFormat: .rgba8, resultFormat: format)
         let passes = try session.startRows()
         guard passes == 1 else {
             throw ImageCodecError.corruptData(format: .png, message: "unexpected interlace passes \(passes)")

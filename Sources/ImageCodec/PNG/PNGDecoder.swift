@@ -13,11 +13,51 @@ import Foundation
 /// - Important: Stateless and thread-safe.
 public enum PNGDecoder {
     /// Decodes `data` into one frame. `options.limits` is checked from IHDR before allocating.
+    ///
+    /// Colour: `iCCP` (grey profiles for grey images), `sRGB`, `cICP`, `gAMA` + `cHRM` go to the colour stage
+    /// (`ColorManagement`), which converts the straight pixels before premultiplication.
     public static func decode(_ data: Data, options: DecodeOptions) throws -> Image {
-        let (buffer, header) = try decodeBuffer(data, format: .png, options: options)
+        let colorSpace = data.withUnsafeBytes { PNGColorChunks.read($0) }
+        let (buffer, header, color) = try data.withUnsafeBytes { bytes in
+            let session = try PNGDecodeSession(bytes: bytes, format: .png)
+            let header = try session.readInfo()
+            let color = ColorStage.plan(colorSpace: colorSpace, layout: colorLayout(colorType: header.colorType),
+                                        management: options.colorManagement)
+            // 16-bit sources are converted at 16 bits, then reduced to 8 (full-size decodes of RGB transforms).
+            var deep: ColorPlan?
+            if header.bitDepth == 16, options.maxPixelSize == nil, color.transform?.layout == .rgba {
+                deep = ColorStage.plan(colorSpace: colorSpace, layout: .rgba16, management: options.colorManagement)
+            }
+            if let deep, let transform = deep.transform, transform.layout == .rgba16 {
+                return (try decodeDeep(session, header: header, transform: transform, options: options), header, color)
+            }
+            return (try decodeBuffer(session, header: header, options: options, color: color), header, color)
+        }
         return Image(frames: [ImageFrame(buffer: buffer)], format: .png, loopCount: 1, hasAlpha: header.hasAlpha,
-                     isProgressive: header.isInterlaced, originalData: options.keepsOriginalData ? data : nil)
+                     isProgressive: header.isInterlaced, originalData: options.keepsOriginalData ? data : nil,
+                     colorSpace: colorSpace, pixelICCProfile: color.pixelICCProfile)
     }
+
+    /// A 16-bit PNG decoded at 16 bits (a temporary 8 bytes per pixel) and converted by `transform` into straight
+    /// 8-bit pixels, then put in `options.pixelFormat`. Limits were checked for the 8-bit image; the temporary is
+    /// twice its size.
+    static func decodeDeep(_ session: PNGDecodeSession, header: PNGDecodeSession.Header, transform: ColorTransform,
+                           options: DecodeOptions) throws -> PixelBuffer {
+        try options.limits.check(width: header.width, height: header.height)
+        let (rowBytes, o1) = header.width.multipliedReportingOverflow(by: 8)
+        let (total, o2) = rowBytes.multipliedReportingOverflow(by: header.height)
+        guard !o1, !o2 else { throw ImageCodecError.invalidDimensions(width: header.width, height: header.height) }
+        guard let deep = malloc(max(total, 1)) else { throw ImageCodecError.allocationFailed(byteCount: total) }
+        defer { free(deep) }
+        try session.decode16(into: deep, bytesPerRow: rowBytes)
+        var buffer = try PixelBuffer(width: header.width, height: header.height, pixelFormat: .rgba8, zeroed: false)
+        transform.apply(rgba16: UnsafeRawBufferPointer(start: deep, count: total), bytesPerRow: rowBytes, into: &buffer)
+        buffer.convert(to: options.pixelFormat)
+        return buffer
+    }
+
+    /// How decoded pixels of a PNG colour type hold their colour: grey types (0, 4) are grey expanded to RGBA.
+    static func colorLayout(colorType: Int) -> ColorLayout { colorType & 2 == 0 ? .greyInRGBA : .rgba }
 
     /// Reads IHDR facts (and tRNS) without decoding pixels.
     public static func info(_ data: Data) throws -> ImageInfo {
@@ -37,19 +77,30 @@ public enum PNGDecoder {
         throws -> (PixelBuffer, PNGDecodeSession.Header) {
         let session = try PNGDecodeSession(bytes: bytes, format: format)
         let header = try session.readInfo()
+        return (try decodeBuffer(session, header: header, options: options, color: .none), header)
+    }
+
+    /// Decodes the pixels of a session whose header was read; a colour transform runs on straight pixels,
+    /// which are then premultiplied when `options.pixelFormat` asks for it.
+    static func decodeBuffer(_ session: PNGDecodeSession, header: PNGDecodeSession.Header, options: DecodeOptions,
+                             color: ColorPlan) throws -> PixelBuffer {
+        let format: PixelBuffer.PixelFormat = color.transform == nil ? options.pixelFormat : .rgba8
         if let plan = try DownsamplePlan.make(width: header.width, height: header.height,
                                               maxPixelSize: options.maxPixelSize) {
-            return (try decodeThumbnail(session, header: header, plan: plan, options: options), header)
+            var buffer = try decodeThumbnail(session, header: header, plan: plan, options: options, format: format)
+            color.apply(to: &buffer)
+            buffer.convert(to: options.pixelFormat)
+            return buffer
         }
         try options.limits.check(width: header.width, height: header.height)
         // Not zeroed: libpng writes every pixel (all rows; Adam7's seven passes cover every pixel once).
-        var buffer = try PixelBuffer(width: header.width, height: header.height, pixelFormat: options.pixelFormat,
-                                     zeroed: false)
+        var buffer = try PixelBuffer(width: header.width, height: header.height, pixelFormat: format, zeroed: false)
         let stride = buffer.bytesPerRow
         try buffer.withUnsafeMutableBytes {
-            try session.decode(into: $0.baseAddress!, bytesPerRow: stride,
-                               premultiply: options.pixelFormat == .rgba8Premultiplied)
+            try session.decode(into: $0.baseAddress!, bytesPerRow: stride, premultiply: format == .rgba8Premultiplied)
         }
-        return (buffer, header)
+        color.apply(to: &buffer)
+        buffer.convert(to: options.pixelFormat)
+        return buffer
     }
 }

@@ -83,10 +83,14 @@ final class WebPAnimationSource: ImageFrameSource {
     private let data: Data
     private let durations: [Double]
     private let state: Mutex<State>
+    /// The colour stage for every frame (the file's `ICCP`), run outside the lock.
+    private let conversion: ColorConversion
 
-    init(data: Data, durations: [Double], decoder: sending WebPAnimDecoderHandle, premultiplied: Bool) {
+    init(data: Data, durations: [Double], decoder: sending WebPAnimDecoderHandle, premultiplied: Bool,
+         conversion: ColorConversion) {
         self.data = data
         self.durations = durations
+        self.conversion = conversion
         self.state = Mutex(State(decoder: decoder, premultiplied: premultiplied))
     }
 
@@ -98,7 +102,7 @@ final class WebPAnimationSource: ImageFrameSource {
         guard index >= 0, index < durations.count else {
             throw ImageCodecError.frameIndexOutOfRange(index: index, frameCount: durations.count)
         }
-        return try state.withLock { state in
+        var frame = try state.withLock { state in
             let premultiplied = pixelFormat == .rgba8Premultiplied
             if premultiplied != state.premultiplied {
                 state.decoder = try WebPAnimDecoderHandle(data: data, premultiplied: premultiplied)
@@ -117,5 +121,7 @@ final class WebPAnimationSource: ImageFrameSource {
                 throw error
             }
         }
+        conversion.apply(to: &frame)
+        return frame
     }
 }

@@ -9,6 +9,9 @@ import Foundation
 ///   others on demand through a `WebPAnimationSource` unless `preloadAllFrames`. Durations come from each
 ///   frame's ANMF duration with the browsers' rule; `loopCount` is the ANIM loop count (total plays, 0 =
 ///   forever), which is also `storedLoopCount`.
+/// - Colour: the `ICCP` chunk of a still image goes to the colour stage (`ColorManagement`), which converts
+///   libwebp's straight pixels before premultiplication; animation frames (libwebp's canvas, premultiplied when
+///   decoding for display) are un-premultiplied for it and premultiplied again.
 /// - Limits are checked from `WebPGetFeatures` / `WebPDemux` (headers only) before anything is allocated.
 /// - `DecodeOptions.maxPixelSize` scales still images inside libwebp (limits apply to the scaled size);
 ///   an animation larger than it gives a still thumbnail of its first frame, decoded at the frame's own size
@@ -28,12 +31,18 @@ public enum WebPDecoder {
         guard container.isAnimated else {
             let size = scaledSize(width: container.width, height: container.height, maxPixelSize: options.maxPixelSize)
             try options.limits.check(width: size.width, height: size.height)
-            let buffer = try data.withUnsafeBytes {
+            // The colour stage runs on libwebp's straight (or opaque) pixels, then they are premultiplied.
+            let colorSpace = data.withUnsafeBytes { WebPColorChunk.iccProfile($0) }.map { ImageColorSpace(iccProfile: $0) }
+            let color = ColorStage.plan(colorSpace: colorSpace, layout: .rgba, management: options.colorManagement)
+            var buffer = try data.withUnsafeBytes {
                 try decodeStill($0, width: size.width, height: size.height, isScaled: size.width != container.width,
-                                format: options.pixelFormat)
+                                format: color.transform == nil ? options.pixelFormat : .rgba8)
             }
+            color.apply(to: &buffer)
+            buffer.convert(to: options.pixelFormat)
             return Image(frames: [ImageFrame(buffer: buffer)], format: .webp, loopCount: 1, storedLoopCount: nil,
-                         hasAlpha: container.hasAlpha, originalData: original)
+                         hasAlpha: container.hasAlpha, originalData: original, colorSpace: colorSpace,
+                         pixelICCProfile: color.pixelICCProfile)
         }
         if let plan = try DownsamplePlan.make(width: container.width, height: container.height,
                                               maxPixelSize: options.maxPixelSize) {
@@ -42,33 +51,41 @@ public enum WebPDecoder {
         let frameCount = options.firstFrameOnly ? 1 : container.frameCount
         try options.limits.check(width: container.width, height: container.height, frameCount: frameCount)
         let premultiplied = options.pixelFormat == .rgba8Premultiplied
+        // Every frame through the colour stage (on libwebp's canvas, un-premultiplied for it when needed).
+        let colorSpace = data.withUnsafeBytes { WebPColorChunk.iccProfile($0) }.map { ImageColorSpace(iccProfile: $0) }
+        let conversion = ColorConversion(colorSpace: colorSpace, management: options.colorManagement)
         let decoder = try WebPAnimDecoderHandle(data: data, premultiplied: premultiplied)
         guard decoder.canvasWidth == container.width, decoder.canvasHeight == container.height else {
             throw ImageCodecError.corruptData(format: .webp, message: "canvas size mismatch")
         }
         let durations = container.durations
         let loopCount = container.storedLoopCount ?? 0
-        guard let first = try decoder.decodeNext(copy: true, format: options.pixelFormat) else {
+        guard var first = try decoder.decodeNext(copy: true, format: options.pixelFormat) else {
             throw ImageCodecError.corruptData(format: .webp, message: "no first frame")
         }
+        conversion.apply(to: &first)
         if options.firstFrameOnly || container.frameCount == 1 {
             return Image(frames: [ImageFrame(buffer: first)], format: .webp,
                          loopCount: container.frameCount == 1 ? 1 : loopCount,
-                         storedLoopCount: container.storedLoopCount, hasAlpha: container.hasAlpha, originalData: original)
+                         storedLoopCount: container.storedLoopCount, hasAlpha: container.hasAlpha, originalData: original,
+                         colorSpace: colorSpace, pixelICCProfile: conversion.pixelICCProfile)
         }
         if options.preloadAllFrames {
             var frames = [ImageFrame(buffer: first, duration: durations[0])]
             for i in 1..<container.frameCount {
-                guard let buffer = try decoder.decodeNext(copy: true, format: options.pixelFormat) else { break }
+                guard var buffer = try decoder.decodeNext(copy: true, format: options.pixelFormat) else { break }
+                conversion.apply(to: &buffer)
                 frames.append(ImageFrame(buffer: buffer, duration: durations[i]))
             }
             return Image(frames: frames, format: .webp, loopCount: loopCount, storedLoopCount: container.storedLoopCount,
-                         hasAlpha: container.hasAlpha, originalData: original)
+                         hasAlpha: container.hasAlpha, originalData: original, colorSpace: colorSpace,
+                         pixelICCProfile: conversion.pixelICCProfile)
         }
-        let source = WebPAnimationSource(data: data, durations: durations, decoder: decoder, premultiplied: premultiplied)
+        let source = WebPAnimationSource(data: data, durations: durations, decoder: decoder, premultiplied: premultiplied,
+                                         conversion: conversion)
         return Image(firstFrame: ImageFrame(buffer: first, duration: durations[0]), source: source, format: .webp,
                      loopCount: loopCount, storedLoopCount: container.storedLoopCount, hasAlpha: container.hasAlpha,
-                     originalData: original)
+                     originalData: original, colorSpace: colorSpace, pixelICCProfile: conversion.pixelICCProfile)
     }
 
     /// Reads header facts (size, frames, loop count, durations, alpha) without decoding pixels.

@@ -54,6 +54,7 @@ public final class ImageCache: Sendable {
     private struct Settings {
         var allowAnimatedImage = true
         var decodeForDisplay = true
+        var colorManagement = ColorManagement.sRGB
         /// `nil`: `ImageCacheLimits.entryShare` of the memory cache's cost limit in force.
         var memoryEntryCostLimit: Int?
     }
@@ -82,6 +83,13 @@ public final class ImageCache: Sendable {
     public var decodeForDisplay: Bool {
         get { settings.withLock { $0.decodeForDisplay } }
         set { settings.withLock { $0.decodeForDisplay = newValue } }
+    }
+
+    /// What decodes through this cache and its managers do with colour profiles. Default `.sRGB` (every image
+    /// sRGB); `.preserve` keeps the file's pixels and profile. Part of the memory key (`DecodeVariant`).
+    public var colorManagement: ColorManagement {
+        get { settings.withLock { $0.colorManagement } }
+        set { settings.withLock { $0.colorManagement = newValue } }
     }
 
     /// The default location: `$XDG_CACHE_HOME/webimage/<name>`, or `~/.cache/webimage/<name>`.
@@ -306,6 +314,7 @@ public final class ImageCache: Sendable {
         var options = extra ?? DecodeOptions()
         if variant.isFirstFrameOnly { options.firstFrameOnly = true }
         if variant.isStraightAlpha { options.pixelFormat = .rgba8 }
+        options.colorManagement = variant.colorManagement
         let image = try ImageDecoder.decode(data, options: options)
         return image.withScale(scale)
     }
@@ -318,6 +327,7 @@ extension Image {
         guard scale != self.scale, scale > 0, !isAnimated else { return self }
         return Image(frames: [firstFrame], format: format, loopCount: loopCount, storedLoopCount: storedLoopCount,
                      hasAlpha: hasAlpha, isProgressive: isProgressive, isPartial: isPartial, scale: scale,
-                     orientation: orientation, originalData: originalData)
+                     orientation: orientation, originalData: originalData, colorSpace: colorSpace,
+                     pixelICCProfile: pixelICCProfile)
     }
 }

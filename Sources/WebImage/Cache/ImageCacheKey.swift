@@ -31,22 +31,27 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
     /// Whether the pixels keep straight alpha, not decoded for display (`.ignoreImageDecoding`, or the cache's
     /// `decodeForDisplay == false`).
     public let isStraightAlpha: Bool
+    /// The colour management of the decode (`ColorManagement`): nil for sRGB (the default), `preserve`, or
+    /// `target-<hash of the profile>-<its size>`.
+    public let colorID: String?
 
     /// Makes a key. By default the full-size image, all frames, decoded for display, untransformed: what
     /// `ImageCache.setImage(_:forKey:)` and a plain request store.
     public init(_ key: String, thumbnailPixelSize: Int? = nil, transformID: String? = nil,
-                isFirstFrameOnly: Bool = false, isStraightAlpha: Bool = false) {
+                isFirstFrameOnly: Bool = false, isStraightAlpha: Bool = false, colorID: String? = nil) {
         self.key = key
         self.thumbnailPixelSize = thumbnailPixelSize
         self.transformID = transformID
         self.isFirstFrameOnly = isFirstFrameOnly
         self.isStraightAlpha = isStraightAlpha
+        self.colorID = colorID
     }
 
     /// The key of `key`'s image in `variant`, with a thumbnail size and transform.
     init(_ key: String, thumbnailPixelSize: Int? = nil, transformID: String? = nil, variant: DecodeVariant) {
         self.init(key, thumbnailPixelSize: thumbnailPixelSize, transformID: transformID,
-                  isFirstFrameOnly: variant.isFirstFrameOnly, isStraightAlpha: variant.isStraightAlpha)
+                  isFirstFrameOnly: variant.isFirstFrameOnly, isStraightAlpha: variant.isStraightAlpha,
+                  colorID: variant.colorID)
     }
 
     /// The plain key of the same bytes (full size, all frames, decoded for display, untransformed): what the
@@ -54,12 +59,14 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
     var base: ImageCacheKey { ImageCacheKey(key) }
 
     /// Bytes this key holds in memory, counted in the memory cache's cost: the key and the transform id.
-    var byteCount: Int { key.utf8.count + (transformID?.utf8.count ?? 0) + MemoryLayout<ImageCacheKey>.size }
+    var byteCount: Int {
+        key.utf8.count + (transformID?.utf8.count ?? 0) + (colorID?.utf8.count ?? 0) + MemoryLayout<ImageCacheKey>.size
+    }
 
     public static func == (lhs: ImageCacheKey, rhs: ImageCacheKey) -> Bool {
         lhs.thumbnailPixelSize == rhs.thumbnailPixelSize && lhs.isFirstFrameOnly == rhs.isFirstFrameOnly
             && lhs.isStraightAlpha == rhs.isStraightAlpha && Self.sameBytes(lhs.key, rhs.key)
-            && Self.sameBytes(lhs.transformID, rhs.transformID)
+            && Self.sameBytes(lhs.transformID, rhs.transformID) && lhs.colorID == rhs.colorID
     }
 
     /// Hashes `String`'s own hash (of the normalised form): equal bytes give equal hashes; canonically equal
@@ -70,6 +77,7 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
         hasher.combine(transformID)
         hasher.combine(isFirstFrameOnly)
         hasher.combine(isStraightAlpha)
+        hasher.combine(colorID)
     }
 
     /// The key and its variant, for logs: `https://e.com/a.png [thumbnail 40, first frame]`.
@@ -79,6 +87,7 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
         if let id = transformID { parts.append("transform \(id)") }
         if isFirstFrameOnly { parts.append("first frame") }
         if isStraightAlpha { parts.append("straight alpha") }
+        if let colorID { parts.append("colour \(colorID)") }
         return parts.isEmpty ? key : "\(key) [\(parts.joined(separator: ", "))]"
     }
 

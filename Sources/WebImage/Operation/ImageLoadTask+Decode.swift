@@ -14,6 +14,7 @@ extension ImageLoadTask {
         // re-encode an animation without loss, to write the original out). A thumbnail or a transform's input
         // kept the whole file beside a few kilobytes of pixels (40 thumbnails counted 0.49 MB, held 28.7 MB).
         decode.keepsOriginalData = context.thumbnailPixelSize == nil && context.transform == nil
+        decode.colorManagement = context.variant.colorManagement
         return decode
     }
 

@@ -78,7 +78,7 @@ public enum ModernCodecChecks {
     /// The largest per-channel difference between `image`'s first frame (straight RGBA) and the PNG a
     /// reference tool wrote at `png` (decoded by ImageCodec's PNG decoder), or `nil` when the sizes differ.
     public static func maxDifference(_ buffer: PixelBuffer, referencePNG png: URL) throws -> Int? {
-        let reference = try ImageDecoder.decode(try Data(contentsOf: png), options: DecodeOptions(pixelFormat: .rgba8)).firstFrame.buffer
+        let reference = try ImageDecoder.decode(try Data(contentsOf: png), options: DecodeOptions(pixelFormat: .rgba8, colorManagement: .preserve)).firstFrame.buffer
         return maxDifference(buffer, reference: reference)
     }
 

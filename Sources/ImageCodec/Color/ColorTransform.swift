@@ -1,0 +1,66 @@
+internal import CWebImageLCMS
+import Foundation
+
+/// One Little CMS transform from a source layout to RGBA8, applied in place to 4-byte pixels.
+///
+/// Created with `cmsFLAGS_NOCACHE` (lcms's only per-transform mutable state is its one-pixel cache), so one
+/// transform may run on many threads at once; the cache hands out the same instance to every decode.
+///
+/// - Important: Thread-safe (immutable); the transform is deleted when the last reference goes.
+final class ColorTransform: @unchecked Sendable {
+    // @unchecked: `handle` is created once and only read by cmsDoTransformLineStride, which is safe to call
+    // concurrently on a NOCACHE transform.
+    private let handle: cmsHTRANSFORM
+    let layout: ColorLayout
+
+    /// Makes the transform `source` → `destination` for `layout` (relative colorimetric, BPC), or `nil` when
+    /// lcms refuses. Wraps `cmsCreateTransformTHR`. The profiles stay owned by the caller.
+    init?(source: cmsHPROFILE, destination: cmsHPROFILE, layout: ColorLayout) {
+        let input: cmsUInt32Number
+        switch layout {
+        case .rgba: input = WI_LCMS_TYPE_RGBA_8
+        case .greyInRGBA: input = WI_LCMS_TYPE_GRAY_IN_RGBA_8
+        case .cmyk: input = WI_LCMS_TYPE_CMYK_8
+        case .invertedCMYK: input = WI_LCMS_TYPE_CMYK_8_REV
+        case .rgba16: input = WI_LCMS_TYPE_RGBA_16
+        }
+        let flags = layout == .rgba16 ? WI_LCMS_FLAGS | WI_LCMS_FLAG_COPY_ALPHA : WI_LCMS_FLAGS
+        guard let handle = cmsCreateTransformTHR(LittleCMS.context, source, input, destination, WI_LCMS_TYPE_RGBA_8,
+                                                 WI_LCMS_INTENT_RELATIVE, flags) else { return nil }
+        self.handle = handle
+        self.layout = layout
+    }
+
+    deinit { cmsDeleteTransform(handle) }
+
+    /// Converts 16-bit RGBA rows (`.rgba16` transforms only) into `buffer`'s 8-bit pixels (same size), alpha
+    /// rescaled. Wraps `cmsDoTransformLineStride`.
+    func apply(rgba16 source: UnsafeRawBufferPointer, bytesPerRow: Int, into buffer: inout PixelBuffer) {
+        precondition(layout == .rgba16 && bytesPerRow >= buffer.width * 8 && source.count >= bytesPerRow * buffer.height)
+        let (width, height, stride) = (buffer.width, buffer.height, buffer.bytesPerRow)
+        buffer.withUnsafeMutableBytes { out in
+            guard let base = out.baseAddress, let input = source.baseAddress else { return }
+            cmsDoTransformLineStride(handle, input, base, cmsUInt32Number(width), cmsUInt32Number(height),
+                                     cmsUInt32Number(bytesPerRow), cmsUInt32Number(stride), 0, 0)
+        }
+    }
+
+    /// Converts every pixel of `buffer` in place. Alpha stays as it is for RGB and grey layouts and becomes 255
+    /// for CMYK. Wraps `cmsDoTransformLineStride`.
+    func apply(to buffer: inout PixelBuffer) {
+        let (width, height, stride) = (buffer.width, buffer.height, buffer.bytesPerRow)
+        guard layout != .rgba16 else { return }  // not an in-place layout: apply(rgba16:bytesPerRow:into:)
+        let isCMYK = layout == .cmyk || layout == .invertedCMYK
+        buffer.withUnsafeMutableBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            cmsDoTransformLineStride(handle, base, base, cmsUInt32Number(width), cmsUInt32Number(height),
+                                     cmsUInt32Number(stride), cmsUInt32Number(stride), 0, 0)
+            guard isCMYK else { return }
+            for y in 0..<height {
+                let row = base.advanced(by: y * stride).assumingMemoryBound(to: UInt8.self)
+                var x = 3
+                while x < width * 4 { row[x] = 255; x += 4 }
+            }
+        }
+    }
+}
