@@ -56,12 +56,12 @@ bench: deps
 	$(SWIFT) build -c release --product webimage
 	cd Benchmarks && $(SWIFT) run -c release WebImageBench $(BENCH_ARGS)
 	@# The Service suite (webimage-server against thumbor): 30 s per run, 10 s with --quick; skipped by --only.
-	@# It adds its rows to bench-results.json, so it runs before the chart and the README tables.
+	@# It adds its rows to bench-results.json, so it runs before the chart and the tables of docs/performance.md.
 	@if [[ "$(BENCH_ARGS)" != *--only* ]]; then \
 	  $(MAKE) bench-service SERVICE_SECONDS=$(if $(findstring --quick,$(BENCH_ARGS)),10,30); fi
 	.build/release/webimage bench-chart bench-results.json --output bench-results.png
-	@# A full run (no BENCH_ARGS) also refreshes the README's Performance tables.
-	@if [ -z "$(BENCH_ARGS)" ]; then ./scripts/readme-performance; fi
+	@# A full run (no BENCH_ARGS) also refreshes the generated tables of docs/performance.md.
+	@if [ -z "$(BENCH_ARGS)" ]; then ./scripts/bench-tables; fi
 
 ## bench-service: webimage-server against thumbor 7.8 (a venv under .build/bench-service), nginx, wrk and
 ## vipsthumbnail; writes .build/bench-service/service-results.md, puts the "service" rows into bench-results.json

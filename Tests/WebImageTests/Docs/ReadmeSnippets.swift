@@ -1,4 +1,4 @@
-// The Swift snippets of README.md, compiled here so they never rot. `ReadmeSnippetsTests` checks that every
+// The Swift snippets of README.md (and the guides' blocks shared with it), compiled here so they never rot. `ReadmeSnippetsTests` checks that every
 // ```swift block of the README appears in this file verbatim (leading whitespace aside) — edit both together.
 import Foundation
 import WebImage

@@ -1,0 +1,46 @@
+// The Swift snippets of the guides in docs/ (beside ReadmeSnippets.swift, which holds the README's and the
+// blocks the guides share with it), compiled here so they never rot. `ReadmeSnippetsTests` checks that every
+// ```swift block of README.md and docs/*.md appears in one of these files verbatim (leading whitespace
+// aside) — edit both together.
+import Foundation
+import WebImage
+
+enum DocsSnippets {
+    static func resultAPI(url: URL) {
+        // snippet: result (docs/getting-started.md)
+        ImageManager.shared.loadImage(url: url, thumbnailPixelSize: 200) { result in
+            switch result {
+            case .success(let response): print("\(response.image.width)×\(response.image.height) from \(response.source)")
+            case .failure(let error): print("no image: \(error)")   // a 404, a decode failure, a cancel…
+            }
+        }
+        // end
+    }
+
+    static func defaultManager() throws {
+        // snippet: shared (docs/getting-started.md)
+        ImageManager.shared = ImageManager(cache: try ImageCache(path: "/var/cache/myapp/images"))
+        // end
+    }
+
+    static func timeoutsAndTLS() throws {
+        // snippet: timeouts (docs/getting-started.md)
+        let manager = ImageManager(cache: try ImageCache())
+        manager.timeout = 60                        // the whole transfer (the default)
+        manager.inactivityTimeout = 15              // less than 1 byte/s for 15 s ends it (the default)
+        // end
+        // snippet: tls (docs/getting-started.md)
+        var tls = TLSOptions()
+        tls.caBundlePath = "/etc/myservice/ca.pem"                 // trust our own CA (and only it)
+        tls.pinnedPublicKeyHashes = ["d6qzRu9zOECb90Uez27xWltNsj0e1Md7GkYYkVoZWmM="]
+        manager.tls = tls
+        // end
+    }
+
+    static func httpCache(url: URL) async throws {
+        // snippet: http-cache (docs/caching-and-http.md)
+        let image = try await ImageManager.shared.image(for: url, options: [.useHTTPCache])
+        // end
+        _ = image
+    }
+}
