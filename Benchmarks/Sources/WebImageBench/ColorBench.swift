@@ -1,0 +1,109 @@
+import CBenchHarness
+import Foundation
+import WebImage
+
+/// Colour management (issue 30): a 12 Mpx JPEG tagged with Debian's Display P3 profile against the same bytes
+/// untagged (the profile is the only difference: an APP2 segment spliced in), full size and as a 400 px
+/// thumbnail; an sRGB-tagged copy and the untagged file with colour management off, which must cost nothing;
+/// Little CMS's throughput from the difference; and `vipsthumbnail --export-profile srgb` on the tagged file.
+enum ColorBench: BenchSuite {
+    static let name = "color"
+    static let displayP3 = "/usr/share/color/argyll/ref/DisplayP3.icm"
+    static let sRGB = "/usr/share/color/icc/sRGB.icc"
+
+    static func run(_ settings: BenchSettings) throws {
+        guard let p3 = FileManager.default.contents(atPath: displayP3), let srgb = FileManager.default.contents(atPath: sRGB) else {
+            print("  \(displayP3) or \(sRGB) missing (apt-get install argyll-ref icc-profiles-free): colour suite skipped")
+            return
+        }
+        let count = settings.quick ? 5 : 15
+        var encoder = ImageEncoder(format: .jpeg, options: EncodeOptions(quality: 0.9))
+        encoder.addFrame(try ProcessingBench.syntheticPhoto(width: 4000, height: 3000))
+        let untagged = try encoder.encode()
+        let tagged = try withICCProfile(untagged, p3)
+        let srgbTagged = try withICCProfile(untagged, srgb)
+        let megapixels = 12.0
+
+        let thumbnail = DecodeOptions(maxPixelSize: 400)
+        var preserve = DecodeOptions()
+        preserve.colorManagement = .preserve
+        let untaggedFull = cpuMedian(count) { _ = try? ImageDecoder.decode(untagged) }
+        let taggedFull = cpuMedian(count) { _ = try? ImageDecoder.decode(tagged) }
+        let untaggedThumb = cpuMedian(count * 4) { _ = try? ImageDecoder.decode(untagged, options: thumbnail) }
+        let taggedThumb = cpuMedian(count * 4) { _ = try? ImageDecoder.decode(tagged, options: thumbnail) }
+        let srgbFull = cpuMedian(count) { _ = try? ImageDecoder.decode(srgbTagged) }
+        let untaggedOff = cpuMedian(count) { _ = try? ImageDecoder.decode(untagged, options: preserve) }
+
+        BenchResult.colour("12 Mpx Display P3 JPEG, 400 px thumbnail vs the same file untagged", ours: taggedThumb,
+                           peer: untaggedThumb, peerName: "untagged thumbnail", goal: "≤ 1.10×", limit: 1.10)
+        BenchResult.colour("12 Mpx Display P3 JPEG, full decode vs the same file untagged", ours: taggedFull,
+                           peer: untaggedFull, peerName: "untagged full decode", goal: "≤ 1.30×", limit: 1.30)
+        BenchResult.colour("12 Mpx sRGB-tagged JPEG (no transform) vs untagged, full decode", ours: srgbFull,
+                           peer: untaggedFull, peerName: "untagged full decode", goal: "≤ 1.01×", limit: 1.01)
+        BenchResult.colour("12 Mpx untagged JPEG, colour management on (default) vs off (.preserve)", ours: untaggedFull,
+                           peer: untaggedOff, peerName: "decode with .preserve", goal: "≤ 1.01×", limit: 1.01)
+        let extra = max(taggedFull - untaggedFull, 1e-9)
+        print(String(format: "  Little CMS transform (Display P3 → sRGB, RGBA8): %.0f Mpx/s (%.1f ms of %.1f ms per 12 Mpx decode)",
+                     megapixels / extra, extra * 1000, taggedFull * 1000))
+        BenchReport.shared.add(BenchResult(
+            suite: name, name: "Little CMS transform throughput (Display P3 → sRGB, from the decode's extra time)",
+            unit: "Mpx/s", ours: megapixels / extra, peer: nil, peerName: nil, higherIsBetter: true, goal: nil, goalMet: nil))
+
+        guard let vips = ChildProcess.which("vipsthumbnail") else {
+            print("  vipsthumbnail not found (apt-get install libvips-tools): comparison skipped")
+            return
+        }
+        let input = settings.workDirectory.appendingPathComponent("p3-4000x3000.jpg")
+        try tagged.write(to: input)
+        let oursEncoded = cpuMedian(count * 4) {
+            _ = try? ImageDecoder.decode(tagged, options: thumbnail).encoded(as: .jpeg, quality: 0.9)
+        }
+        let dir = settings.workDirectory.appendingPathComponent("vips-colour")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let files = try (0..<count).map { index -> String in
+            let link = dir.appendingPathComponent("p\(index).jpg")
+            try FileManager.default.createSymbolicLink(at: link, withDestinationURL: input)
+            return link.path
+        }
+        _ = try ChildProcess.run(vips, ["-s", "400", "--export-profile", "srgb", files[0], "-o", "%s_t.jpg"])
+        let run = try ChildProcess.run(vips, ["-s", "400", "--export-profile", "srgb"] + files + ["-o", "%s_t.jpg"])
+        BenchReport.shared.add(BenchResult(
+            suite: name, name: "12 Mpx Display P3 JPEG → 400 px sRGB JPEG", unit: "ms/image", ours: oursEncoded * 1000,
+            peer: run.cpuSeconds / Double(count) * 1000,
+            peerName: "vipsthumbnail -s 400 --export-profile srgb (CPU time of one process over all files)",
+            higherIsBetter: false, goal: nil, goalMet: nil))
+    }
+
+    /// `jpeg` with `profile` spliced in as one APP2 `ICC_PROFILE` segment right after SOI.
+    static func withICCProfile(_ jpeg: Data, _ profile: Data) throws -> Data {
+        guard profile.count <= 65_519, jpeg.count > 2 else { throw BenchFailure("profile too large for one APP2 segment") }
+        var segment = Data([0xFF, 0xE2])
+        let length = 2 + 12 + 2 + profile.count
+        segment.append(contentsOf: [UInt8(length >> 8), UInt8(length & 0xFF)])
+        segment.append(contentsOf: Array("ICC_PROFILE".utf8) + [0, 1, 1])
+        segment.append(profile)
+        return jpeg.prefix(2) + segment + jpeg.dropFirst(2)
+    }
+
+    /// Median CPU seconds of this thread over `iterations` runs (robust to other processes on the machine).
+    private static func cpuMedian(_ iterations: Int, _ body: () -> Void) -> Double {
+        body()
+        var samples: [Double] = []
+        for _ in 0..<iterations {
+            let t0 = bench_thread_cpu_ns()
+            body()
+            samples.append(Double(bench_thread_cpu_ns() - t0) / 1e9)
+        }
+        samples.sort()
+        return samples[samples.count / 2]
+    }
+}
+
+private extension BenchResult {
+    /// A ratio row of the colour suite: times in ms, goal met when `ours ≤ limit × peer`.
+    static func colour(_ name: String, ours: Double, peer: Double, peerName: String, goal: String, limit: Double) {
+        BenchReport.shared.add(BenchResult(suite: ColorBench.name, name: name, unit: "ms", ours: ours * 1000,
+                                           peer: peer * 1000, peerName: peerName, higherIsBetter: false,
+                                           goal: goal, goalMet: ours <= peer * limit))
+    }
+}
