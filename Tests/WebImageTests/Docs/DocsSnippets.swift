@@ -17,6 +17,15 @@ enum DocsSnippets {
         // end
     }
 
+    static func colour(data: Data) throws {
+        // snippet: colour (docs/colour.md)
+        var options = DecodeOptions()
+        options.colorManagement = .preserve          // pixels as stored, the profile kept on the image
+        let image = try ImageDecoder.decode(data, options: options)
+        print(image.colorSpace as Any)               // what the source said: ICC bytes and/or CICP, or nil
+        // end
+    }
+
     static func defaultManager() throws {
         // snippet: shared (docs/getting-started.md)
         ImageManager.shared = ImageManager(cache: try ImageCache(path: "/var/cache/myapp/images"))

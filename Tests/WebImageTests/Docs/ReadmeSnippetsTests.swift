@@ -7,7 +7,7 @@ import XCTest
 /// `.package(url:` (Package.swift lines for dependents) are not WebImage API and are exempt.
 final class ReadmeSnippetsTests: XCTestCase {
     /// The guides the README links to; a guide removed or renamed must be removed here too.
-    static let guides = ["getting-started.md", "caching-and-http.md", "service.md", "fleet.md",
+    static let guides = ["getting-started.md", "colour.md", "caching-and-http.md", "service.md", "fleet.md",
                          "security-and-limits.md", "performance.md", "internals.md"]
 
     func testEveryReadmeSwiftBlockIsCompiled() throws {
