@@ -18,7 +18,7 @@ let package = Package(
                 .linkedLibrary("jpeg"), .linkedLibrary("png16"), .linkedLibrary("gif"),
                 .linkedLibrary("webp"), .linkedLibrary("webpdemux"), .linkedLibrary("webpmux"),
                 .linkedLibrary("memcached"),
-                .linkedLibrary("avif"), .linkedLibrary("jxl"), .linkedLibrary("heif"),
+                .linkedLibrary("avif"), .linkedLibrary("jxl"), .linkedLibrary("heif"), .linkedLibrary("lcms2"),
             ]
         ),
         .executableTarget(

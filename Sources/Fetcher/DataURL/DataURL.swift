@@ -10,15 +10,17 @@ enum DataURL {
     /// The bytes and media type of `url`, or the error a fetch reports: `invalidURL` when it is not a
     /// well-formed data URL (no comma, bad base64, bad percent-encoding), `responseTooLarge` past `limit`.
     static func decode(_ url: URL, limit: Int64?) -> Result<(body: Data, mediaType: String), FetchError> {
-        let text = url.absoluteString
+        let whole = url.absoluteString
+        // A fragment names a part of the resource, not of its bytes.
+        let text = whole.firstIndex(of: "#").map { String(whole[..<$0]) } ?? whole
         guard text.utf8.count > 5, text.prefix(5).lowercased() == "data:",
-              let comma = text.firstIndex(of: ",") else { return .failure(.invalidURL(text)) }
+              let comma = text.firstIndex(of: ",") else { return .failure(.invalidURL(whole)) }
         let header = text[text.index(text.startIndex, offsetBy: 5)..<comma]
         let payload = text[text.index(after: comma)...]
         let parameters = header.split(separator: ";", omittingEmptySubsequences: false)
         let isBase64 = parameters.count > 1 && parameters.last?.lowercased() == "base64"
         let mediaType = parameters.first.map(String.init).flatMap { $0.isEmpty ? nil : $0 } ?? "text/plain;charset=US-ASCII"
-        guard let body = try? decodedBody(payload, isBase64: isBase64) else { return .failure(.invalidURL(text)) }
+        guard let body = try? decodedBody(payload, isBase64: isBase64) else { return .failure(.invalidURL(whole)) }
         if let limit, Int64(body.count) > limit { return .failure(.responseTooLarge(limit: limit)) }
         return .success((body, mediaType))
     }

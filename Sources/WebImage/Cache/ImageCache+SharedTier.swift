@@ -79,7 +79,10 @@ extension ImageCache {
     /// Opens the image cache at `path` with a shared tier after its disk (e.g. a `MemcachedTier` from the
     /// `WebImageMemcached` product). See `sharedTier`.
     ///
-    /// - Parameter limits: memory and disk limits. Default `ImageCacheLimits.default` (bounded).
+    /// - Parameters:
+    ///   - path: the folder. Default `ImageCache.defaultPath()`.
+    ///   - limits: memory and disk limits. Default `ImageCacheLimits.default` (bounded).
+    ///   - sharedTier: the tier asked after a disk miss, written after a fetch; `nil` for none.
     /// - Throws: `KVCacheError` when the folder or its database cannot be created.
     public convenience init(
         path: String = ImageCache.defaultPath(), limits: ImageCacheLimits = .default, sharedTier: (any RemoteCacheTier)?

@@ -107,9 +107,11 @@ public final class ImageCache: Sendable {
     /// Opens (creating if needed) the image cache at `path`. Several `ImageCache`s on one path share the one
     /// `DiskCache` of that path in this process; each applies its `limits` to it when it opens.
     ///
-    /// - Parameter limits: memory and disk limits. Default `ImageCacheLimits.default` (bounded; see there). A
-    ///   `memoryEntryCostLimit` equal to the share of `memoryCostLimit` (as in the defaults) follows the memory
-    ///   cache's cost limit when it changes later; any other value is fixed.
+    /// - Parameters:
+    ///   - path: the folder (made with its missing parents, owner-only). Default `ImageCache.defaultPath()`.
+    ///   - limits: memory and disk limits. Default `ImageCacheLimits.default` (bounded; see there). A
+    ///     `memoryEntryCostLimit` equal to the share of `memoryCostLimit` (as in the defaults) follows the memory
+    ///     cache's cost limit when it changes later; any other value is fixed.
     /// - Throws: `KVCacheError` when the folder (made with its missing parents, owner-only) or its database
     ///   cannot be created.
     public convenience init(path: String = ImageCache.defaultPath(), limits: ImageCacheLimits = .default) throws(KVCacheError) {

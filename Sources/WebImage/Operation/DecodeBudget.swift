@@ -94,8 +94,11 @@ public final class DecodeBudget: Sendable {
     /// being decoded (releasing twice is harmless; never releasing leaks the budget).
     ///
     /// - Parameters:
+    ///   - cost: the bytes the work holds (its bitmap, its canvases); a cost above the whole capacity runs alone.
     ///   - priority: higher runs first among waiters (e.g. `FetchPriority.rawValue`).
+    ///   - queue: where `work` runs when it was not granted at once.
     ///   - onCancel: runs exactly once if the returned ticket is cancelled while waiting.
+    ///   - work: the decode; it gets the reservation to release.
     /// - Returns: a ticket that cancels the wait.
     @discardableResult
     public func run(cost: Int, priority: Int = FetchPriority.normal.rawValue, on queue: DispatchQueue,

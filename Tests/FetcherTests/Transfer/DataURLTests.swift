@@ -21,6 +21,7 @@ final class DataURLTests: FetchTestCase {
         XCTAssertEqual(fetch("data:,a%20b%2C").body, Data("a b,".utf8))
         XCTAssertEqual(fetch("data:image/svg+xml;BASE64,PHN2Zz4").body, Data("<svg>".utf8), "unpadded, case-insensitive")
         XCTAssertEqual(fetch("data:,").body, Data(), "empty")
+        XCTAssertEqual(fetch("data:,ab#part").body, Data("ab".utf8), "a fragment is not part of the bytes")
     }
 
     func testMalformedDataURLsAreInvalid() {

@@ -86,3 +86,23 @@ final class AsyncImageOptionsTests: XCTestCase {
         XCTAssertGreaterThan(received.withLock { $0 }, 0, "progress was reported")
     }
 }
+
+/// `data:` URLs through the manager (feeds scraped from HTML are full of them): decoded within the same byte
+/// limits as a download, cached in memory like any URL (a long one is delivered but not kept on disk: its key
+/// passes the disk cache's key cap).
+final class DataURLManagerTests: XCTestCase {
+    func testADataURLLoadsAndRespectsTheByteLimit() throws {
+        let fixture = try PipelineFixture()
+        defer { fixture.tearDown() }
+        let png = try TestImages.png(width: 20, height: 10)
+        let url = try XCTUnwrap(URL(string: "data:image/png;base64,\(png.base64EncodedString())"))
+        let first = fixture.load(url)
+        XCTAssertEqual(first.image?.width, 20, "\(String(describing: first.error))")
+        XCTAssertEqual(fixture.load(url).source, .memoryCache)
+        fixture.manager.maximumResponseSize = Int64(png.count - 1)
+        let tooLarge = fixture.load(try XCTUnwrap(URL(string: "data:image/png;base64,\(png.base64EncodedString())#other")))
+        guard case .fetchFailed(.responseTooLarge)? = tooLarge.error else {
+            return XCTFail("one byte over the limit: \(String(describing: tooLarge.error))")
+        }
+    }
+}

@@ -166,4 +166,9 @@ int bench_anon_memcpy_random(long long length, int huge_pages, int reads, int si
 int bench_layout_migrate_to_hashed(const char *path, double *wall_s, double *cpu_s, long long *bytes_before,
                                    long long *bytes_after);
 
+/// Little CMS alone: converts `count` RGBA8 `pixels` in place from the ICC `profile` to sRGB (relative
+/// colorimetric, BPC, alpha copied, no cache: the library's flags). Returns the thread CPU nanoseconds of
+/// `cmsDoTransform`, or -1 when lcms refuses the profile or the transform.
+int64_t bench_lcms_transform_rgba8(const uint8_t *profile, size_t profile_size, uint8_t *pixels, size_t count);
+
 #endif
