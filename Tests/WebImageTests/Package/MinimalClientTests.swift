@@ -44,6 +44,7 @@ final class MinimalClientTests: XCTestCase {
         """
         try manifest.write(to: client.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
         try """
+        import Foundation
         import WebImage
         let manager = ImageManager(cache: nil)
         manager.loadImage(url: URL(string: "data:,x")!) { result in print(result) }
