@@ -44,32 +44,14 @@ struct BatchLoader {
     /// Requests in flight at most. Default 16.
     var concurrency = 16
 
-    /// Loads `urls`; `onEach` runs (on any thread) as each completes.
+    /// Loads `urls`; `onEach` runs as each completes (one call at a time, off the calling thread), and every
+    /// outcome is returned, in the order of the URLs (`stream` keeps none, for batches of any length).
     func load(_ urls: [URL], onEach: @escaping @Sendable (LoadOutcome) -> Void = { _ in }) -> [LoadOutcome] {
         let slots = Mutex<[LoadOutcome?]>(Array(repeating: nil, count: urls.count))
-        let gate = DispatchSemaphore(value: max(1, concurrency))
-        let group = DispatchGroup()
-        for (index, url) in urls.enumerated() {
-            gate.wait()
-            group.enter()
-            let start = DispatchTime.now().uptimeNanoseconds
-            let received = Atomic<Int64>(0)
-            let progress: ImageProgress = { bytes, _ in received.store(bytes, ordering: .relaxed) }
-            manager.requestImage(url: url, options: options, thumbnailPixelSize: thumbnailPixelSize,
-                                 progress: progress) { image, url, source, stage, error in
-                guard stage != .progress else { return }
-                let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
-                // A thumbnail keeps no original bytes: then count what was downloaded.
-                let bytes = Int64(image?.originalData?.count ?? 0)
-                let outcome = LoadOutcome(url: url, image: error == nil ? image : nil, source: source, error: error,
-                                          seconds: seconds, bytes: bytes > 0 ? bytes : received.load(ordering: .relaxed))
-                slots.withLock { $0[index] = outcome }
-                onEach(outcome)
-                gate.signal()
-                group.leave()
-            }
+        stream(urls) { index, outcome in
+            slots.withLock { $0[index] = outcome }
+            onEach(outcome)
         }
-        group.wait()
         return slots.withLock { $0 }.enumerated().map { index, outcome in
             outcome ?? LoadOutcome(url: urls[index], image: nil, source: .none, error: nil, seconds: 0, bytes: 0)
         }
