@@ -23,16 +23,18 @@ final class ColorTransformCache: Sendable {
 
     /// A cache key: the source's bytes (ICC, or a synthetic description), the target's (empty for sRGB), layout.
     struct Key: Hashable, Sendable {
-        let source: Data
-        let target: Data
+        // Arrays, not `Data`: `Data` keeps its storage reference in a multi-payload enum (spare bits set), which
+        // LeakSanitizer cannot follow, so the fuzz targets reported every cached profile as leaked.
+        let source: [UInt8]
+        let target: [UInt8]
         let layout: ColorLayout
         private let digest: UInt64
 
         init(source: Data, target: Data, layout: ColorLayout) {
-            self.source = source
-            self.target = target
+            self.source = [UInt8](source)
+            self.target = [UInt8](target)
             self.layout = layout
-            self.digest = Self.fnv1a(source, Self.fnv1a(target, 0xcbf2_9ce4_8422_2325 ^ UInt64(layout.rawValue)))
+            self.digest = Self.fnv1a(self.source, Self.fnv1a(self.target, 0xcbf2_9ce4_8422_2325 ^ UInt64(layout.rawValue)))
         }
 
         /// Bytes this key holds.
@@ -44,9 +46,9 @@ final class ColorTransformCache: Sendable {
             a.digest == b.digest && a.layout == b.layout && a.source == b.source && a.target == b.target
         }
 
-        private static func fnv1a(_ data: Data, _ seed: UInt64) -> UInt64 {
+        private static func fnv1a(_ data: some Collection<UInt8>, _ seed: UInt64) -> UInt64 {
             var h = seed ^ UInt64(data.count)
-            data.withUnsafeBytes { for byte in $0 { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 } }
+            for byte in data { h = (h ^ UInt64(byte)) &* 0x100_0000_01b3 }
             return h
         }
     }
