@@ -69,21 +69,24 @@ final class BoxAccumulator {
             var x = firstColumn
             while x < sourceWidth {
                 let p = row + x * 4
-                let a = UInt32(p[3])
-                if a != 0 {
-                    let cell = base + Int(cells[x]) * 4
-                    if a == 255 {
-                        cell[0] &+= UInt32(p[0]); cell[1] &+= UInt32(p[1]); cell[2] &+= UInt32(p[2])
-                    } else {
-                        cell[0] &+= (UInt32(p[0]) * a + 127) / 255
-                        cell[1] &+= (UInt32(p[1]) * a + 127) / 255
-                        cell[2] &+= (UInt32(p[2]) * a + 127) / 255
-                    }
-                    cell[3] &+= a
-                }
+                if p[3] != 0 { Self.addStraight(p, to: base + Int(cells[x]) * 4) }
                 x += step
             }
         }
+    }
+
+    /// Adds one straight RGBA8 pixel (alpha not 0) to a cell's sums, premultiplied (rounded) unless opaque.
+    @inline(__always)
+    private static func addStraight(_ p: UnsafePointer<UInt8>, to cell: UnsafeMutablePointer<UInt32>) {
+        let a = UInt32(p[3])
+        if a == 255 {
+            cell[0] &+= UInt32(p[0]); cell[1] &+= UInt32(p[1]); cell[2] &+= UInt32(p[2])
+        } else {
+            cell[0] &+= (UInt32(p[0]) * a + 127) / 255
+            cell[1] &+= (UInt32(p[1]) * a + 127) / 255
+            cell[2] &+= (UInt32(p[2]) * a + 127) / 255
+        }
+        cell[3] &+= a
     }
 
     /// Adds `count` straight RGBA8 pixels (`count * 4` bytes at `pixels`) at source row `y`, columns
@@ -97,17 +100,7 @@ final class BoxAccumulator {
         cellOfColumn.withUnsafeBufferPointer { cells in
             for x in x0..<end {
                 let p = pixels + (x - x0) * 4
-                let a = UInt32(p[3])
-                guard a != 0 else { continue }
-                let cell = base + Int(cells[x]) * 4
-                if a == 255 {
-                    cell[0] &+= UInt32(p[0]); cell[1] &+= UInt32(p[1]); cell[2] &+= UInt32(p[2])
-                } else {
-                    cell[0] &+= (UInt32(p[0]) * a + 127) / 255
-                    cell[1] &+= (UInt32(p[1]) * a + 127) / 255
-                    cell[2] &+= (UInt32(p[2]) * a + 127) / 255
-                }
-                cell[3] &+= a
+                if p[3] != 0 { Self.addStraight(p, to: base + Int(cells[x]) * 4) }
             }
         }
     }

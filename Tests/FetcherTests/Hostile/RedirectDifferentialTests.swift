@@ -14,14 +14,12 @@ import XCTest
 /// every request, so a test sees whether the foreign path was ever asked for.
 final class RedirectDifferentialTests: XCTestCase {
     private var origin: RawHTTPServer!
-    private var thread: NetworkThread!
-    private var queue: FetchQueue!
+    private var network: NetworkFixture?
+    private var queue: FetchQueue! { network?.queue }
     private let image = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 3\r\n\r\nabc"
 
     override func tearDown() {
-        queue = nil
-        thread?.stop()
-        thread?.join()
+        network?.tearDown(self)
         origin?.shutdown()
     }
 
@@ -33,8 +31,7 @@ final class RedirectDifferentialTests: XCTestCase {
         }
         let made = responses()
         table.withLock { $0 = made }
-        thread = NetworkThread()
-        queue = FetchQueue(thread: thread)
+        network = NetworkFixture()
     }
 
     private var port: Int { origin.port }

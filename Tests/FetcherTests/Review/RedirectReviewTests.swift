@@ -12,8 +12,9 @@ import XCTest
 final class RedirectReviewTests: XCTestCase {
     private var origin: RawHTTPServer!
     private var other: RawHTTPServer?
-    private var thread: NetworkThread!
-    private var queue: FetchQueue!
+    private var network: NetworkFixture!
+    private var queue: FetchQueue! { network.queue }
+    private var thread: NetworkThread { network.thread }
     private let image = "HTTP/1.1 200 OK\r\nContent-Type: image/png\r\nContent-Length: 3\r\n\r\nabc"
     private let routes = Routes()
 
@@ -27,17 +28,11 @@ final class RedirectReviewTests: XCTestCase {
         origin = try RawHTTPServer { path, _ in
             routes.table.withLock { $0[path] } ?? Array("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n".utf8)
         }
-        thread = NetworkThread()
-        queue = FetchQueue(thread: thread)
+        network = NetworkFixture()
     }
 
     override func tearDown() {
-        flush(thread)
-        XCTAssertEqual(thread.activity.current, 0, "no transfer left in flight")
-        XCTAssertEqual(CurlEasyHandle.liveCount.load(ordering: .relaxed), 0, "every easy handle was freed")
-        queue = nil
-        thread.stop()
-        thread.join()
+        network.tearDown(self)
         origin.shutdown()
         other?.shutdown()
     }

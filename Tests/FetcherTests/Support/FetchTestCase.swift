@@ -6,22 +6,18 @@ import XCTest
 /// teardown checks that no transfer is left in flight.
 class FetchTestCase: XCTestCase {
     var server: HTTPTestServer!
-    var thread: NetworkThread!
-    var queue: FetchQueue!
+    private var network: NetworkFixture!
+    var thread: NetworkThread! { network?.thread }
+    var queue: FetchQueue! { network?.queue }
 
     override func setUpWithError() throws {
         server = try HTTPTestServer.start()
-        thread = NetworkThread()
-        queue = FetchQueue(thread: thread)
+        network = NetworkFixture()
     }
 
     override func tearDown() {
-        flush(thread)
-        XCTAssertEqual(thread.activity.current, 0, "no transfer left in flight")
-        XCTAssertEqual(CurlEasyHandle.liveCount.load(ordering: .relaxed), 0, "every easy handle was freed")
-        queue = nil
-        thread.stop()
-        thread.join()
+        network.tearDown(self)
+        network = nil
         server.shutdown()
     }
 
