@@ -69,9 +69,12 @@ public final class ImageManager: Sendable {
     ///   started on; setting another one affects only later calls.
     public static var shared: ImageManager {
         get {
-            sharedStorage.withLock { stored in
+            if let stored = sharedStorage.withLock({ $0 }) { return stored }
+            // Made outside the lock: opening the folder may log (through a handler of the application's, which
+            // may read `shared` itself). Two first readers racing make two; the first one stored wins.
+            let made = makeShared(cachePath: ImageCache.defaultPath())
+            return sharedStorage.withLock { stored in
                 if let stored { return stored }
-                let made = makeShared(cachePath: ImageCache.defaultPath())
                 stored = made
                 return made
             }
