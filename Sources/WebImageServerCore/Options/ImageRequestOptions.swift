@@ -26,7 +26,8 @@ public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The options of one `/image` request, parsed and validated:
-/// `url`, `w`, `h`, `fit=cover|contain|fill`, `format=auto|jpeg|png|webp|gif`, `q`, `anim=0|1`, `blur`
+/// `url`, `w`, `h`, `fit=cover|contain|fill`, `format=auto|jpeg|png|webp|gif`, `q`, `anim=0|1`, `blur`,
+/// `gravity`, `fp`
 /// (and `sig`, checked by `URLSigner`).
 ///
 /// - Important: A value type; thread-safe.
@@ -47,6 +48,9 @@ public struct ImageRequestOptions: Sendable, Hashable {
     public var keepsAnimation = false
     /// Gaussian-like blur radius in output pixels, 0 (none, the default) … 100.
     public var blur: Double = 0
+    /// Which part a `cover` crop keeps: `gravity=center|north|…|south-west|smart|entropy`, or a focal point
+    /// `fp=x,y` (0…1 each). Default `.center`. `gravity` and `fp` exclude each other.
+    public var gravity: CropGravity = .center
 
     /// The default quality: 80.
     public static let defaultQuality = 80
@@ -95,6 +99,26 @@ public struct ImageRequestOptions: Sendable, Hashable {
                     throw .badOptions("blur: expected a number from 0 to \(Int(Self.maximumBlur))")
                 }
                 parsed.blur = radius
+            case "gravity":
+                guard !seen.contains("fp") else { throw .badOptions("gravity: not with fp") }
+                switch value {
+                case "smart": parsed.gravity = .smart
+                case "entropy": parsed.gravity = .entropy
+                default:
+                    guard let anchor = CropAnchor(rawValue: value) else {
+                        throw .badOptions("gravity: expected center, north, south, east, west, north-east, north-west, "
+                                          + "south-east, south-west, smart or entropy")
+                    }
+                    parsed.gravity = .anchor(anchor)
+                }
+            case "fp":
+                guard !seen.contains("gravity") else { throw .badOptions("fp: not with gravity") }
+                let parts = value.split(separator: ",", omittingEmptySubsequences: false)
+                guard parts.count == 2, let x = Double(parts[0]), let y = Double(parts[1]),
+                      (0...1).contains(x), (0...1).contains(y) else {
+                    throw .badOptions("fp: expected x,y with each from 0 to 1")
+                }
+                parsed.gravity = .focalPoint(x: x, y: y)
             default:
                 throw .badOptions("unknown option \(name.prefix(32))")
             }
@@ -115,6 +139,6 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// the format): part of the result-cache key.
     public var canonicalProcessing: String {
         "w=\(width.map(String.init) ?? "-")&h=\(height.map(String.init) ?? "-")&fit=\(fit.rawValue)"
-            + "&q=\(quality)&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)"
+            + "&q=\(quality)&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)&gravity=\(gravity.canonicalName)"
     }
 }
