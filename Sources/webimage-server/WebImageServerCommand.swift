@@ -22,8 +22,20 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "Cache folder (originals/ and results/ inside).")
     var cache: String
 
-    @Option(help: "HMAC-SHA256 key for sig=, in hex digits only: at least 16 bytes (32 digits); 32 random bytes recommended (openssl rand -hex 32).")
-    var key: String?
+    @Option(help: "HMAC-SHA256 key for sig=, in hex digits only: at least 16 bytes (32 digits); 32 random bytes recommended (openssl rand -hex 32). Repeat it to accept several keys at once (rotation).")
+    var key: [String] = []
+
+    @Option(help: "A named option set, NAME=OPTIONS (thumb=w=200&h=200&fit=cover), used as preset=NAME. Repeatable.")
+    var preset: [String] = []
+
+    @Option(help: "A file of presets, one NAME=OPTIONS per line (# starts a comment).")
+    var presetsFile: String?
+
+    @Flag(help: "Serve presets only: a request gives url, preset and sig, nothing else.")
+    var presetsOnly = false
+
+    @Option(help: "The only w/h a request may give itself, e.g. 400x300,800x0 (0: that side not given). Default: any.")
+    var allowedSizes: String?
 
     @Flag(help: "Serve requests without sig= (a sig that is given is still checked).")
     var allowUnsigned = false
@@ -76,9 +88,16 @@ struct WebImageServerCommand: AsyncParsableCommand {
     var noResultCache = false
 
     func validate() throws {
-        guard key != nil || allowUnsigned else { throw ValidationError("give --key HEX or --allow-unsigned") }
-        if let key {
+        guard !key.isEmpty || allowUnsigned else { throw ValidationError("give --key HEX or --allow-unsigned") }
+        for key in key {
             do { _ = try URLSigner.keyBytes(hex: key) } catch { throw ValidationError("--key: \(error)") }
+        }
+        _ = try readPresets()
+        guard !presetsOnly || !preset.isEmpty || presetsFile != nil else {
+            throw ValidationError("--presets-only needs at least one --preset or --presets-file")
+        }
+        if let allowedSizes {
+            do { _ = try AllowedSize.list(allowedSizes) } catch { throw ValidationError("--allowed-sizes: \(error.detail)") }
         }
         guard Logger.Level(rawValue: logLevel) != nil else { throw ValidationError("--log-level \(logLevel) is not a level") }
         guard maxConcurrency > 0 else { throw ValidationError("--max-concurrency must be at least 1") }
@@ -104,9 +123,14 @@ struct WebImageServerCommand: AsyncParsableCommand {
             return handler
         }
         var configuration = ImageServiceConfiguration(cacheDirectory: cache)
-        configuration.signingKey = try key.map { hex in
+        configuration.signingKeys = try key.map { hex in
             do { return try URLSigner.keyBytes(hex: hex) } catch { throw ValidationError("--key: \(error)") }
         }
+        configuration.presets = try readPresets()
+        configuration.presetsOnly = presetsOnly
+        configuration.allowedSizes = try allowedSizes.map { text in
+            do { return try AllowedSize.list(text) } catch { throw ValidationError("--allowed-sizes: \((error as? ImageServiceError)?.detail ?? "\(error)")") }
+        } ?? []
         configuration.allowsUnsigned = allowUnsigned
         configuration.allowedHosts = allowHosts
         configuration.allowedNetworks = allowNetworks.compactMap(IPNetwork.init)
@@ -131,6 +155,26 @@ struct WebImageServerCommand: AsyncParsableCommand {
             print("webimage-server listening on \(host):\(port)")
             fflush(nil) // every stream: `stdout` itself is a global Swift 6 cannot reference safely
         }
+    }
+
+    /// The presets of `--presets-file` (first) and `--preset` (after, so a flag replaces a file's preset of the same name).
+    private func readPresets() throws -> [ImagePreset] {
+        var presets: [ImagePreset] = []
+        if let presetsFile {
+            let contents: String
+            do { contents = try String(contentsOfFile: presetsFile, encoding: .utf8) } catch {
+                throw ValidationError("--presets-file \(presetsFile): \(error.localizedDescription)")
+            }
+            do { presets += try ImagePreset.presets(file: contents) } catch {
+                throw ValidationError("--presets-file \(presetsFile): \(error.detail)")
+            }
+        }
+        for definition in preset {
+            do { presets.append(try ImagePreset(definition: definition)) } catch {
+                throw ValidationError("--preset: \(error.detail)")
+            }
+        }
+        return presets
     }
 
 }

@@ -81,7 +81,8 @@ public final class ImageService: Sendable {
     public let configuration: ImageServiceConfiguration
     /// The manager that loads source bytes (its cache holds the originals; its `decodeBudget` bounds decodes).
     public let manager: ImageManager
-    let signer: URLSigner?
+    let signers: [URLSigner]
+    let resolution: RequestResolution
     let results: ResultCache
     let resultCoalescer = Coalescer<(result: ImageResult, tier: ResultTier)>()
     let sourceCoalescer = Coalescer<(data: Data, source: ImageSource)>()
@@ -100,15 +101,17 @@ public final class ImageService: Sendable {
     /// - Throws: `ImageServiceError.internalFailure` when a cache folder cannot be opened, or when neither a
     ///   signing key nor `allowsUnsigned` is configured; `.badSigningKey` for a key under 16 bytes.
     public init(configuration: ImageServiceConfiguration) throws(ImageServiceError) {
-        guard configuration.signingKey != nil || configuration.allowsUnsigned else {
+        guard !configuration.signingKeys.isEmpty || configuration.allowsUnsigned else {
             throw .internalFailure("a signing key is required unless unsigned requests are allowed")
         }
         self.configuration = configuration
-        if let key = configuration.signingKey {
-            do { signer = try URLSigner(key: key) } catch { throw .badSigningKey(error) }
-        } else {
-            signer = nil
+        var signers: [URLSigner] = []
+        for key in configuration.signingKeys {
+            do { signers.append(try URLSigner(key: key)) } catch { throw .badSigningKey(error) }
         }
+        self.signers = signers
+        resolution = RequestResolution(presets: configuration.presets, presetsOnly: configuration.presetsOnly,
+                                       allowedSizes: configuration.allowedSizes)
         let transfers = max(1, configuration.maxConcurrentTransfers)
         // One exact allowed host: every transfer is to it, so a share of the slots per host would only throttle it.
         let singleHost = configuration.allowedHosts.count == 1 && !configuration.allowedHosts[0].hasPrefix("*.")
@@ -175,7 +178,7 @@ public final class ImageService: Sendable {
     private func respond(to request: ImageServiceRequest, arrival: ContinuousClock.Instant) async throws -> ImageServiceResponse {
         let pairs = try QueryString.parse(Substring(request.query))
         try checkSignature(pairs)
-        let options = try ImageRequestOptions(pairs: pairs)
+        let options = try resolution.options(for: pairs)
         try checkSource(options.source)
         let acceptsWebP = FormatNegotiation.acceptsWebP(request.accept)
         let formatToken = options.format == .auto ? (acceptsWebP ? "auto-webp" : "auto") : options.format.rawValue
@@ -235,7 +238,13 @@ public final class ImageService: Sendable {
             if configuration.allowsUnsigned { return }
             throw .badSignature
         }
-        guard let signer, signer.isValid(given, for: pairs) else { throw .badSignature }
+        // Every key is tried (no early exit), so the time taken does not tell which key matched.
+        var valid = false
+        for signer in signers {
+            let matches = signer.isValid(given, for: pairs)
+            valid = valid || matches
+        }
+        guard valid else { throw .badSignature }
     }
 
     private func checkSource(_ url: URL) throws(ImageServiceError) {

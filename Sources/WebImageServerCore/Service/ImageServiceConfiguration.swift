@@ -17,8 +17,24 @@ import WebImage
 public struct ImageServiceConfiguration: Sendable {
     /// The folder of the caches: `originals/` (source bytes, an `ImageCache`) and `results/` (encoded outputs).
     public var cacheDirectory: String
-    /// The HMAC-SHA256 key of `sig`; `nil` for none (then `allowsUnsigned` must be true). Default `nil`.
-    public var signingKey: [UInt8]?
+    /// The HMAC-SHA256 keys of `sig`, each at least 16 bytes: a signature made with any of them is accepted, so
+    /// keys rotate without downtime (add the new key, move the signers over, remove the old one). A response never
+    /// says which key matched. Empty (the default): none (then `allowsUnsigned` must be true).
+    public var signingKeys: [[UInt8]] = []
+    /// The first of `signingKeys`, or `nil`; setting it replaces them all with this one key (`nil`: none).
+    public var signingKey: [UInt8]? {
+        get { signingKeys.first }
+        set { signingKeys = newValue.map { [$0] } ?? [] }
+    }
+    /// Named option sets requests use as `preset=NAME` (`--preset`). Default none. A later preset of the same name
+    /// replaces an earlier one.
+    public var presets: [ImagePreset] = []
+    /// Serve presets only: a request may give `url`, `preset` and `sig` and nothing else (`--presets-only`), so no
+    /// client can ask for a size or an effect nobody configured. Default `false`.
+    public var presetsOnly = false
+    /// The sizes a request's own `w`/`h` may name (`--allowed-sizes 400x300,800x0`); sizes from presets are not
+    /// checked. Empty (the default): any size up to the output limits.
+    public var allowedSizes: [AllowedSize] = []
     /// Whether requests without `sig` are served. Default `false`. A `sig` that is present is always checked.
     public var allowsUnsigned = false
     /// Host names sources may come from (exact, case-insensitive; `*.example.com` allows its subdomains), the
