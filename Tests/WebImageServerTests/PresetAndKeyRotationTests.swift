@@ -89,6 +89,16 @@ final class PresetAndKeyRotationTests: XCTestCase {
         }
         XCTAssertNoThrow(try resolve([("url", Self.source), ("preset", Array(repeating: "thumb", count: 8).joined(separator: ","))],
                                      presets: presets))
+        // `gravity` and `fp` set one thing: the request's focal point replaces the preset's gravity, and back.
+        XCTAssertEqual(try resolve([("url", Self.source), ("preset", "s"), ("fp", "0.1,0.2")], presets: ["s=gravity=smart&w=9"]).gravity,
+                       .focalPoint(x: 0.1, y: 0.2))
+        XCTAssertEqual(try resolve([("url", Self.source), ("preset", "f"), ("gravity", "north")], presets: ["f=fp=0.1,0.2"]).gravity,
+                       .anchor(.north))
+        XCTAssertEqual(try resolve([("url", Self.source), ("preset", "s,f")], presets: ["s=gravity=smart", "f=fp=0.5,0.5"]).gravity,
+                       .focalPoint(x: 0.5, y: 0.5))
+        XCTAssertThrowsError(try resolve([("url", Self.source), ("gravity", "north"), ("fp", "0.1,0.2")]), "both in one request")
+        XCTAssertThrowsError(try resolve([("url", Self.source), ("preset", "s"), ("gravity", "north"), ("fp", "0.1,0.2")],
+                                         presets: ["s=w=9"]), "both in one request, with a preset")
         // A later definition of a name replaces an earlier one.
         XCTAssertEqual(try resolve([("url", Self.source), ("preset", "t")], presets: ["t=w=10", "t=w=20"]).width, 20)
     }

@@ -11,6 +11,9 @@ public struct RequestResolution: Sendable {
     /// The sizes a request's own `w`/`h` may name; empty: any.
     public let allowedSizes: Set<AllowedSize>
 
+    /// Options that set one thing and exclude each other: the later one replaces the earlier when presets merge.
+    static let sameSetting: [Set<String>] = [["gravity", "fp"]]
+
     /// The most presets one request may name: 8.
     public static let maximumPresetsPerRequest = 8
 
@@ -47,6 +50,10 @@ public struct RequestResolution: Sendable {
         // Merge: presets left to right, then the request's own options, each name once in its first place.
         var merged: [(name: String, value: String)] = []
         func set(_ name: String, _ value: String) {
+            // Options that say the same thing two ways replace each other (a preset's `gravity`, the request's `fp`).
+            if let group = Self.sameSetting.first(where: { $0.contains(name) }) {
+                merged.removeAll { $0.name != name && group.contains($0.name) }
+            }
             if let index = merged.firstIndex(where: { $0.name == name }) { merged[index].value = value } else { merged.append((name, value)) }
         }
         for name in names {
@@ -56,6 +63,9 @@ public struct RequestResolution: Sendable {
         let own = pairs.filter { $0.name != "preset" }
         try checkSize(own)
         var seen = Set<String>()
+        for group in Self.sameSetting where own.filter({ group.contains($0.name) }).count > 1 {
+            throw .badOptions("\(group.sorted().joined(separator: " and ")) exclude each other")
+        }
         for pair in own {
             guard seen.insert(pair.name).inserted else { throw .badOptions("\(pair.name) given more than once") }
             set(pair.name, pair.value)
