@@ -46,7 +46,11 @@ public struct HEIFDecoder: ImageDecoding {
             return (buffer, alpha, colorSpace, false)
         }
         // The colour stage (ICC or CICP from `colr`; PQ/HLG tone-mapped) on straight pixels, then the pixel format.
+        // It is per pixel: a thumbnail is resized first (straight in, straight out) and converted at its own size.
         let conversion = ColorConversion(colorSpace: colorSpace, management: options.colorManagement)
+        if !isConverted, conversion.changesPixels, let size = options.maxPixelSize, size > 0 {
+            buffer = try buffer.resized(maxPixelSize: size)
+        }
         if !isConverted { conversion.apply(to: &buffer) }
         buffer.convert(to: options.pixelFormat)  // in place: the buffer is not shared
         let image = Image(frames: [ImageFrame(buffer: buffer)], format: .heif, loopCount: 1,

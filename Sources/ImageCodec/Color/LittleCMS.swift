@@ -29,8 +29,8 @@ enum LittleCMS {
         var description: String
     }
 
-    /// Opens an ICC profile after checking what lcms does not: size (132 B … 4 MiB), the `acsp` signature and a
-    /// major version of 2 to 4 (ICC v5/iccMAX is refused). Wraps `cmsOpenProfileFromMemTHR`.
+    /// Opens an ICC profile after checking what lcms does not: size (132 B … 4 MiB), the `acsp` signature, a
+    /// major version of 2 to 4 (ICC v5/iccMAX is refused) and the size of its lookup tables (`ProfileComplexity`). Wraps `cmsOpenProfileFromMemTHR`.
     /// The caller closes the profile (`cmsCloseProfile`).
     static func openProfile(_ bytes: Data) throws(Rejection) -> cmsHPROFILE {
         guard bytes.count >= 132 else { throw Rejection(description: "profile of \(bytes.count) bytes is too short") }
@@ -43,6 +43,8 @@ enum LittleCMS {
         }
         let major = bytes[start + 8]
         guard (2...4).contains(major) else { throw Rejection(description: "ICC version \(major) is not supported") }
+        // Bounded in time, not only in bytes: lookup tables whose transform would take lcms too long are refused.
+        if let excess = ProfileComplexity.excess(bytes) { throw Rejection(description: "too complex: \(excess)") }
         let profile = bytes.withUnsafeBytes { cmsOpenProfileFromMemTHR(context, $0.baseAddress, cmsUInt32Number($0.count)) }
         guard let profile else { throw Rejection(description: "lcms could not read the profile") }
         let deviceClass = cmsGetDeviceClass(profile)

@@ -40,9 +40,9 @@ import Foundation
 ///
 /// Once the data is final, `makeImage()` returns exactly what `ImageDecoder.decode(allBytes, options:)`
 /// returns (same pixels, same metadata, same errors); truncated or corrupt data never crashes.
-/// `options.maxPixelSize` applies to partial images too (they are resized). Partial images are not colour-managed
-/// (previews); the final image is, exactly as the one-shot decode (a CMYK JPEG with a profile gets its final image
-/// from the one-shot decode).
+/// `options.maxPixelSize` applies to partial images too (they are resized). Partial images are colour-managed like
+/// the final image (the same plan, after any resize; CMYK previews keep the profile-less formula), and the final
+/// image is exactly the one-shot decode's (a CMYK JPEG with a profile gets its final image from the one-shot decode).
 ///
 /// - Important: Not thread-safe: one owner feeds it and asks for images from one thread (or serial queue)
 ///   at a time. Memory: the decoder keeps a copy of all bytes received, plus one full-size buffer for the
@@ -86,6 +86,8 @@ public final class IncrementalDecoder {
     private var streamFailed = false
     private var streamComplete = false
     private var lastImage: Image?
+    /// The colour plan of the partial images, once decided (`previewColorPlan`).
+    private var previewColor: ColorPlan?
     private var bytesAtLastImage = 0
     private var finalResult: Result<Image, Error>?
     /// Whether the final image came from a stream's pixels rather than the one-shot decode (for tests).
@@ -303,12 +305,50 @@ public final class IncrementalDecoder {
     }
 
     /// A partial image of `buffer`; `hasAlpha` is true while rows not yet received (transparent) are left.
+    /// Colour-managed like the final image, on the smallest buffer (after any resize), never in place in the
+    /// stream's own buffer (copy-on-write: the stream keeps rendering into its untransformed rows).
     private func partialImage(_ buffer: PixelBuffer, hasAlpha: Bool) throws -> Image {
         var pixels = buffer
         if let size = options.maxPixelSize, size > 0 { pixels = try pixels.resized(maxPixelSize: size) }
+        let color = previewColorPlan()
+        if color.transform != nil {
+            let format = pixels.pixelFormat
+            pixels.convert(to: .rgba8)  // the transform takes straight pixels; alpha is never changed
+            color.apply(to: &pixels)
+            pixels.convert(to: format)
+        }
         return Image(frames: [ImageFrame(buffer: pixels)], format: format, loopCount: 1, hasAlpha: hasAlpha,
                      isProgressive: isProgressive, isPartial: true,
-                     orientation: info?.orientation ?? .up)
+                     orientation: info?.orientation ?? .up, pixelICCProfile: color.pixelICCProfile)
+    }
+
+    /// The colour plan of the partial images, decided at the first one (the colour description precedes the pixel
+    /// data in every format: JPEG APP2 before SOF, PNG iCCP/sRGB/cICP/gAMA/cHRM before IDAT, WebP ICCP before the
+    /// bitstream). Only RGB and grey plans: the streams give CMYK JPEGs as RGB by the profile-less formula, so
+    /// their previews stay as they are (the final image goes through the profile).
+    private func previewColorPlan() -> ColorPlan {
+        if let previewColor { return previewColor }
+        var plan = ColorPlan.none
+        switch format {
+        case .jpeg:
+            plan = (try? JPEGDecoder.colorPlan(of: data, options: options))?.1 ?? .none
+        case .png, .apng:
+            if data.count >= 26 {
+                let colorSpace = data.withUnsafeBytes { PNGColorChunks.read($0) }
+                let layout = PNGDecoder.colorLayout(colorType: Int(data[data.startIndex + 25]))
+                plan = ColorStage.plan(colorSpace: colorSpace, layout: layout, management: options.colorManagement)
+            }
+        case .webp:
+            let colorSpace = data.withUnsafeBytes { WebPColorChunk.iccProfile($0) }.map { ImageColorSpace(iccProfile: $0) }
+            plan = ColorStage.plan(colorSpace: colorSpace, layout: .rgba, management: options.colorManagement)
+        default:
+            break  // GIF: sRGB
+        }
+        if let layout = plan.transform?.layout, layout != .rgba, layout != .greyInRGBA {
+            plan = ColorPlan(transform: nil, pixelICCProfile: plan.pixelICCProfile)
+        }
+        previewColor = plan
+        return plan
     }
 
     /// Starts libpng's progressive reader on the first bytes, then pushes each chunk (decoded once, never again).

@@ -13,7 +13,9 @@ extension JPEGDecoder {
     /// Decodes a thumbnail: DCT scaling, then a Lanczos3 resize to the plan's exact size. Both the scaled
     /// image and the thumbnail are checked against the limits before allocation; the full size never is
     /// allocated (only the work cap applies to it).
-    /// The colour plan runs on the DCT-scaled pixels, before the resize (CMYK inks cannot be resampled as RGBA).
+    /// The colour transform is per pixel, so it runs on the smallest buffer: the thumbnail, after the resize (up to
+    /// 4× fewer pixels than the DCT-scaled image). CMYK inks are the exception: they are converted before the
+    /// resize, as they cannot be resampled as RGBA (K sits where alpha is).
     static func decodeThumbnail(_ session: JPEGDecodeSession, plan: DownsamplePlan, options: DecodeOptions,
                                 color: ColorPlan = .none) throws -> (PixelBuffer, partial: Bool) {
         try plan.check(options.limits)
@@ -22,7 +24,11 @@ extension JPEGDecoder {
         try options.limits.check(width: scaled.width, height: scaled.height)
         var (buffer, partial) = try decodePixels(session, width: scaled.width, height: scaled.height,
                                                  format: options.pixelFormat)
-        color.apply(to: &buffer)
-        return (try buffer.resized(width: plan.width, height: plan.height), partial)
+        let convertsInks = color.transform.map { $0.layout == .cmyk || $0.layout == .invertedCMYK } ?? false
+        if convertsInks { color.apply(to: &buffer) }
+        // JPEG pixels are opaque: premultiplied or not, the resized RGB is what the transform expects.
+        var thumbnail = try buffer.resized(width: plan.width, height: plan.height)
+        if !convertsInks { color.apply(to: &thumbnail) }
+        return (thumbnail, partial)
     }
 }

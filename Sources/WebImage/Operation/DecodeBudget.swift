@@ -256,7 +256,8 @@ public final class DecodeBudget: Sendable {
 extension DecodeBudget {
     /// The bytes a decode of `data` with `options` allocates for its bitmaps, from the header alone, so that
     /// the budget counts what the decoder really holds, not the size of what it returns:
-    /// - a still image: the full frame;
+    /// - a still image: the full frame, plus the colour stage's 16-bit temporary when a 16-bit PNG is converted
+    ///   at 16 bits (`ImageDecoder.colorTemporaryByteCount(of:options:)`: 8 bytes a pixel);
     /// - an animation decoded whole: three canvases (libwebp's `WebPAnimDecoder` keeps a current and a
     ///   previous canvas and the first frame is copied out of them; APNG and GIF hold their canvas, the frame
     ///   handed out and the area a disposal saves or the frame being drawn), plus every frame with
@@ -297,7 +298,8 @@ extension DecodeBudget {
         }
         let frames = options.firstFrameOnly ? 1 : info.frameCount
         guard (try? limits.check(width: width, height: height, frameCount: frames)) != nil else { return 0 }
-        guard isAnimation else { return fullFrame }
+        // A deep source converted at 16 bits holds a 16-bit temporary beside its bitmap.
+        guard isAnimation else { return adding(fullFrame, ImageDecoder.colorTemporaryByteCount(of: data, options: options)) }
         let working = saturating(fullFrame, 3, 1)
         guard !options.firstFrameOnly else { return working }
         return options.preloadAllFrames ? adding(saturating(fullFrame, info.frameCount, 1), working) : working

@@ -67,4 +67,16 @@ final class HEIFColorTests: XCTestCase {
         XCTAssertLessThanOrEqual(stats.mean, 1.0, "\(stats)")
         XCTAssertGreaterThan(naive.mean, 5)
     }
+
+    /// The transform is per pixel, so a thumbnail is converted after its resize: the sRGB thumbnail is exactly the
+    /// `.preserve` thumbnail through the same conversion.
+    func testThumbnailIsConvertedAfterTheResize() throws {
+        let data = try file("ph_pug.heic")
+        let preserved = try decode(data, .preserve, maxPixelSize: 256)
+        let conversion = ColorConversion(colorSpace: preserved.colorSpace, management: .sRGB)
+        XCTAssertTrue(conversion.changesPixels, "a Display P3 HEIC is converted")
+        var expected = preserved.firstFrame.buffer
+        conversion.apply(to: &expected)
+        XCTAssertEqual(try decode(data, maxPixelSize: 256).firstFrame.buffer, expected)
+    }
 }
