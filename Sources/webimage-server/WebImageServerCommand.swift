@@ -25,7 +25,11 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "HMAC-SHA256 key for sig=, in hex digits only: at least 16 bytes (32 digits); 32 random bytes recommended (openssl rand -hex 32).")
     var key: String?
 
-    @Flag(help: "Serve requests without sig= (a sig that is given is still checked).")
+    @Option(name: .customLong("thumbor-key"),
+            help: "A key of thumbor-style signed URLs (/SIGNATURE/300x200/…), as thumbor's SECURITY_KEY: at least 16 bytes. Repeat it to accept several (any one matches), e.g. while keys rotate.")
+    var thumborKeys: [String] = []
+
+    @Flag(help: "Serve requests without sig= and thumbor URLs under /unsafe/ (a signature that is given is still checked).")
     var allowUnsigned = false
 
     @Option(name: .customLong("allow-host"), parsing: .upToNextOption,
@@ -76,7 +80,12 @@ struct WebImageServerCommand: AsyncParsableCommand {
     var noResultCache = false
 
     func validate() throws {
-        guard key != nil || allowUnsigned else { throw ValidationError("give --key HEX or --allow-unsigned") }
+        guard key != nil || !thumborKeys.isEmpty || allowUnsigned else {
+            throw ValidationError("give --key HEX, --thumbor-key KEY or --allow-unsigned")
+        }
+        do { _ = try ThumborSigner(keys: thumborKeys.map { Array($0.utf8) }) } catch {
+            throw ValidationError("--thumbor-key: \(error)")
+        }
         if let key {
             do { _ = try URLSigner.keyBytes(hex: key) } catch { throw ValidationError("--key: \(error)") }
         }
@@ -108,6 +117,7 @@ struct WebImageServerCommand: AsyncParsableCommand {
             do { return try URLSigner.keyBytes(hex: hex) } catch { throw ValidationError("--key: \(error)") }
         }
         configuration.allowsUnsigned = allowUnsigned
+        configuration.thumborKeys = thumborKeys.map { Array($0.utf8) }
         configuration.allowedHosts = allowHosts
         configuration.allowedNetworks = allowNetworks.compactMap(IPNetwork.init)
         configuration.maxConcurrency = maxConcurrency
