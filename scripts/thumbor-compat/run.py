@@ -35,7 +35,15 @@ from PIL import Image
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = Path(os.environ.get("WEBIMAGE_CORPUS", ROOT.parent / "shared" / "corpus"))
-ORIGIN_PORT, THUMBOR_PORT, OURS_PORT = 18310, 18311, 18312
+def free_port():
+    """A port nothing listens on now (others share this machine: fixed ports collide)."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+ORIGIN_PORT, THUMBOR_PORT, OURS_PORT = free_port(), free_port(), free_port()
 KEY = "webimage-compat-security-key-0123456789"
 
 IMAGES = {
@@ -130,7 +138,9 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 def start_origin(folder):
     handler = lambda *a, **kw: QuietHandler(*a, directory=str(folder), **kw)
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", ORIGIN_PORT), handler)
+    class Server(socketserver.ThreadingTCPServer):
+        allow_reuse_address = True
+    server = Server(("127.0.0.1", ORIGIN_PORT), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
@@ -236,9 +246,12 @@ def ssimulacra2_score(a, b, work):
     return float(compute_ssimulacra2(str(pa), str(pb)))
 
 
-def compare(name, path_thumbor, path_ours, work):
+def compare(name, path_thumbor, path_ours, work, save=None, index=0):
     t_status, t_type, t_body = fetch(THUMBOR_PORT, path_thumbor)
     o_status, o_type, o_body = fetch(OURS_PORT, path_ours)
+    if save:
+        (save / f"{index:03d}-thumbor").write_bytes(t_body)
+        (save / f"{index:03d}-ours").write_bytes(o_body)
     row = {"name": name, "path": path_ours, "thumbor_status": t_status, "ours_status": o_status,
            "status_match": t_status == o_status, "thumbor_bytes": len(t_body), "ours_bytes": len(o_body)}
     if not (200 <= t_status < 300 and 200 <= o_status < 300):
@@ -287,15 +300,14 @@ def write_table(rows, out: Path, server: Path):
 
 
 def write_recorded(rows, target: Path):
-    """The first RECORDED rows where thumbor answered and we match on status (and on format and size for a 2xx)."""
+    """RECORDED rows spread evenly over the table (every part of the grammar, the filters, errors), among those where
+    we match thumbor on status (and on format and size for a 2xx), unsigned (a signature covers the origin's port)."""
+    eligible = [r for r in rows if r["status_match"] and r["path"].startswith("/unsafe/")
+                and ("size_match" not in r or (r["size_match"] and r["format_match"]))]
+    step = max(1, len(eligible) / RECORDED)
+    chosen = [eligible[int(i * step)] for i in range(min(RECORDED, len(eligible)))]
     entries = []
-    for r in rows:
-        if len(entries) >= RECORDED:
-            break
-        if not r["status_match"] or not r["path"].startswith("/unsafe/"):
-            continue
-        if "size_match" in r and not (r["size_match"] and r["format_match"]):
-            continue
+    for r in chosen:
         template = r["path"].replace(f"127.0.0.1:{ORIGIN_PORT}", "{o}")
         w, h = r.get("thumbor_size") or (0, 0)
         entries.append(f'        .init(path: "{template}", status: {r["thumbor_status"]}, format: "{r.get("thumbor_format") or ""}", '
@@ -335,6 +347,8 @@ def main():
     parser.add_argument("--out", default=str(ROOT / ".build/thumbor-compat/compat.md"))
     parser.add_argument("--record", action="store_true", help="write Tests/WebImageServerTests/ThumborCompatRecorded.swift")
     parser.add_argument("--limit", type=int, default=0, help="run only the first N URLs (a quick look)")
+    parser.add_argument("--only", default="", help="run only these indices (comma-separated)")
+    parser.add_argument("--save", default="", help="keep both answers of every URL in this folder")
     args = parser.parse_args()
     venv, server = Path(args.venv), Path(args.server)
     if not (venv / "bin" / "thumbor").exists():
@@ -362,9 +376,15 @@ def main():
         todo += [(n, f(o)) for n, f in signed_urls()]
         if args.limit:
             todo = todo[:args.limit]
+        save = Path(args.save) if args.save else None
+        if save:
+            save.mkdir(parents=True, exist_ok=True)
+        only = {int(x) for x in args.only.split(",") if x}
         for i, (name, path) in enumerate(todo):
+            if only and i not in only:
+                continue
             start = time.time()
-            row = compare(name, path, path, work)
+            row = compare(name, path, path, work, save, i)
             row["seconds"] = round(time.time() - start, 2)
             rows.append(row)
             print(f"{i:3d} {row['verdict']:15s} {row['thumbor_status']} {row['ours_status']} {row.get('mean_de00', '')} "

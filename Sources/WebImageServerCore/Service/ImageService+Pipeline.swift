@@ -207,7 +207,8 @@ extension ImageService {
                 // image then cropping would make a cover of an extreme aspect ratio allocate up to 16384² pixels
                 // (1000 × 1 into 1 × 512: 512,000 × 512, 1 GiB) for a few hundred pixels of output.
                 let (width, height) = RenderPlan.cropSize(of: (b.width, b.height), geometry: g)
-                let origin = RenderPlan.cropOrigin(size: (b.width, b.height), window: (width, height), focus: plan.focus)
+                let origin = RenderPlan.cropOrigin(size: (b.width, b.height), window: (width, height),
+                                                   source: plan.croppedSourceSize, geometry: g, focus: plan.focus)
                 b = try b.cropped(x: origin.x, y: origin.y, width: width, height: height)
             }
             if b.width != g.outputWidth || b.height != g.outputHeight {
@@ -246,6 +247,8 @@ struct RenderPlan: Sendable {
     /// The oriented source's size (the crop's frame of reference).
     var orientedWidth: Int
     var orientedHeight: Int
+    /// The oriented source's size after `sourceCrop` (the `cover` crop's frame of reference).
+    var croppedSourceSize: (width: Int, height: Int)
     /// Where a `cover` crop is centred, in 0…1 of the (cropped) source: the focal point, or the anchor
     /// (smart and entropy: the centre, until they are computed).
     var focus: (x: Double, y: Double)
@@ -273,6 +276,7 @@ struct RenderPlan: Sendable {
         (orientedWidth, orientedHeight) = (w, h)
         sourceCrop = options.sourceCrop?.clamped(width: w, height: h)
         let (cw, ch) = sourceCrop.map { ($0.right - $0.left, $0.bottom - $0.top) } ?? (w, h)
+        croppedSourceSize = (cw, ch)
         var (tw, th) = (options.width, options.height)
         // thumbor's `no_upscale()` clamps to the whole source, before its manual crop.
         if options.clampsBoxToSource { (tw, th) = (tw.map { min($0, w) }, th.map { min($0, h) }) }
@@ -359,15 +363,23 @@ struct RenderPlan: Sendable {
         return (side(g.outputWidth, g.scaledWidth, size.width), side(g.outputHeight, g.scaledHeight, size.height))
     }
 
-    /// Where a `cover` window of `window` sits in a frame of `size`: centred on `focus` (0…1 of the frame) as far
-    /// as the frame allows, as thumbor's `auto_crop` places it around its focal point.
+    /// Where a `cover` window of `window` sits in a (decoded, oriented, source-cropped) frame of `size`: centred on
+    /// `focus` (0…1) as far as the frame allows, placed as thumbor's `auto_crop` places it in the `source` frame
+    /// (its focus floored, as its centre of mass divides with `//`; its origin rounded half to even, Python's
+    /// `round`), then scaled to the frame: a downsampled decode lands where thumbor's full-size one does.
     static func cropOrigin(size: (width: Int, height: Int), window: (width: Int, height: Int),
+                           source: (width: Int, height: Int), geometry g: OutputGeometry,
                            focus: (x: Double, y: Double)) -> (x: Int, y: Int) {
-        func origin(_ side: Int, _ window: Int, _ f: Double) -> Int {
-            let slack = Double(max(side - window, 0))
-            return Int(min(max(f * Double(side) - Double(window) / 2, 0), slack).rounded())
+        func origin(_ side: Int, _ window: Int, _ source: Int, _ output: Int, _ scaled: Int, _ f: Double) -> Int {
+            guard side > window else { return 0 }
+            let sourceWindow = min(Double(source), (Double(output) * Double(source) / Double(max(scaled, 1))).rounded())
+            let slack = max(Double(source) - sourceWindow, 0)
+            let at = min(max((f * Double(source)).rounded(.down) - sourceWindow / 2, 0), slack).rounded(.toNearestOrEven)
+            let scaledOrigin = Int((at * Double(side) / Double(max(source, 1))).rounded())
+            return min(max(scaledOrigin, 0), side - window)
         }
-        return (origin(size.width, window.width, focus.x), origin(size.height, window.height, focus.y))
+        return (origin(size.width, window.width, source.width, g.outputWidth, g.scaledWidth, focus.x),
+                origin(size.height, window.height, source.height, g.outputHeight, g.scaledHeight, focus.y))
     }
 
     /// The crop's focus: the weighted centre of the focal regions inside the source crop (weight: area, as

@@ -25,7 +25,7 @@ extension ImageService {
     /// `/image`. Never throws.
     ///
     /// A wrong, missing or unusable signature is answered 400, as thumbor answers it (`/image` answers 403), with
-    /// the same body whichever key was tried. Filters thumbor ignores when unknown or malformed are refused here
+    /// the same body whichever key was tried; so is a source that is not an image (`/image`: 415). Filters thumbor ignores when unknown or malformed are refused here
     /// (400 naming the filter).
     public func handle(thumbor request: ThumborServiceRequest) async -> ImageServiceResponse {
         await measured { start in
@@ -37,6 +37,9 @@ extension ImageService {
                                          arrival: start)
             } catch ImageServiceError.badSignature {
                 return errorResponse(.badSignature, status: 400)
+            } catch ImageServiceError.notAnImage(let message) {
+                // thumbor: 400 for a source its engine cannot read (`/image` answers 415).
+                return errorResponse(.notAnImage(message), status: 400)
             }
         }
     }
