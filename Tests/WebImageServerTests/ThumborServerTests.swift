@@ -116,6 +116,38 @@ final class ThumborServerTests: XCTestCase {
         }
     }
 
+    func testWatermarkIsLoadedLikeASourceAndPlacedAsThumborPlacesIt() async throws {
+        var red = try PixelBuffer(width: 20, height: 10, pixelFormat: .rgba8)
+        for y in 0..<10 { for x in 0..<20 { red.setPixel(x: x, y: y, to: RGBA(r: 255, g: 0, b: 0)) } }
+        var encoder = ImageEncoder(format: .png)
+        encoder.addFrame(red)
+        harness.origin.route("/mark.png", .bytes(Array(try encoder.encode()), contentType: "image/png"))
+        let mark = origin("mark.png")
+        // 10 from the left, 10 from the bottom (negative: from the far edge), opaque.
+        let (_, placed) = try await image("/unsafe/200x100/filters:watermark(\(mark),10,-10,0):format(png)/\(origin("photo.jpg"))")
+        XCTAssertEqual(placed.firstFrame.buffer.converted(to: .rgba8).pixel(x: 15, y: 85), RGBA(r: 255, g: 0, b: 0))
+        XCTAssertNotEqual(placed.firstFrame.buffer.converted(to: .rgba8).pixel(x: 5, y: 85), RGBA(r: 255, g: 0, b: 0))
+        // alpha 100: invisible; repeat: tiles from the corner; w_ratio 50: half the image's width (100 px).
+        let (_, invisible) = try await image("/unsafe/200x100/filters:watermark(\(mark),0,0,100):format(png)/\(origin("photo.jpg"))")
+        XCTAssertLessThan(invisible.firstFrame.buffer.converted(to: .rgba8).pixel(x: 5, y: 5).r, 60)
+        let (_, tiled) = try await image("/unsafe/200x100/filters:watermark(\(mark),repeat,repeat,0):format(png)/\(origin("photo.jpg"))")
+        XCTAssertEqual(tiled.firstFrame.buffer.converted(to: .rgba8).pixel(x: 199, y: 99).r, 255)
+        let (_, wide) = try await image("/unsafe/200x100/filters:watermark(\(mark),0,0,0,50):format(png)/\(origin("photo.jpg"))")
+        XCTAssertEqual(wide.firstFrame.buffer.converted(to: .rgba8).pixel(x: 95, y: 45), RGBA(r: 255, g: 0, b: 0))
+        // Loaded through the same cache as sources: a second request fetches nothing new.
+        let fetches = harness.service.statistics.originFetches
+        _ = try await image("/unsafe/201x100/filters:watermark(\(mark),10,-10,0)/\(origin("photo.jpg"))")
+        XCTAssertEqual(harness.service.statistics.originFetches, fetches)
+        // A watermark that is not an image, or off the origin: errors, never a crash.
+        harness.origin.route("/text.png", .bytes(Array("not an image".utf8), contentType: "image/png"))
+        let broken = await get("/unsafe/200x100/filters:watermark(\(origin("text.png")),0,0,0)/\(origin("photo.jpg"))")
+        XCTAssertEqual(broken.status, 400)
+        let missing = await get("/unsafe/200x100/filters:watermark(\(origin("none.png")),0,0,0)/\(origin("photo.jpg"))")
+        XCTAssertEqual(missing.status, 404)
+        // More than 32 filters: refused before anything is fetched.
+        XCTAssertThrowsError(try ThumborFilterParser.parse(String(repeating: "grayscale():", count: 33) + "grayscale()"))
+    }
+
     func testBadFiltersAndPathsAre400NamingThem() async throws {
         for (filter, name) in [("nope()", "nope"), ("quality(x)", "quality"), ("rotate(45)", "rotate"), ("fill(zzz)", "fill")] {
             let reply = await get("/unsafe/100x100/filters:\(filter)/\(origin("photo.jpg"))")

@@ -23,17 +23,28 @@ extension PixelBuffer {
     /// composited over it by its alpha ("source over") when `blendsAlpha`, else its pixels copied as they are,
     /// transparent ones included (PIL's `paste` without a mask). `opacity` (0…1) scales `image`'s alpha first.
     ///
-    /// - Important: O(pixels of `image`); the result is in this buffer's pixel format; pure, thread-safe.
+    /// - Important: O(pixels) for the copy, O(pixels of `image`) for the drawing; the result is in this buffer's
+    ///   pixel format; pure, thread-safe.
     public func drawing(_ image: PixelBuffer, x: Int, y: Int, blendsAlpha: Bool = true, opacity: Double = 1) -> PixelBuffer {
-        var out = converted(to: .rgba8)
+        var out = self
+        out.draw(image, x: x, y: y, blendsAlpha: blendsAlpha, opacity: opacity)
+        return out.converted(to: pixelFormat)
+    }
+
+    /// Draws `image` on this buffer in place, as `drawing(_:x:y:blendsAlpha:opacity:)` describes; the buffer becomes
+    /// straight `.rgba8` (converted once, so that many draws cost only their own pixels: a tiled watermark).
+    ///
+    /// - Important: O(pixels of `image`) once converted; not thread-safe (mutates).
+    public mutating func draw(_ image: PixelBuffer, x: Int, y: Int, blendsAlpha: Bool = true, opacity: Double = 1) {
+        convert(to: .rgba8)
         let source = image.converted(to: .rgba8)
         let x0 = max(0, x), y0 = max(0, y)
         let x1 = min(width, x.addingReportingOverflow(image.width).overflow ? width : x + image.width)
         let y1 = min(height, y.addingReportingOverflow(image.height).overflow ? height : y + image.height)
-        guard x0 < x1, y0 < y1 else { return self }
-        let scale = Int((min(max(opacity, 0), 1) * 255).rounded())
-        let (outStride, sourceStride) = (out.bytesPerRow, source.bytesPerRow)
-        out.withUnsafeMutableBytes { d in
+        guard x0 < x1, y0 < y1 else { return }
+        let scale = Int((min(max(opacity.isNaN ? 1 : opacity, 0), 1) * 255).rounded())
+        let (outStride, sourceStride) = (bytesPerRow, source.bytesPerRow)
+        withUnsafeMutableBytes { d in
             source.withUnsafeBytes { s in
                 for row in y0..<y1 {
                     for column in x0..<x1 {
@@ -58,7 +69,6 @@ extension PixelBuffer {
                 }
             }
         }
-        return out.converted(to: pixelFormat)
     }
 
     /// This image composited over a solid `color` (thumbor's `background_color`): opaque wherever `color` is.

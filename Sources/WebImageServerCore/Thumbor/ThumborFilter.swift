@@ -60,12 +60,16 @@ public struct ThumborWatermark: Sendable, Hashable {
 ///
 /// - Important: Stateless; thread-safe.
 public enum ThumborFilterParser {
+    /// The most filters one URL may have: 32 (each may fetch a watermark or make a full-size copy).
+    public static let maximumCount = 32
+
     /// The filters of `text` (`NAME(ARGS):NAME(ARGS)…`, split on `):` as thumbor splits it), in order.
     ///
     /// - Throws: `ImageServiceError.badOptions` naming the first unknown or malformed filter.
     public static func parse(_ text: String) throws(ImageServiceError) -> [ThumborFilter] {
         guard !text.isEmpty else { return [] }
         let parts = text.components(separatedBy: "):")
+        guard parts.count <= maximumCount else { throw .badOptions("filters: more than \(maximumCount)") }
         var filters: [ThumborFilter] = []
         for (index, var part) in parts.enumerated() {
             if index != parts.count - 1 { part += ")" }
@@ -230,8 +234,10 @@ public enum ThumborFilterParser {
             }
             func ratio(_ index: Int) throws(ImageServiceError) -> Int? {
                 guard a.count > index, a[index] != "none" else { return nil }
+                // thumbor takes any number; past 100 % the watermark outgrows the image (and an allocation
+                // bound): clamped to 100, none at 0 or below.
                 let value = try int(a[index], "url, x, y, alpha[, w_ratio, h_ratio]")
-                return value == 0 ? nil : value
+                return value <= 0 ? nil : min(value, 100)
             }
             guard !a[0].isEmpty else { throw bad("url, x, y, alpha[, w_ratio, h_ratio]") }
             let alpha = try int(a[3], "url, x, y, alpha 0 to 100", allowsNegative: false)

@@ -17,13 +17,18 @@ enum ThumborWatermarkDrawing {
         }
         let (mw, mh) = (mark.width, mark.height)
         let opacity = Double(100 - spec.alpha) / 100
-        let xs = positions(spec.x, image: iw, mark: mw)
-        let ys = positions(spec.y, image: ih, mark: mh)
-        var out = image
-        for y in ys.prefix(100) {
-            for x in xs.prefix(100) { out = out.drawing(mark, x: x, y: y, opacity: opacity) }
+        var xs = positions(spec.x, image: iw, mark: mw)
+        var ys = positions(spec.y, image: ih, mark: mh)
+        // thumbor: tiling both ways with more than 100 tiles keeps 6 × 6.
+        if xs.count * ys.count > 100, spec.x == "repeat", spec.y == "repeat" {
+            xs = positions("repeat", image: iw, mark: mw, atMost: 6)
+            ys = positions("repeat", image: ih, mark: mh, atMost: 6)
         }
-        return out
+        var out = image
+        for y in ys {
+            for x in xs { out.draw(mark, x: x, y: y, opacity: opacity) }
+        }
+        return out.converted(to: image.pixelFormat)
     }
 
     /// `calc_watermark_size`: the largest size within `widthRatio`/`heightRatio` percent of the image, keeping
@@ -42,13 +47,15 @@ enum ThumborWatermarkDrawing {
     }
 
     /// The offsets along one axis: one for a position, several for `repeat` (thumbor's spacing).
-    static func positions(_ text: String, image: Int, mark: Int) -> [Int] {
+    /// A tiled axis has at most `image` tiles (one per pixel of a 1-pixel watermark), each drawn in place.
+    static func positions(_ text: String, image: Int, mark: Int, atMost limit: Int? = nil) -> [Int] {
         if text == "center" { return [(image - mark) / 2] }
         if text == "repeat" {
             var (count, rest) = image.quotientAndRemainder(dividingBy: max(mark, 1))
             if Double(image) / Double(max(mark, 1)) < 2 {
                 (count, rest) = (Int((Double(image) / Double(max(mark, 1))).rounded(.up)), 10)
             }
+            if let limit, count > limit { (count, rest) = (limit, image - limit * mark) }
             let space = rest / (max(count, 2) - 1)
             return (0..<count).map { $0 * space + $0 * mark }
         }
