@@ -65,13 +65,18 @@ bench: deps
 
 ## bench-service: webimage-server against thumbor 7.8 (a venv under .build/bench-service), nginx, wrk and
 ## vipsthumbnail; writes .build/bench-service/service-results.md, puts the "service" rows into bench-results.json
-## and draws docs/service-bench.png (with `webimage bench-chart`). SERVICE_SECONDS per wrk run (default 30).
+## and draws docs/service-bench.png (with `webimage bench-chart`), then the thumbor compatibility table
+## (scripts/thumbor-compat/run.py: .build/bench-service/thumbor-compat.md). SERVICE_SECONDS per wrk run (default 30).
 SERVICE_SECONDS ?= 30
 bench-service: deps
 	@./scripts/apt-ensure $(BENCH_PACKAGES) libcurl4-openssl-dev python3-venv
 	$(SWIFT) build -c release --product webimage-server
 	$(SWIFT) build -c release --product webimage
 	python3 scripts/bench-service/run.py --duration $(SERVICE_SECONDS)
+	@# The thumbor compatibility table (thumbor URLs, >= 150 of them) in the venv run.py made: .build/bench-service/thumbor-compat.md
+	.build/bench-service/venv/bin/pip install -q numpy ssimulacra2
+	.build/bench-service/venv/bin/python scripts/thumbor-compat/run.py --server .build/release/webimage-server \
+	  --venv .build/bench-service/venv --out .build/bench-service/thumbor-compat.md
 
 clean:
 	rm -rf .build $(TSAN_SCRATCH) Benchmarks/.build

@@ -100,7 +100,8 @@ public struct ImageServer: Sendable {
         self.logger = logger
     }
 
-    /// Adds `GET /image`, `GET /healthz` and `GET /metrics` to `router`, with the access log.
+    /// Adds `GET /image`, `GET /healthz`, `GET /metrics` and thumbor's URLs (`GET /unsafe/…`, `GET /SIGNATURE/…`,
+    /// on every other path) to `router`, with the access log.
     ///
     /// - Important: Only the routes: the connection limit, the request deadline and body limit, and the wait for
     ///   a slow reader between response chunks come with `ImageServer`'s own server (`makeServiceGroup`); an
@@ -114,6 +115,14 @@ public struct ImageServer: Sendable {
                 ifNoneMatch: request.headers[.ifNoneMatch]))
             // Bounded output per connection needs the channel: `ImageServer`'s own router has it; a router of
             // another context writes the shared bytes without waiting for the connection.
+            return Response(response, channel: (context as? ImageRequestContext)?.channel)
+        }
+        // Thumbor's grammar, on every other path: `/unsafe/…` and `/SIGNATURE/…` (the signature is the first
+        // segment, so these never shadow the routes above). The raw path, still percent-encoded: a signature
+        // covers it as sent.
+        router.get("**") { request, context -> Response in
+            let response = await service.handle(thumbor: ThumborServiceRequest(
+                path: request.uri.path, accept: request.headers[.accept], ifNoneMatch: request.headers[.ifNoneMatch]))
             return Response(response, channel: (context as? ImageRequestContext)?.channel)
         }
         // 200 "ok: …" while uncached work can start; 503 "saturated: …" (with Retry-After) while every pipeline is

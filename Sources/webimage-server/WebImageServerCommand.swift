@@ -37,7 +37,11 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "The only w/h a request may give itself, e.g. 400x300,800x0 (0: that side not given). Default: any.")
     var allowedSizes: String?
 
-    @Flag(help: "Serve requests without sig= (a sig that is given is still checked).")
+    @Option(name: .customLong("thumbor-key"),
+            help: "A key of thumbor-style signed URLs (/SIGNATURE/300x200/…), as thumbor's SECURITY_KEY: at least 16 bytes. Repeat it to accept several (any one matches), e.g. while keys rotate.")
+    var thumborKeys: [String] = []
+
+    @Flag(help: "Serve requests without sig= and thumbor URLs under /unsafe/ (a signature that is given is still checked).")
     var allowUnsigned = false
 
     @Option(name: .customLong("allow-host"), parsing: .upToNextOption,
@@ -88,7 +92,12 @@ struct WebImageServerCommand: AsyncParsableCommand {
     var noResultCache = false
 
     func validate() throws {
-        guard !key.isEmpty || allowUnsigned else { throw ValidationError("give --key HEX or --allow-unsigned") }
+        guard !key.isEmpty || !thumborKeys.isEmpty || allowUnsigned else {
+            throw ValidationError("give --key HEX, --thumbor-key KEY or --allow-unsigned")
+        }
+        do { _ = try ThumborSigner(keys: thumborKeys.map { Array($0.utf8) }) } catch {
+            throw ValidationError("--thumbor-key: \(error)")
+        }
         for key in key {
             do { _ = try URLSigner.keyBytes(hex: key) } catch { throw ValidationError("--key: \(error)") }
         }
@@ -132,6 +141,7 @@ struct WebImageServerCommand: AsyncParsableCommand {
             do { return try AllowedSize.list(text) } catch { throw ValidationError("--allowed-sizes: \((error as? ImageServiceError)?.detail ?? "\(error)")") }
         } ?? []
         configuration.allowsUnsigned = allowUnsigned
+        configuration.thumborKeys = thumborKeys.map { Array($0.utf8) }
         configuration.allowedHosts = allowHosts
         configuration.allowedNetworks = allowNetworks.compactMap(IPNetwork.init)
         configuration.maxConcurrency = maxConcurrency

@@ -243,3 +243,33 @@ final class PresetAndKeyRotationTests: XCTestCase {
         }
     }
 }
+
+/// thumbor URLs are free-form requests too: `--presets-only` and `--allowed-sizes` hold for them.
+final class PresetFenceThumborTests: XCTestCase {
+    func testThumborURLsCannotBypassPresetsOnlyOrAllowedSizes() async throws {
+        let only = try await ServerHarness { configuration in
+            configuration.presets = [try! ImagePreset(definition: "wide=w=64&h=16")]
+            configuration.presetsOnly = true
+        }
+        only.origin.route("/g.jpg") { _ in .bytes(try! TestImages.gradient(width: 200, height: 150), contentType: "image/jpeg") }
+        let refused = await only.get(URL(string: "http://127.0.0.1:\(only.port)/unsafe/64x16/\(only.source("/g.jpg"))")!)
+        XCTAssertEqual(refused.status, 400)
+        let preset = await only.image([("url", only.source("/g.jpg")), ("preset", "wide")])
+        XCTAssertEqual(preset.status, 200)
+        await only.stop()
+
+        let sized = try await ServerHarness { configuration in
+            configuration.allowedSizes = [AllowedSize(width: 64, height: 16)]
+        }
+        sized.origin.route("/g.jpg") { _ in .bytes(try! TestImages.gradient(width: 200, height: 150), contentType: "image/jpeg") }
+        let allowed = await sized.get(URL(string: "http://127.0.0.1:\(sized.port)/unsafe/64x16/\(sized.source("/g.jpg"))")!)
+        XCTAssertEqual(allowed.status, 200)
+        let flipped = await sized.get(URL(string: "http://127.0.0.1:\(sized.port)/unsafe/-64x-16/\(sized.source("/g.jpg"))")!)
+        XCTAssertEqual(flipped.status, 200, "a flip is the same size")
+        for size in ["65x16", "64x0", "0x16", "-65x16", "64x-17"] {
+            let reply = await sized.get(URL(string: "http://127.0.0.1:\(sized.port)/unsafe/\(size)/\(sized.source("/g.jpg"))")!)
+            XCTAssertEqual(reply.status, 400, size)
+        }
+        await sized.stop()
+    }
+}

@@ -19,10 +19,14 @@ public enum FormatNegotiation {
     }
 
     /// The format to encode: the requested one, or for `.auto` WebP when accepted, else GIF for an animation
-    /// kept (`keepsAnimation` and more than one frame), PNG for a source with alpha, else JPEG.
+    /// kept (`keepsAnimation` and more than one frame), PNG for a source with alpha, else JPEG; for `.original`
+    /// `sourceFormat` when it is JPEG, PNG, GIF or WebP, else PNG for a source with alpha, else JPEG.
     public static func outputFormat(requested: RequestedFormat, acceptsWebP: Bool, sourceHasAlpha: Bool,
-                                    keepsAnimation: Bool) -> ImageFormat {
+                                    keepsAnimation: Bool, sourceFormat: ImageFormat? = nil) -> ImageFormat {
         switch requested {
+        case .original:
+            if let sourceFormat, [.jpeg, .png, .gif, .webp].contains(sourceFormat) { return sourceFormat }
+            return sourceHasAlpha ? .png : .jpeg
         case .jpeg: return .jpeg
         case .png: return .png
         case .webp: return .webp

@@ -8,6 +8,9 @@ public enum ImageFit: String, Sendable, Hashable, CaseIterable {
     case contain
     /// Stretch to exactly `w` × `h`, ignoring the aspect ratio.
     case fill
+    /// Scale to cover the box, keeping the aspect ratio, without cropping: one side is the box's, the other
+    /// overhangs it (thumbor's `full-fit-in`; sharp's `outside`).
+    case outside
 }
 
 /// The output format a request asks for.
@@ -23,10 +26,13 @@ public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
     case webp
     /// GIF (animated with `anim=1` and an animated source).
     case gif
+    /// The source's own format when this service encodes it (JPEG, PNG, GIF, WebP), else as `auto` without
+    /// WebP: thumbor's default, where a PNG source stays PNG.
+    case original
 }
 
 /// The options of one `/image` request, parsed and validated:
-/// `url`, `w`, `h`, `fit=cover|contain|fill`, `format=auto|jpeg|png|webp|gif`, `q`, `anim=0|1`, `blur`,
+/// `url`, `w`, `h`, `fit=cover|contain|fill|outside`, `format=auto|jpeg|png|webp|gif|original`, `q`, `anim=0|1`, `blur`,
 /// `gravity`, `fp`
 /// (and `sig`, checked by `URLSigner`).
 ///
@@ -51,6 +57,43 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// Which part a `cover` crop keeps: `gravity=center|north|…|south-west|smart|entropy`, or a focal point
     /// `fp=x,y` (0…1 each). Default `.center`. `gravity` and `fp` exclude each other.
     public var gravity: CropGravity = .center
+
+    /// A box cut from the (oriented) source before anything else, in source pixels (thumbor's `AxB:CxD`);
+    /// clamped to the source, ignored when empty after clamping. Default `nil`.
+    public var sourceCrop: SourceCrop?
+    /// Mirror the output left-right (thumbor's `-W`). Default `false`.
+    public var flipsHorizontally = false
+    /// Mirror the output top-bottom (thumbor's `x-H`). Default `false`.
+    public var flipsVertically = false
+    /// Whether `.contain` may scale up a source smaller than the box (`/image`: yes; thumbor's `fit-in`: no).
+    /// `.cover`, `.fill` and `.outside` always reach the box. Default `true`.
+    public var allowsUpscale = true
+    /// Swap `w` and `h` when the source's orientation (portrait or landscape) is not the box's (thumbor's
+    /// `adaptive-`). Default `false`.
+    public var swapsBoxToMatchSource = false
+    /// Clamp `w` and `h` to the (oriented, uncropped) source's size (thumbor's `no_upscale()`). Default `false`.
+    public var clampsBoxToSource = false
+    /// `w` is the (cropped) source's width (thumbor's `origxH`). Default `false`.
+    public var widthIsOriginal = false
+    /// `h` is the (cropped) source's height (thumbor's `Wxorig`). Default `false`.
+    public var heightIsOriginal = false
+    /// Boxes of the (oriented) source, in source pixels, whose weighted centre the crop keeps (thumbor's
+    /// `focal()`); they override `gravity` (as a focal point) when any lies inside `sourceCrop`. Default none.
+    public var focalRegions: [SourceCrop] = []
+    /// Operations on the shaped output, in order (thumbor's post-transform filters). Default none.
+    public var filters: [OutputFilter] = []
+    /// The largest body wanted, in bytes: a JPEG or WebP over it is encoded again at ¾ of the quality until it
+    /// fits or the quality falls under 10 (then the first encoding is kept), as thumbor's `max_bytes()`. Default
+    /// `nil`.
+    public var maxBytes: Int?
+
+    /// The sources of the `watermark` filters, in order (each loaded as `source` is).
+    public var watermarkURLs: [URL] {
+        filters.compactMap { filter in
+            guard case .watermark(let watermark) = filter else { return nil }
+            return URL(string: watermark.url)
+        }
+    }
 
     /// The default quality: 80.
     public static let defaultQuality = 80
@@ -83,11 +126,13 @@ public struct ImageRequestOptions: Sendable, Hashable {
             case "w": parsed.width = try Self.integer(value, name: name, in: 1...Self.maximumDimension)
             case "h": parsed.height = try Self.integer(value, name: name, in: 1...Self.maximumDimension)
             case "fit":
-                guard let fit = ImageFit(rawValue: value) else { throw .badOptions("fit: expected cover, contain or fill") }
+                guard let fit = ImageFit(rawValue: value) else {
+                    throw .badOptions("fit: expected cover, contain, fill or outside")
+                }
                 parsed.fit = fit
             case "format":
                 guard let format = RequestedFormat(rawValue: value) else {
-                    throw .badOptions("format: expected auto, jpeg, png, webp or gif")
+                    throw .badOptions("format: expected auto, jpeg, png, webp, gif or original")
                 }
                 parsed.format = format
             case "q": parsed.quality = try Self.integer(value, name: name, in: 1...100)
@@ -140,5 +185,22 @@ public struct ImageRequestOptions: Sendable, Hashable {
     public var canonicalProcessing: String {
         "w=\(width.map(String.init) ?? "-")&h=\(height.map(String.init) ?? "-")&fit=\(fit.rawValue)"
             + "&q=\(quality)&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)&gravity=\(gravity.canonicalName)"
+            + thumborProcessing
+    }
+
+    /// The canonical spelling of the options `/image` has no names for (empty when all are at their defaults, so
+    /// that the keys of `/image` results are unchanged).
+    private var thumborProcessing: String {
+        var parts: [String] = []
+        if let sourceCrop { parts.append("crop=\(sourceCrop.canonicalName)") }
+        if flipsHorizontally || flipsVertically { parts.append("flip=\(flipsHorizontally ? 1 : 0)\(flipsVertically ? 1 : 0)") }
+        if !allowsUpscale { parts.append("upscale=0") }
+        if swapsBoxToMatchSource { parts.append("adaptive=1") }
+        if clampsBoxToSource { parts.append("clamp=1") }
+        if widthIsOriginal || heightIsOriginal { parts.append("orig=\(widthIsOriginal ? 1 : 0)\(heightIsOriginal ? 1 : 0)") }
+        if !focalRegions.isEmpty { parts.append("focal=" + focalRegions.map(\.canonicalName).joined(separator: ";")) }
+        if !filters.isEmpty { parts.append("filters=" + filters.map(\.canonicalName).joined(separator: ":")) }
+        if let maxBytes { parts.append("maxbytes=\(maxBytes)") }
+        return parts.isEmpty ? "" : "&" + parts.joined(separator: "&")
     }
 }

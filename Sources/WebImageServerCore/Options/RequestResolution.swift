@@ -73,6 +73,17 @@ public struct RequestResolution: Sendable {
         return try ImageRequestOptions(pairs: merged)
     }
 
+    /// Checks options a request spelled out another way (a thumbor URL): none under `presetsOnly`, and with
+    /// `allowedSizes` their `w`/`h` must be one of them.
+    ///
+    /// - Throws: `ImageServiceError.badOptions`.
+    public func checkFreeForm(_ options: ImageRequestOptions) throws(ImageServiceError) {
+        guard !presetsOnly else { throw .badOptions("this server serves presets only (/image?preset=…)") }
+        guard !allowedSizes.isEmpty, options.width != nil || options.height != nil else { return }
+        let asked = AllowedSize(width: options.width, height: options.height)
+        guard allowedSizes.contains(asked) else { throw .badOptions("size \(asked) is not an allowed size") }
+    }
+
     /// With `allowedSizes`, a request's own `w`/`h` (not a preset's) must be one of them.
     private func checkSize(_ pairs: [(name: String, value: String)]) throws(ImageServiceError) {
         guard !allowedSizes.isEmpty else { return }

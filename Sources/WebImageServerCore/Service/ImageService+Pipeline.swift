@@ -21,9 +21,14 @@ extension ImageService {
         defer { running.withLock { $0 -= 1 } }
 
         let source = try await sourceBytes(for: options.source, deadline: deadline)
+        // Watermarks: loaded as sources are (policy, limits, caches, coalescing), after the image itself.
+        var watermarks: [URL: Data] = [:]
+        for url in options.watermarkURLs where watermarks[url] == nil {
+            watermarks[url] = try await sourceBytes(for: url, deadline: deadline).data
+        }
         let result: ImageResult
         do {
-            result = try await render(source.data, options: options, acceptsWebP: acceptsWebP)
+            result = try await render(source.data, options: options, acceptsWebP: acceptsWebP, watermarks: watermarks)
         } catch ImageServiceError.notAnImage(let message) {
             forgetSource(options.source)
             throw ImageServiceError.notAnImage(message)
@@ -104,7 +109,8 @@ extension ImageService {
     }
 
     /// Decodes, shapes and encodes on the render queue, the decode waiting for the manager's decode budget.
-    private func render(_ data: Data, options: ImageRequestOptions, acceptsWebP: Bool) async throws -> ImageResult {
+    private func render(_ data: Data, options: ImageRequestOptions, acceptsWebP: Bool,
+                        watermarks: [URL: Data]) async throws -> ImageResult {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageResult, any Error>) in
             renderQueue.async { [self] in
                 let plan: RenderPlan
@@ -116,13 +122,19 @@ extension ImageService {
                 // makes (a blur's working plane is twice its output), every output frame the encoder holds
                 // until it encodes (up to 800 MB for 200 Mpx of animation) and the encoder's own buffers
                 // (RenderCost; AnimatedOutputBudgetTests, RenderBudgetAccountingTests).
-                let cost = plan.cost.peak(decodeCost: DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions))
+                var cost = plan.cost.peak(decodeCost: DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions))
+                // A watermark is decoded whole and held (with a resized and a drawn copy) through the render.
+                for mark in watermarks.values {
+                    let markCost = DecodeBudget.estimatedCost(of: mark, options: plan.watermarkDecodeOptions)
+                    cost = cost.addingReportingOverflow(markCost.multipliedReportingOverflow(by: 3).overflow ? .max : markCost * 3).overflow
+                        ? .max : cost + markCost * 3
+                }
                 let started = Mutex(false)
                 _ = manager.decodeBudget.run(cost: cost, on: renderQueue) { [self] reservation in
                     started.withLock { $0 = true }
                     // Released before the result goes on: the render's buffers are gone once `run` returns, and
                     // a response (or a test reading the budget after it) must not see them still reserved.
-                    let result = Result(catching: { try self.run(plan, data: data) })
+                    let result = Result(catching: { try self.run(plan, data: data, watermarks: watermarks) })
                     reservation.release()
                     continuation.resume(with: result)
                 }
@@ -131,40 +143,83 @@ extension ImageService {
         }
     }
 
-    private func run(_ plan: RenderPlan, data: Data) throws -> ImageResult {
+    private func run(_ plan: RenderPlan, data: Data, watermarks: [URL: Data]) throws -> ImageResult {
         let image: Image
         do { image = try ImageDecoder.decode(data, options: plan.decodeOptions) } catch let error as ImageCodecError {
             throw ImageServiceError(error)
         }
+        var marks: [String: PixelBuffer] = [:]
+        for (url, bytes) in watermarks {
+            do {
+                let mark = try ImageDecoder.decode(bytes, options: plan.watermarkDecodeOptions)
+                marks[url.absoluteString] = try mark.firstFrame.buffer.applyingOrientation(mark.orientation)
+            } catch {
+                // thumbor answers 400 for a watermark it cannot load.
+                throw ImageServiceError.badOptions("filter watermark: \(url.absoluteString.prefix(80)) is not an image (\(error))")
+            }
+        }
         counts.withLock { $0.decodes += 1 }
         let frames = plan.animates ? try codec { try image.allFrames() } : [image.firstFrame]
-        var encoder = ImageEncoder(format: plan.format, loopCount: image.loopCount,
-                                   options: EncodeOptions(quality: Double(plan.quality) / 100))
+        var shaped: [(buffer: PixelBuffer, duration: Double)] = []
         for frame in frames {
-            encoder.addFrame(try shape(frame.buffer, orientation: image.orientation, plan: plan), duration: frame.duration)
+            shaped.append((try shape(frame.buffer, orientation: image.orientation, plan: plan, watermarks: marks), frame.duration))
         }
-        let body = try codec { try encoder.encode() }
-        counts.withLock { $0.encodes += 1 }
+        let encode = { [self] (quality: Int) throws -> Data in
+            var encoder = ImageEncoder(format: plan.format, loopCount: image.loopCount,
+                                       options: EncodeOptions(quality: Double(quality) / 100))
+            for frame in shaped { encoder.addFrame(frame.buffer, duration: frame.duration) }
+            let body = try codec { try encoder.encode() }
+            counts.withLock { $0.encodes += 1 }
+            return body
+        }
+        var body = try encode(plan.quality)
+        // thumbor's `max_bytes`: ¾ of the quality at a time while too large, giving up (the first encoding) under 10.
+        if let maxBytes = plan.maxBytes, body.count > maxBytes, plan.format == .jpeg || plan.format == .webp {
+            var quality = plan.quality
+            var smaller = body
+            while smaller.count > maxBytes {
+                quality = quality * 3 / 4
+                if quality < 10 { break }
+                smaller = try encode(quality)
+            }
+            if smaller.count <= maxBytes { body = smaller }
+        }
         let digest = SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined()
         return ImageResult(body: body, contentType: plan.format.mimeType, etag: "\"\(digest)\"")
     }
 
-    /// Orientation, centred crop (for `cover`, of the part that scales to the output), resize to the output size, blur.
-    private func shape(_ buffer: PixelBuffer, orientation: ImageOrientation, plan: RenderPlan) throws -> PixelBuffer {
+    /// Orientation, the source crop, the `cover` crop (of the part that scales to the output, placed by the plan's
+    /// focus), resize to the output size, blur, flips, then the output filters in order.
+    private func shape(_ buffer: PixelBuffer, orientation: ImageOrientation, plan: RenderPlan,
+                       watermarks: [String: PixelBuffer]) throws -> PixelBuffer {
         let g = plan.geometry
         return try codec {
             var b = try buffer.applyingOrientation(orientation)
+            if let crop = plan.sourceCrop {
+                // In the decoded buffer's pixels: a downsampled decode is smaller than the source by `scale`.
+                let scale = Double(b.width) / Double(plan.orientedWidth)
+                let x = Int((Double(crop.left) * scale).rounded(.down)), y = Int((Double(crop.top) * scale).rounded(.down))
+                let right = Int((Double(crop.right) * scale).rounded(.up)), bottom = Int((Double(crop.bottom) * scale).rounded(.up))
+                b = try b.cropped(x: x, y: y, width: max(1, right - x), height: max(1, bottom - y))
+            }
             if g.scaledWidth != g.outputWidth || g.scaledHeight != g.outputHeight {
-                // Crop first, in the buffer's own pixels, the centre that scales to the output: scaling the whole
+                // Crop first, in the buffer's own pixels, the part that scales to the output: scaling the whole
                 // image then cropping would make a cover of an extreme aspect ratio allocate up to 16384² pixels
                 // (1000 × 1 into 1 × 512: 512,000 × 512, 1 GiB) for a few hundred pixels of output.
                 let (width, height) = RenderPlan.cropSize(of: (b.width, b.height), geometry: g)
-                b = try b.cropped(x: (b.width - width) / 2, y: (b.height - height) / 2, width: width, height: height)
+                let origin = RenderPlan.cropOrigin(size: (b.width, b.height), window: (width, height),
+                                                   source: plan.croppedSourceSize, geometry: g, focus: plan.focus)
+                b = try b.cropped(x: origin.x, y: origin.y, width: width, height: height)
             }
             if b.width != g.outputWidth || b.height != g.outputHeight {
                 b = try b.resized(width: g.outputWidth, height: g.outputHeight)
             }
             if plan.blur > 0 { b = try b.blurred(radius: plan.blur) }
+            if plan.flipsHorizontally { b = try b.flippedHorizontally() }
+            if plan.flipsVertically { b = try b.flippedVertically() }
+            for filter in plan.filters {
+                b = try OutputFilters.apply(filter, to: b, box: plan.box, watermarks: watermarks)
+            }
             return b
         }
     }
@@ -187,6 +242,25 @@ struct RenderPlan: Sendable {
     var animates: Bool
     var quality: Int
     var blur: Double
+    /// The source crop, clamped, in the oriented source's pixels; `nil` for none.
+    var sourceCrop: SourceCrop?
+    /// The oriented source's size (the crop's frame of reference).
+    var orientedWidth: Int
+    var orientedHeight: Int
+    /// The oriented source's size after `sourceCrop` (the `cover` crop's frame of reference).
+    var croppedSourceSize: (width: Int, height: Int)
+    /// Where a `cover` crop is centred, in 0…1 of the (cropped) source: the focal point, or the anchor
+    /// (smart and entropy: the centre, until they are computed).
+    var focus: (x: Double, y: Double)
+    /// The requested box after `orig`, clamping and swapping (0 where a side was not asked for): `fill` and
+    /// `upscale` reach it.
+    var box: (width: Int, height: Int)
+    var flipsHorizontally: Bool
+    var flipsVertically: Bool
+    var filters: [OutputFilter]
+    var maxBytes: Int?
+    /// How a watermark is decoded: its first frame, within the source limits.
+    var watermarkDecodeOptions: DecodeOptions
     /// The memory the render holds at its peak besides its decode (reserved in the decode budget with it).
     var cost: RenderCost
 
@@ -199,9 +273,34 @@ struct RenderPlan: Sendable {
         let (w, h) = info.orientation.swapsDimensions ? (info.height, info.width) : (info.width, info.height)
         // Source limits (pixels, frames) are the decoder's: it checks them from the header before allocating,
         // and for a downsampled decode on what it allocates.
-        geometry = OutputGeometry(sourceWidth: w, sourceHeight: h, targetWidth: options.width, targetHeight: options.height,
-                                  fit: options.fit)
+        (orientedWidth, orientedHeight) = (w, h)
+        sourceCrop = options.sourceCrop?.clamped(width: w, height: h)
+        let (cw, ch) = sourceCrop.map { ($0.right - $0.left, $0.bottom - $0.top) } ?? (w, h)
+        croppedSourceSize = (cw, ch)
+        var (tw, th) = (options.width, options.height)
+        // thumbor's `no_upscale()` clamps to the whole source, before its manual crop.
+        if options.clampsBoxToSource { (tw, th) = (tw.map { min($0, w) }, th.map { min($0, h) }) }
+        if options.widthIsOriginal { tw = cw }
+        if options.heightIsOriginal { th = ch }
+        if options.swapsBoxToMatchSource, let bw = tw, let bh = th, (cw < ch && bw > bh) || (cw > ch && bw < bh) {
+            (tw, th) = (bh, bw)
+        }
+        box = (tw ?? 0, th ?? 0)
+        geometry = OutputGeometry(sourceWidth: cw, sourceHeight: ch, targetWidth: tw, targetHeight: th,
+                                  fit: options.fit, allowsUpscale: options.allowsUpscale)
+        focus = Self.focus(options: options, crop: sourceCrop, size: (cw, ch))
+        flipsHorizontally = options.flipsHorizontally
+        flipsVertically = options.flipsVertically
+        filters = options.filters
+        maxBytes = options.maxBytes
         let outputPixels = geometry.outputWidth * geometry.outputHeight
+        // `fill` and `upscale` reach the box, which may be larger than the output.
+        let filterPixels = filters.contains { if case .fill = $0 { return true }; return $0 == .upscale }
+            ? max(outputPixels, max(box.width, geometry.outputWidth) * max(box.height, geometry.outputHeight)) : outputPixels
+        guard filterPixels <= configuration.maximumOutputPixels, filterPixels <= PixelBuffer.maxProcessedPixelCount else {
+            throw .pixelLimit("output \(max(box.width, geometry.outputWidth))×\(max(box.height, geometry.outputHeight)) is over "
+                              + "the maximum of \(configuration.maximumOutputPixels) pixels")
+        }
         // Only the output is ever made: `shape` crops a `cover` before it scales, and every other fit's scaled
         // size is its output. Checking the uncropped scaled size refused (422, "output 1×512 is over…") an
         // extreme cover such as 2000 × 1 into 1 × 512 (CoverGeometryReviewTests); the resize's own limit still
@@ -214,7 +313,8 @@ struct RenderPlan: Sendable {
         let side = max(geometry.outputWidth, geometry.outputHeight)
         format = FormatNegotiation.outputFormat(requested: options.format,
                                                 acceptsWebP: acceptsWebP && side <= Self.maximumSide(of: .webp),
-                                                sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated)
+                                                sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated,
+                                                sourceFormat: info.format)
         guard side <= Self.maximumSide(of: format) else {
             throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the \(format) maximum of "
                               + "\(Self.maximumSide(of: format)) pixels a side")
@@ -230,18 +330,28 @@ struct RenderPlan: Sendable {
                                   + "pixels in all frames")
             }
         }
+        // With a source crop the geometry is the crop's: the whole source is decoded at the crop's scale.
+        var decodePixelSize = geometry.decodePixelSize
+        if sourceCrop != nil {
+            let scale = max(Double(geometry.scaledWidth) / Double(cw), Double(geometry.scaledHeight) / Double(ch))
+            decodePixelSize = scale < 1 ? Int((Double(max(w, h)) * scale).rounded(.up)) : nil
+        }
+        watermarkDecodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: false,
+                                               firstFrameOnly: true, keepsOriginalData: false, maxPixelSize: nil)
         decodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: animates,
                                       firstFrameOnly: !animates, keepsOriginalData: false,
-                                      maxPixelSize: animates ? nil : geometry.decodePixelSize)
+                                      maxPixelSize: animates ? nil : decodePixelSize)
         quality = options.quality
         blur = options.blur
         // The frames decoded: every frame at canvas size for a kept animation, else the first frame at the size
         // the downsampled decode gives (`PixelBuffer.fittingSize` of the stored size).
-        let decoded = animates || geometry.decodePixelSize == nil ? (info.width, info.height)
-            : PixelBuffer.fittingSize(width: info.width, height: info.height, maxPixelSize: geometry.decodePixelSize!)
+        let decoded = animates || decodePixelSize == nil ? (info.width, info.height)
+            : PixelBuffer.fittingSize(width: info.width, height: info.height, maxPixelSize: decodePixelSize!)
         cost = RenderCost(inputWidth: decoded.0, inputHeight: decoded.1, frames: animates ? info.frameCount : 1,
                           orientation: info.orientation, geometry: geometry, blur: blur,
-                          outputFrames: animates ? info.frameCount : 1, format: format)
+                          outputFrames: animates ? info.frameCount : 1, format: format,
+                          filterPixels: filters.isEmpty && !flipsHorizontally && !flipsVertically && sourceCrop == nil ? 0 : filterPixels)
+        if maxBytes != nil { cost.encodingBytes = cost.encodingBytes.multipliedReportingOverflow(by: 2).overflow ? .max : cost.encodingBytes * 2 }
     }
 
     /// The centred crop `ImageService.shape` takes from a (decoded, oriented) frame of `size` before scaling:
@@ -251,6 +361,48 @@ struct RenderPlan: Sendable {
             min(own, max(1, Int((Double(output) * Double(own) / Double(scaled)).rounded())))
         }
         return (side(g.outputWidth, g.scaledWidth, size.width), side(g.outputHeight, g.scaledHeight, size.height))
+    }
+
+    /// Where a `cover` window of `window` sits in a (decoded, oriented, source-cropped) frame of `size`: centred on
+    /// `focus` (0…1) as far as the frame allows, placed as thumbor's `auto_crop` places it in the `source` frame
+    /// (its focus floored, as its centre of mass divides with `//`; its origin rounded half to even, Python's
+    /// `round`), then scaled to the frame: a downsampled decode lands where thumbor's full-size one does.
+    static func cropOrigin(size: (width: Int, height: Int), window: (width: Int, height: Int),
+                           source: (width: Int, height: Int), geometry g: OutputGeometry,
+                           focus: (x: Double, y: Double)) -> (x: Int, y: Int) {
+        func origin(_ side: Int, _ window: Int, _ source: Int, _ output: Int, _ scaled: Int, _ f: Double) -> Int {
+            guard side > window else { return 0 }
+            let sourceWindow = min(Double(source), (Double(output) * Double(source) / Double(max(scaled, 1))).rounded())
+            let slack = max(Double(source) - sourceWindow, 0)
+            let at = min(max((f * Double(source)).rounded(.down) - sourceWindow / 2, 0), slack).rounded(.toNearestOrEven)
+            let scaledOrigin = Int((at * Double(side) / Double(max(source, 1))).rounded())
+            return min(max(scaledOrigin, 0), side - window)
+        }
+        return (origin(size.width, window.width, source.width, g.outputWidth, g.scaledWidth, focus.x),
+                origin(size.height, window.height, source.height, g.outputHeight, g.scaledHeight, focus.y))
+    }
+
+    /// The crop's focus: the weighted centre of the focal regions inside the source crop (weight: area, as
+    /// thumbor's), else the focal point or anchor of `gravity`, else the centre.
+    static func focus(options: ImageRequestOptions, crop: SourceCrop?, size: (width: Int, height: Int)) -> (x: Double, y: Double) {
+        let (left, top) = (crop?.left ?? 0, crop?.top ?? 0)
+        var (sumX, sumY, weight) = (0.0, 0.0, 0.0)
+        for region in options.focalRegions {
+            let (cx, cy) = (Double(region.left + region.right) / 2, Double(region.top + region.bottom) / 2)
+            if let crop, cx < Double(crop.left) || cx > Double(crop.right) || cy < Double(crop.top) || cy > Double(crop.bottom) {
+                continue
+            }
+            let area = max(1, abs(Double(region.right - region.left) * Double(region.bottom - region.top)))
+            (sumX, sumY, weight) = (sumX + (cx - Double(left)) * area, sumY + (cy - Double(top)) * area, weight + area)
+        }
+        if weight > 0 {
+            return (min(max(sumX / weight / Double(size.width), 0), 1), min(max(sumY / weight / Double(size.height), 0), 1))
+        }
+        switch options.gravity {
+        case .anchor(let anchor): return anchor.fractions
+        case .focalPoint(let x, let y): return (x, y)
+        case .smart, .entropy: return (0.5, 0.5)
+        }
     }
 
     /// The longest side the built-in encoder of `format` writes: WebP 16,383 (`WEBP_MAX_DIMENSION`), JPEG 65,500

@@ -82,6 +82,7 @@ public final class ImageService: Sendable {
     /// The manager that loads source bytes (its cache holds the originals; its `decodeBudget` bounds decodes).
     public let manager: ImageManager
     let signers: [URLSigner]
+    let thumborSigner: ThumborSigner
     let resolution: RequestResolution
     let results: ResultCache
     let resultCoalescer = Coalescer<(result: ImageResult, tier: ResultTier)>()
@@ -101,7 +102,7 @@ public final class ImageService: Sendable {
     /// - Throws: `ImageServiceError.internalFailure` when a cache folder cannot be opened, or when neither a
     ///   signing key nor `allowsUnsigned` is configured; `.badSigningKey` for a key under 16 bytes.
     public init(configuration: ImageServiceConfiguration) throws(ImageServiceError) {
-        guard !configuration.signingKeys.isEmpty || configuration.allowsUnsigned else {
+        guard !configuration.signingKeys.isEmpty || !configuration.thumborKeys.isEmpty || configuration.allowsUnsigned else {
             throw .internalFailure("a signing key is required unless unsigned requests are allowed")
         }
         self.configuration = configuration
@@ -112,6 +113,7 @@ public final class ImageService: Sendable {
         self.signers = signers
         resolution = RequestResolution(presets: configuration.presets, presetsOnly: configuration.presetsOnly,
                                        allowedSizes: configuration.allowedSizes)
+        do { thumborSigner = try ThumborSigner(keys: configuration.thumborKeys) } catch { throw .badSigningKey(error) }
         let transfers = max(1, configuration.maxConcurrentTransfers)
         // One exact allowed host: every transfer is to it, so a share of the slots per host would only throttle it.
         let singleHost = configuration.allowedHosts.count == 1 && !configuration.allowedHosts[0].hasPrefix("*.")
@@ -153,10 +155,16 @@ public final class ImageService: Sendable {
     /// `ImageServiceError`), and each is counted in the metrics and logged with its cause (debug; an unreachable
     /// origin at info, with the reason the client is not told).
     public func handle(_ request: ImageServiceRequest) async -> ImageServiceResponse {
+        await measured { start in try await respond(to: request, arrival: start) }
+    }
+
+    /// Runs `body` (given the request's arrival), turning its failure into an error response, logging and counting
+    /// it in the metrics.
+    func measured(_ body: (ContinuousClock.Instant) async throws -> ImageServiceResponse) async -> ImageServiceResponse {
         let start = ContinuousClock.now
         var response: ImageServiceResponse
         do {
-            response = try await respond(to: request, arrival: start)
+            response = try await body(start)
         } catch let error as ImageServiceError {
             response = errorResponse(error)
         } catch {
@@ -179,8 +187,15 @@ public final class ImageService: Sendable {
         let pairs = try QueryString.parse(Substring(request.query))
         try checkSignature(pairs)
         let options = try resolution.options(for: pairs)
+        return try await respond(options: options, accept: request.accept, ifNoneMatch: request.ifNoneMatch, arrival: arrival)
+    }
+
+    /// The response for checked options (`/image` and thumbor URLs alike).
+    func respond(options: ImageRequestOptions, accept: String?, ifNoneMatch: String?,
+                 arrival: ContinuousClock.Instant) async throws -> ImageServiceResponse {
         try checkSource(options.source)
-        let acceptsWebP = FormatNegotiation.acceptsWebP(request.accept)
+        for url in options.watermarkURLs { try checkSource(url) }
+        let acceptsWebP = FormatNegotiation.acceptsWebP(accept)
         let formatToken = options.format == .auto ? (acceptsWebP ? "auto-webp" : "auto") : options.format.rawValue
         let key = ResultCache.key(source: manager.cacheKey(for: options.source), processing: options.canonicalProcessing,
                                   format: formatToken)
@@ -202,7 +217,7 @@ public final class ImageService: Sendable {
         // `.origin` is a miss of every cache: counting it in `webimage_cache_hits_total` made any hit ratio
         // computed from the metric read 100 % (MetricsReviewTests).
         if tier != .origin { metrics.hit(tier) }
-        var response = imageResponse(result, tier: tier, varies: options.format == .auto, ifNoneMatch: request.ifNoneMatch)
+        var response = imageResponse(result, tier: tier, varies: options.format == .auto, ifNoneMatch: ifNoneMatch)
         response.bodyOwner = owner
         return response
     }
@@ -285,11 +300,11 @@ public final class ImageService: Sendable {
         }
     }
 
-    private func errorResponse(_ error: ImageServiceError) -> ImageServiceResponse {
+    func errorResponse(_ error: ImageServiceError, status: Int? = nil) -> ImageServiceResponse {
         var headers: [(name: String, value: String)] = [("Content-Type", "text/plain; charset=utf-8"),
                                                         ("Cache-Control", "no-store")]
         if case .saturated(let seconds) = error { headers.append(("Retry-After", String(seconds))) }
-        return ImageServiceResponse(status: error.httpStatus, headers: headers, body: Data("\(error)\n".utf8),
+        return ImageServiceResponse(status: status ?? error.httpStatus, headers: headers, body: Data("\(error)\n".utf8),
                                     error: error)
     }
 }

@@ -35,8 +35,13 @@ public struct ImageServiceConfiguration: Sendable {
     /// The sizes a request's own `w`/`h` may name (`--allowed-sizes 400x300,800x0`); sizes from presets are not
     /// checked. Empty (the default): any size up to the output limits.
     public var allowedSizes: [AllowedSize] = []
-    /// Whether requests without `sig` are served. Default `false`. A `sig` that is present is always checked.
+    /// Whether requests without `sig` are served, and thumbor URLs starting `/unsafe/`. Default `false`. A `sig`
+    /// (or a thumbor signature) that is present is always checked.
     public var allowsUnsigned = false
+    /// The keys of thumbor-style signed URLs (`/SIGNATURE/…`: HMAC-SHA1, as thumbor's `SECURITY_KEY`, its UTF-8
+    /// bytes), each at least 16 bytes; any of them matches, so keys rotate without downtime. Default none:
+    /// only `/unsafe/…` thumbor URLs, and those only with `allowsUnsigned`.
+    public var thumborKeys: [[UInt8]] = []
     /// Host names sources may come from (exact, case-insensitive; `*.example.com` allows its subdomains), the
     /// source's URL and every redirect it follows; empty (the default) allows any host, subject to the source
     /// policy.

@@ -21,15 +21,18 @@ public struct OutputGeometry: Sendable, Hashable {
     /// - `w` and `h`: `.cover` scales by the larger ratio and crops the centre to exactly `w` × `h`;
     ///   `.contain` scales by the smaller ratio; `.fill` stretches to `w` × `h`.
     /// - One of them: scales to it, keeping the aspect ratio. Neither: the source size.
-    /// Upscaling happens when asked for; the output pixel limit is checked by the caller.
-    public init(sourceWidth width: Int, sourceHeight height: Int, targetWidth: Int?, targetHeight: Int?, fit: ImageFit) {
+    /// - `.outside` with `w` and `h`: scales by the larger ratio, without cropping.
+    /// Upscaling happens when asked for, except that `.contain` with `allowsUpscale` false keeps a source that fits
+    /// the box at its size (thumbor's `fit-in`); the output pixel limit is checked by the caller.
+    public init(sourceWidth width: Int, sourceHeight height: Int, targetWidth: Int?, targetHeight: Int?, fit: ImageFit,
+                allowsUpscale: Bool = true) {
         let w = Double(width), h = Double(height)
-        let scaleX: Double, scaleY: Double
+        var scaleX: Double, scaleY: Double
         switch (targetWidth, targetHeight) {
         case let (tw?, th?):
             let rx = Double(tw) / w, ry = Double(th) / h
             switch fit {
-            case .cover: (scaleX, scaleY) = (max(rx, ry), max(rx, ry))
+            case .cover, .outside: (scaleX, scaleY) = (max(rx, ry), max(rx, ry))
             case .contain: (scaleX, scaleY) = (min(rx, ry), min(rx, ry))
             case .fill: (scaleX, scaleY) = (rx, ry)
             }
@@ -37,6 +40,7 @@ public struct OutputGeometry: Sendable, Hashable {
         case let (nil, th?): (scaleX, scaleY) = (Double(th) / h, Double(th) / h)
         case (nil, nil): (scaleX, scaleY) = (1, 1)
         }
+        if fit == .contain, !allowsUpscale, scaleX > 1 || scaleY > 1 { (scaleX, scaleY) = (1, 1) }
         var sw = max(1, Int((w * scaleX).rounded()))
         var sh = max(1, Int((h * scaleY).rounded()))
         if fit == .cover, let tw = targetWidth, let th = targetHeight {

@@ -45,7 +45,7 @@ struct RenderCost: Sendable, Hashable {
     /// `frames` of them decoded, shaped by `geometry` and `blur`, kept as `outputFrames` output frames encoded
     /// as `format`.
     init(inputWidth: Int, inputHeight: Int, frames: Int, orientation: ImageOrientation, geometry: OutputGeometry,
-         blur: Double, outputFrames: Int, format: ImageFormat) {
+         blur: Double, outputFrames: Int, format: ImageFormat, filterPixels: Int = 0) {
         let input = Self.product(inputWidth, inputHeight, 4)
         decodedBytes = Self.product(input, max(frames, 1))
         let output = Self.product(geometry.outputWidth, geometry.outputHeight, 4)
@@ -77,6 +77,12 @@ struct RenderCost: Sendable, Hashable {
             let plane = Self.product(geometry.outputWidth, geometry.outputHeight, 8)
             let strips = Self.product(2 * 64 * 4 * 2, geometry.outputHeight)
             peak = max(peak, Self.sum(current, plane, output, strips))
+        }
+        if filterPixels > 0 {
+            // The output filters, flips and the source crop: each holds its input and its result, the largest of
+            // them as big as the box (`fill`, `upscale`), a blur or sharpen its 16-bit plane (8 bytes a pixel) too.
+            let largest = Self.product(max(filterPixels, geometry.outputWidth * geometry.outputHeight), 4)
+            peak = max(peak, Self.sum(input, Self.product(largest, 4)))
         }
         shapingBytes = peak
 

@@ -1,0 +1,81 @@
+import Foundation
+
+extension ThumborPath {
+    /// The service's request options for this path, with thumbor's semantics:
+    ///
+    /// | thumbor | options |
+    /// |---|---|
+    /// | `AxB:CxD` | `sourceCrop` (before anything else) |
+    /// | `WxH` (crop) | `.cover` to W × H, scaled up when smaller (0: aspect ratio) |
+    /// | `fit-in` | `.contain`, never scaled up (unless `upscale()`) |
+    /// | `full-fit-in` | `.outside`, no crop |
+    /// | `adaptive-` | `swapsBoxToMatchSource` |
+    /// | `-W`, `x-H` | `flipsHorizontally`, `flipsVertically` (after the resize) |
+    /// | `left/right`, `top/bottom` | `gravity` anchor |
+    /// | `smart` | `gravity = .smart` |
+    /// | `focal(…)` | `focalRegions` |
+    /// | format, quality, max_bytes, no_upscale | `format`, `quality`, `maxBytes`, `clampsBoxToSource` |
+    /// | other filters | `filters`, in order |
+    ///
+    /// Without `format()` the output keeps the source's format (`.original`), as thumbor's does; `acceptsWebP`
+    /// is not consulted (thumbor's `AUTO_WEBP` is off by default).
+    ///
+    /// - Throws: `ImageServiceError.badOptions` for a malformed filter, an image that is not a URL, or `trim`,
+    ///   `debug` and `meta` (not served).
+    public func requestOptions() throws(ImageServiceError) -> ImageRequestOptions {
+        guard let source = URL(string: imageURL), let host = source.host, !host.isEmpty else {
+            throw .badOptions("no original image was specified in the given URL")
+        }
+        if trim != nil { throw .badOptions("trim is not supported") }
+        if isDebug || isMeta { throw .badOptions("\(isDebug ? "debug" : "meta") is not supported") }
+        var options = ImageRequestOptions(source: source)
+        options.format = .original
+        options.sourceCrop = crop
+        switch width {
+        case .pixels(let w): options.width = w > 0 ? w : nil
+        case .original: options.widthIsOriginal = true
+        }
+        switch height {
+        case .pixels(let h): options.height = h > 0 ? h : nil
+        case .original: options.heightIsOriginal = true
+        }
+        switch fitIn {
+        case nil: options.fit = .cover
+        case .fitIn, .adaptiveFitIn:
+            options.fit = .contain
+            options.allowsUpscale = false
+        case .fullFitIn, .adaptiveFullFitIn: options.fit = .outside
+        }
+        options.swapsBoxToMatchSource = fitIn == .adaptiveFitIn || fitIn == .adaptiveFullFitIn
+        options.flipsHorizontally = flipsHorizontally
+        options.flipsVertically = flipsVertically
+        options.gravity = isSmart ? .smart : .anchor(anchor)
+        for filter in try ThumborFilterParser.parse(filters) {
+            switch filter {
+            case .format(let format): options.format = format
+            case .quality(let quality): options.quality = quality
+            case .noUpscale: options.clampsBoxToSource = true
+            case .strip, .ignored: break
+            case .maxBytes(let bytes): options.maxBytes = bytes
+            case .focal(let box): options.focalRegions.append(box)
+            case .output(let output): options.filters.append(output)
+            }
+        }
+        return options
+    }
+
+    /// The crop anchor of `halign`/`valign`.
+    var anchor: CropAnchor {
+        switch (horizontalAlignment, verticalAlignment) {
+        case (.center, .middle): return .center
+        case (.center, .top): return .north
+        case (.center, .bottom): return .south
+        case (.left, .middle): return .west
+        case (.right, .middle): return .east
+        case (.left, .top): return .northWest
+        case (.right, .top): return .northEast
+        case (.left, .bottom): return .southWest
+        case (.right, .bottom): return .southEast
+        }
+    }
+}
