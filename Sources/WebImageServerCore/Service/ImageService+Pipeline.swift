@@ -140,8 +140,11 @@ extension ImageService {
         let frames = plan.animates ? try codec { try image.allFrames() } : [image.firstFrame]
         var encoder = ImageEncoder(format: plan.format, loopCount: image.loopCount,
                                    options: EncodeOptions(quality: Double(plan.quality) / 100))
+        // One crop window for every frame (chosen on the first): a window that moved between frames would shake.
+        var window: (x: Int, y: Int)?
         for frame in frames {
-            encoder.addFrame(try shape(frame.buffer, orientation: image.orientation, plan: plan), duration: frame.duration)
+            encoder.addFrame(try shape(frame.buffer, orientation: image.orientation, plan: plan, window: &window),
+                             duration: frame.duration)
         }
         let body = try codec { try encoder.encode() }
         counts.withLock { $0.encodes += 1 }
@@ -149,17 +152,22 @@ extension ImageService {
         return ImageResult(body: body, contentType: plan.format.mimeType, etag: "\"\(digest)\"")
     }
 
-    /// Orientation, centred crop (for `cover`, of the part that scales to the output), resize to the output size, blur.
-    private func shape(_ buffer: PixelBuffer, orientation: ImageOrientation, plan: RenderPlan) throws -> PixelBuffer {
+    /// Orientation, crop (for `cover`, of the part that scales to the output, placed by the request's gravity), resize
+    /// to the output size, blur. `window` is the crop's origin: chosen on the first frame when `nil`, then reused.
+    private func shape(_ buffer: PixelBuffer, orientation: ImageOrientation, plan: RenderPlan,
+                       window: inout (x: Int, y: Int)?) throws -> PixelBuffer {
         let g = plan.geometry
         return try codec {
             var b = try buffer.applyingOrientation(orientation)
             if g.scaledWidth != g.outputWidth || g.scaledHeight != g.outputHeight {
-                // Crop first, in the buffer's own pixels, the centre that scales to the output: scaling the whole
+                // Crop first, in the buffer's own pixels, the part that scales to the output: scaling the whole
                 // image then cropping would make a cover of an extreme aspect ratio allocate up to 16384² pixels
-                // (1000 × 1 into 1 × 512: 512,000 × 512, 1 GiB) for a few hundred pixels of output.
+                // (1000 × 1 into 1 × 512: 512,000 × 512, 1 GiB) for a few hundred pixels of output. The gravity
+                // places it in the oriented frame (its fractions and focal point are of the oriented source).
                 let (width, height) = RenderPlan.cropSize(of: (b.width, b.height), geometry: g)
-                b = try b.cropped(x: (b.width - width) / 2, y: (b.height - height) / 2, width: width, height: height)
+                let origin = window ?? b.cropWindow(width: width, height: height, strategy: plan.cropStrategy)
+                window = origin
+                b = try b.cropped(x: origin.x, y: origin.y, width: width, height: height)
             }
             if b.width != g.outputWidth || b.height != g.outputHeight {
                 b = try b.resized(width: g.outputWidth, height: g.outputHeight)
@@ -187,6 +195,8 @@ struct RenderPlan: Sendable {
     var animates: Bool
     var quality: Int
     var blur: Double
+    /// Where a `cover` crop sits (from the request's gravity).
+    var cropStrategy: CropWindowStrategy
     /// The memory the render holds at its peak besides its decode (reserved in the decode budget with it).
     var cost: RenderCost
 
@@ -235,6 +245,7 @@ struct RenderPlan: Sendable {
                                       maxPixelSize: animates ? nil : geometry.decodePixelSize)
         quality = options.quality
         blur = options.blur
+        cropStrategy = options.gravity.cropWindowStrategy
         // The frames decoded: every frame at canvas size for a kept animation, else the first frame at the size
         // the downsampled decode gives (`PixelBuffer.fittingSize` of the stored size).
         let decoded = animates || geometry.decodePixelSize == nil ? (info.width, info.height)
