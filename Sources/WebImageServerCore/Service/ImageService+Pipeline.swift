@@ -49,7 +49,7 @@ extension ImageService {
     /// blocking a thread (`ImageCache.removeFromSharedTier`, after this key's write of these bytes, still in
     /// flight), so a flood of error pages neither slows the 415s nor holds threads. A server that took the bytes
     /// from the tier in between removes them again on its own 415.
-    private func forgetSource(_ url: URL) {
+    func forgetSource(_ url: URL) {
         guard let cache = manager.cache else { return }
         let key = manager.cacheKey(for: url)
         do { try cache.removeImage(forKey: key, type: .disk) } catch {
@@ -61,7 +61,7 @@ extension ImageService {
     /// The source's bytes: the originals' disk cache, else one transfer (joined by concurrent requests for
     /// other results of the same source) admitted by the origin gate (a fair share of the transfer slots per host)
     /// and ended at `deadline`, counted from the arrival of the request that started it.
-    private func sourceBytes(for url: URL, deadline: ContinuousClock.Instant) async throws -> (data: Data, source: ImageSource) {
+    func sourceBytes(for url: URL, deadline: ContinuousClock.Instant) async throws -> (data: Data, source: ImageSource) {
         let key = manager.cacheKey(for: url)
         let (value, _) = try await sourceCoalescer.value(forKey: key) { [self] in
             do {

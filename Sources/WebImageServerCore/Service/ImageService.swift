@@ -150,10 +150,16 @@ public final class ImageService: Sendable {
     /// `ImageServiceError`), and each is counted in the metrics and logged with its cause (debug; an unreachable
     /// origin at info, with the reason the client is not told).
     public func handle(_ request: ImageServiceRequest) async -> ImageServiceResponse {
+        await answering { try await respond(to: request, arrival: $0) }
+    }
+
+    /// Runs `respond` (given the request's arrival) and turns what it throws into an error response, counted in
+    /// the metrics and logged with its cause.
+    func answering(_ respond: (ContinuousClock.Instant) async throws -> ImageServiceResponse) async -> ImageServiceResponse {
         let start = ContinuousClock.now
         var response: ImageServiceResponse
         do {
-            response = try await respond(to: request, arrival: start)
+            response = try await respond(start)
         } catch let error as ImageServiceError {
             response = errorResponse(error)
         } catch {
@@ -212,7 +218,7 @@ public final class ImageService: Sendable {
 
     /// The result on disk for `key`, shared: the bytes a response of it is still writing, else one read (joined by
     /// the concurrent requests of the key) registered in `servedBodies` for those that come while it is written.
-    private func sharedDiskResult(forKey key: String) async throws -> ServedBodies.Body? {
+    func sharedDiskResult(forKey key: String) async throws -> ServedBodies.Body? {
         if let shared = servedBodies.body(forKey: key) { return shared }
         return try await diskReadCoalescer.value(forKey: key) { [self] () throws -> ServedBodies.Body? in
             if let shared = servedBodies.body(forKey: key) { return shared }
@@ -229,7 +235,7 @@ public final class ImageService: Sendable {
 
     // MARK: Checks
 
-    private func checkSignature(_ pairs: [(name: String, value: String)]) throws(ImageServiceError) {
+    func checkSignature(_ pairs: [(name: String, value: String)]) throws(ImageServiceError) {
         let given = pairs.first { $0.name == "sig" }?.value
         guard let given else {
             if configuration.allowsUnsigned { return }
@@ -238,7 +244,7 @@ public final class ImageService: Sendable {
         guard let signer, signer.isValid(given, for: pairs) else { throw .badSignature }
     }
 
-    private func checkSource(_ url: URL) throws(ImageServiceError) {
+    func checkSource(_ url: URL) throws(ImageServiceError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw .sourceRefused("only http and https sources are loaded (got \(url.scheme ?? "no scheme"))")
         }
@@ -254,7 +260,7 @@ public final class ImageService: Sendable {
 
     // MARK: Responses
 
-    private func imageResponse(_ result: ImageResult, tier: ResultTier, varies: Bool, ifNoneMatch: String?) -> ImageServiceResponse {
+    func imageResponse(_ result: ImageResult, tier: ResultTier, varies: Bool, ifNoneMatch: String?) -> ImageServiceResponse {
         var headers: [(name: String, value: String)] = [
             ("ETag", result.etag),
             ("Cache-Control", "public, max-age=\(configuration.cacheMaxAge)"),
