@@ -25,6 +25,20 @@ final class ImageServerGravityTests: XCTestCase {
         var encoder = ImageEncoder(format: .png)
         encoder.addFrame(object)
         harness.origin.route("/object.png", .bytes(Array(try encoder.encode()), contentType: "image/png"))
+        harness.origin.route("/anim.gif", .bytes(try TestImages.animatedGIF(frames: 3), contentType: "image/gif"))
+        // Two frames, 120 × 40: a red square at the left in the first, at the right in the second.
+        var moving = ImageEncoder(format: .gif, loopCount: 0)
+        for squareX in [10, 100] {
+            var frame = try PixelBuffer(width: 120, height: 40, pixelFormat: .rgba8)
+            for y in 0..<40 {
+                for x in 0..<120 {
+                    let inside = (squareX..<(squareX + 10)).contains(x) && (15..<25).contains(y)
+                    frame.setPixel(x: x, y: y, to: inside ? RGBA(r: 230, g: 20, b: 20, a: 255) : RGBA(r: 128, g: 128, b: 128, a: 255))
+                }
+            }
+            moving.addFrame(frame, duration: 0.1)
+        }
+        harness.origin.route("/moving.gif", .bytes(Array(try moving.encode()), contentType: "image/gif"))
     }
 
     override func tearDown() async throws {
@@ -93,5 +107,34 @@ final class ImageServerGravityTests: XCTestCase {
         let entropy = try await harness.image([("url", harness.source("/object.png")), ("w", "100"), ("h", "100"),
                                                ("gravity", "entropy"), ("format", "png")]).decoded().firstFrame.buffer
         XCTAssertGreaterThanOrEqual(redPixels(entropy), 18 * 18)
+    }
+
+    func testAnAnimationIsCroppedThroughOneWindow() async throws {
+        // Every frame keeps its size and the animation its frames; the window is chosen once (on the first frame).
+        for gravity in ["smart", "entropy", "east"] {
+            let reply = await harness.image([("url", harness.source("/anim.gif")), ("w", "20"), ("h", "40"), ("anim", "1"),
+                                             ("format", "gif"), ("gravity", gravity)])
+            let image = try reply.decoded()
+            XCTAssertEqual(image.frameCount, 3, gravity)
+            XCTAssertEqual([image.width, image.height], [20, 40], gravity)
+        }
+        // 120 × 40 into 20 × 20: a 40 × 40 window. Smart finds the square in the first frame and keeps that window
+        // for the second, whose square it no longer holds (a window per frame would follow it and shake).
+        let reply = await harness.image([("url", harness.source("/moving.gif")), ("w", "20"), ("h", "20"), ("anim", "1"),
+                                         ("format", "gif"), ("gravity", "smart")])
+        let frames = try reply.decoded().allFrames()
+        XCTAssertEqual(frames.count, 2)
+        func hasRed(_ b: PixelBuffer) -> Bool {
+            (0..<b.height).contains { y in (0..<b.width).contains { x in b.pixel(x: x, y: y).r > 180 && b.pixel(x: x, y: y).g < 90 } }
+        }
+        XCTAssertTrue(hasRed(frames[0].buffer))
+        XCTAssertFalse(hasRed(frames[1].buffer))
+    }
+
+    func testGravityDoesNotCropContainOrFill() async throws {
+        let reply = await harness.image([("url", harness.source("/photo.png")), ("w", "100"), ("h", "300"), ("fit", "contain"),
+                                         ("gravity", "smart"), ("format", "png")])
+        let image = try reply.decoded()
+        XCTAssertEqual([image.width, image.height], [100, 75])
     }
 }
