@@ -28,6 +28,7 @@ final class SmartCropVipsComparisonTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: scratch) }
 
         var rows: [Row] = []
+        var windowTimes: [Duration] = []
         for photo in photos {
             let data = try Data(contentsOf: photo)
             let info = try ImageDecoder.info(data)
@@ -43,7 +44,9 @@ final class SmartCropVipsComparisonTests: XCTestCase {
             let (dw, dh) = (buffer.width, buffer.height)
             let cropW = min(dw, max(1, Int((Double(w) * Double(dw) / Double(W)).rounded())))
             let cropH = min(dh, max(1, Int((Double(h) * Double(dh) / Double(H)).rounded())))
+            let started = ContinuousClock.now
             let origin = buffer.cropWindow(width: cropW, height: cropH, strategy: .attention)
+            windowTimes.append(ContinuousClock.now - started)
             let ours = (x: min(max(Int((Double(origin.x) * Double(W) / Double(dw)).rounded()), 0), W - w),
                         y: min(max(Int((Double(origin.y) * Double(H) / Double(dh)).rounded()), 0), H - h))
 
@@ -69,6 +72,10 @@ final class SmartCropVipsComparisonTests: XCTestCase {
         let centreShare = Double(rows.filter { $0.centre >= 0.4 }.count) / n
         print(String(format: "mean IoU with vips: ours %.3f, centre %.3f; IoU >= 0.4: ours %.0f%%, centre %.0f%% (%d photos)",
                      mean, centreMean, share * 100, centreShare * 100, rows.count))
+        // For information only (a debug build; the benchmark suite `smartcrop` measures release builds).
+        let milliseconds = windowTimes.map { Double($0.components.attoseconds) / 1e15 + Double($0.components.seconds) * 1000 }
+        print(String(format: "choosing the window (debug build): mean %.2f ms, slowest %.2f ms, on frames of at most 1200 px",
+                     milliseconds.reduce(0, +) / Double(max(milliseconds.count, 1)), milliseconds.max() ?? 0))
         XCTAssertGreaterThanOrEqual(mean, 0.6, "mean IoU with vips smartcrop --interesting attention")
         XCTAssertGreaterThanOrEqual(share, 0.8, "share of photos with IoU >= 0.4")
     }
