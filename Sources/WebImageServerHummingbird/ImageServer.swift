@@ -10,7 +10,7 @@ import ServiceLifecycle
 import WebImageServerCore
 import WebImageSync
 
-/// The Hummingbird 2 adapter of the image service: routes (`/image`, `/healthz`, `/metrics`), an access log,
+/// The Hummingbird 2 adapter of the image service: routes (`/image`, `/info`, `/healthz`, `/metrics`), an access log,
 /// Prometheus metrics, bounded connections (how many, each request's time and body size, the output buffered for
 /// a client that does not read) and a graceful shutdown (SIGTERM and SIGINT stop accepting connections, let the
 /// requests in flight finish within `shutdownGrace`, then cancel the origin transfers still running, and return).
@@ -100,8 +100,8 @@ public struct ImageServer: Sendable {
         self.logger = logger
     }
 
-    /// Adds `GET /image`, `GET /healthz`, `GET /metrics` and thumbor's URLs (`GET /unsafe/…`, `GET /SIGNATURE/…`,
-    /// on every other path) to `router`, with the access log.
+    /// Adds `GET /image`, `GET /info`, `GET /healthz`, `GET /metrics` and thumbor's URLs (`GET /unsafe/…`,
+    /// `GET /SIGNATURE/…`, on every other path) to `router`, with the access log.
     ///
     /// - Important: Only the routes: the connection limit, the request deadline and body limit, and the wait for
     ///   a slow reader between response chunks come with `ImageServer`'s own server (`makeServiceGroup`); an
@@ -115,6 +115,12 @@ public struct ImageServer: Sendable {
                 ifNoneMatch: request.headers[.ifNoneMatch]))
             // Bounded output per connection needs the channel: `ImageServer`'s own router has it; a router of
             // another context writes the shared bytes without waiting for the connection.
+            return Response(response, channel: (context as? ImageRequestContext)?.channel)
+        }
+        // The info report (JSON) of a source: signed, policed and cached as images are.
+        router.get("/info") { request, context -> Response in
+            let response = await service.handleInfo(ImageServiceRequest(
+                query: request.uri.query ?? "", ifNoneMatch: request.headers[.ifNoneMatch]))
             return Response(response, channel: (context as? ImageRequestContext)?.channel)
         }
         // Thumbor's grammar, on every other path: `/unsafe/…` and `/SIGNATURE/…` (the signature is the first

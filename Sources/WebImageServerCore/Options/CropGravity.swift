@@ -1,3 +1,5 @@
+import ImageCodec
+
 /// Which part of the image a `cover` crop keeps (`gravity=` and `fp=` in `/image`, thumbor's `halign`/`valign`,
 /// `smart` and `focal()`).
 ///
@@ -24,6 +26,16 @@ public enum CropGravity: Sendable, Hashable {
         case .smart: return "smart"
         case .entropy: return "entropy"
         case .focalPoint(let x, let y): return "fp:\(x),\(y)"
+        }
+    }
+
+    /// How `PixelBuffer.cropWindow(width:height:strategy:)` places the crop for this gravity.
+    public var cropWindowStrategy: CropWindowStrategy {
+        switch self {
+        case .anchor(let anchor): return .fractions(x: anchor.fractions.x, y: anchor.fractions.y)
+        case .smart: return .attention
+        case .entropy: return .entropy
+        case .focalPoint(let x, let y): return .focalPoint(x: x, y: y)
         }
     }
 }

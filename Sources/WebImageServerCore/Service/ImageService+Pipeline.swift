@@ -54,7 +54,7 @@ extension ImageService {
     /// blocking a thread (`ImageCache.removeFromSharedTier`, after this key's write of these bytes, still in
     /// flight), so a flood of error pages neither slows the 415s nor holds threads. A server that took the bytes
     /// from the tier in between removes them again on its own 415.
-    private func forgetSource(_ url: URL) {
+    func forgetSource(_ url: URL) {
         guard let cache = manager.cache else { return }
         let key = manager.cacheKey(for: url)
         do { try cache.removeImage(forKey: key, type: .disk) } catch {
@@ -66,7 +66,7 @@ extension ImageService {
     /// The source's bytes: the originals' disk cache, else one transfer (joined by concurrent requests for
     /// other results of the same source) admitted by the origin gate (a fair share of the transfer slots per host)
     /// and ended at `deadline`, counted from the arrival of the request that started it.
-    private func sourceBytes(for url: URL, deadline: ContinuousClock.Instant) async throws -> (data: Data, source: ImageSource) {
+    func sourceBytes(for url: URL, deadline: ContinuousClock.Instant) async throws -> (data: Data, source: ImageSource) {
         let key = manager.cacheKey(for: url)
         let (value, _) = try await sourceCoalescer.value(forKey: key) { [self] in
             do {
@@ -161,8 +161,11 @@ extension ImageService {
         counts.withLock { $0.decodes += 1 }
         let frames = plan.animates ? try codec { try image.allFrames() } : [image.firstFrame]
         var shaped: [(buffer: PixelBuffer, duration: Double)] = []
+        // One crop window for every frame (chosen on the first): a window that moved between frames would shake.
+        var window: (x: Int, y: Int)?
         for frame in frames {
-            shaped.append((try shape(frame.buffer, orientation: image.orientation, plan: plan, watermarks: marks), frame.duration))
+            shaped.append((try shape(frame.buffer, orientation: image.orientation, plan: plan, watermarks: marks, window: &window),
+                           frame.duration))
         }
         let encode = { [self] (quality: Int) throws -> Data in
             var encoder = ImageEncoder(format: plan.format, loopCount: image.loopCount,
@@ -189,9 +192,10 @@ extension ImageService {
     }
 
     /// Orientation, the source crop, the `cover` crop (of the part that scales to the output, placed by the plan's
-    /// focus), resize to the output size, blur, flips, then the output filters in order.
+    /// focus, or by the smart or entropy window), resize to the output size, blur, flips, then the output filters in
+    /// order. `window` is the `cover` crop's origin: chosen on the first frame when `nil`, then reused.
     private func shape(_ buffer: PixelBuffer, orientation: ImageOrientation, plan: RenderPlan,
-                       watermarks: [String: PixelBuffer]) throws -> PixelBuffer {
+                       watermarks: [String: PixelBuffer], window: inout (x: Int, y: Int)?) throws -> PixelBuffer {
         let g = plan.geometry
         return try codec {
             var b = try buffer.applyingOrientation(orientation)
@@ -205,10 +209,19 @@ extension ImageService {
             if g.scaledWidth != g.outputWidth || g.scaledHeight != g.outputHeight {
                 // Crop first, in the buffer's own pixels, the part that scales to the output: scaling the whole
                 // image then cropping would make a cover of an extreme aspect ratio allocate up to 16384² pixels
-                // (1000 × 1 into 1 × 512: 512,000 × 512, 1 GiB) for a few hundred pixels of output.
+                // (1000 × 1 into 1 × 512: 512,000 × 512, 1 GiB) for a few hundred pixels of output. The gravity
+                // places it in the oriented frame (its fractions and focal point are of the oriented source).
                 let (width, height) = RenderPlan.cropSize(of: (b.width, b.height), geometry: g)
-                let origin = RenderPlan.cropOrigin(size: (b.width, b.height), window: (width, height),
+                let origin: (x: Int, y: Int)
+                if let window {
+                    origin = window
+                } else if let strategy = plan.cropStrategy {
+                    origin = b.cropWindow(width: width, height: height, strategy: strategy)
+                } else {
+                    origin = RenderPlan.cropOrigin(size: (b.width, b.height), window: (width, height),
                                                    source: plan.croppedSourceSize, geometry: g, focus: plan.focus)
+                }
+                window = origin
                 b = try b.cropped(x: origin.x, y: origin.y, width: width, height: height)
             }
             if b.width != g.outputWidth || b.height != g.outputHeight {
@@ -261,6 +274,9 @@ struct RenderPlan: Sendable {
     var maxBytes: Int?
     /// How a watermark is decoded: its first frame, within the source limits.
     var watermarkDecodeOptions: DecodeOptions
+    /// The smart or entropy window's strategy (chosen from the pixels); `nil` for the anchors, focal points and
+    /// thumbor's focal regions, placed by `focus` as thumbor places them.
+    var cropStrategy: CropWindowStrategy?
     /// The memory the render holds at its peak besides its decode (reserved in the decode budget with it).
     var cost: RenderCost
 
@@ -343,6 +359,11 @@ struct RenderPlan: Sendable {
                                       maxPixelSize: animates ? nil : decodePixelSize)
         quality = options.quality
         blur = options.blur
+        // Smart and entropy windows come from the pixels, unless thumbor's focal regions placed the crop.
+        switch options.gravity {
+        case .smart where options.focalRegions.isEmpty, .entropy where options.focalRegions.isEmpty: cropStrategy = options.gravity.cropWindowStrategy
+        default: cropStrategy = nil
+        }
         // The frames decoded: every frame at canvas size for a kept animation, else the first frame at the size
         // the downsampled decode gives (`PixelBuffer.fittingSize` of the stored size).
         let decoded = animates || decodePixelSize == nil ? (info.width, info.height)

@@ -230,7 +230,7 @@ public final class ImageService: Sendable {
 
     /// The result on disk for `key`, shared: the bytes a response of it is still writing, else one read (joined by
     /// the concurrent requests of the key) registered in `servedBodies` for those that come while it is written.
-    private func sharedDiskResult(forKey key: String) async throws -> ServedBodies.Body? {
+    func sharedDiskResult(forKey key: String) async throws -> ServedBodies.Body? {
         if let shared = servedBodies.body(forKey: key) { return shared }
         return try await diskReadCoalescer.value(forKey: key) { [self] () throws -> ServedBodies.Body? in
             if let shared = servedBodies.body(forKey: key) { return shared }
@@ -247,7 +247,7 @@ public final class ImageService: Sendable {
 
     // MARK: Checks
 
-    private func checkSignature(_ pairs: [(name: String, value: String)]) throws(ImageServiceError) {
+    func checkSignature(_ pairs: [(name: String, value: String)]) throws(ImageServiceError) {
         let given = pairs.first { $0.name == "sig" }?.value
         guard let given else {
             if configuration.allowsUnsigned { return }
@@ -262,7 +262,7 @@ public final class ImageService: Sendable {
         guard valid else { throw .badSignature }
     }
 
-    private func checkSource(_ url: URL) throws(ImageServiceError) {
+    func checkSource(_ url: URL) throws(ImageServiceError) {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw .sourceRefused("only http and https sources are loaded (got \(url.scheme ?? "no scheme"))")
         }
@@ -278,7 +278,7 @@ public final class ImageService: Sendable {
 
     // MARK: Responses
 
-    private func imageResponse(_ result: ImageResult, tier: ResultTier, varies: Bool, ifNoneMatch: String?) -> ImageServiceResponse {
+    func imageResponse(_ result: ImageResult, tier: ResultTier, varies: Bool, ifNoneMatch: String?) -> ImageServiceResponse {
         var headers: [(name: String, value: String)] = [
             ("ETag", result.etag),
             ("Cache-Control", "public, max-age=\(configuration.cacheMaxAge)"),
