@@ -26,6 +26,18 @@ enum DocsSnippets {
         // end
     }
 
+    static func placeholders(url: URL) async throws {
+        // snippet: placeholders (docs/getting-started.md)
+        let info = try await ImageManager.shared.imageInfo(url: url)      // the header only: no pixels decoded
+        print(info.format, info.width, info.height, info.frameCount)
+        let image = try await ImageManager.shared.image(for: url, thumbnailPixelSize: 100)
+        let blurHash = try image.blurHash()                               // "LEHV6nWB2yk8pyo0adR*.7kCMdnj", 4×3 components
+        let thumbHash = try image.thumbHash()                             // ~25 bytes; base64 it for a page
+        let preview = try BlurHash.decode(blurHash, width: 32, height: 32) // a PixelBuffer to show while loading
+        print(blurHash, thumbHash.count, preview.width)
+        // end
+    }
+
     static func defaultManager() throws {
         // snippet: shared (docs/getting-started.md)
         ImageManager.shared = ImageManager(cache: try ImageCache(path: "/var/cache/myapp/images"))
