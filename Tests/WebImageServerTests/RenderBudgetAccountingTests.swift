@@ -67,6 +67,38 @@ final class RenderBudgetAccountingTests: XCTestCase {
         XCTAssertLessThanOrEqual(growth, most + Self.overhead, "the render held \(growth) bytes, the budget \(most)")
     }
 
+    /// Thumbor's filters at the box, from a tiny source: `fill(blur)` pads 64 × 64 to 4096², `sharpen` then works
+    /// on the whole box. The decode is nothing; the filters' buffers are what the budget must count.
+    func testThumborFiltersAtTheBoxAreReserved() async throws {
+        let harness = try await ServerHarness()
+        harness.origin.route("/tiny.png", .bytes(try TestImages.gradient(width: 64, height: 64, format: .png),
+                                                 contentType: "image/png"))
+        let budget = harness.service.manager.decodeBudget
+        let watch = Watch()
+        let watcher = Thread {
+            while !watch.done.load(ordering: .acquiring) {
+                let inUse = budget.bytesInUse
+                watch.most.withLock { $0 = max($0, inUse) }
+                usleep(200)
+            }
+        }
+        guard ResidentMemory.resetPeak() else { throw XCTSkip("/proc/self/clear_refs is not writable here") }
+        let before = ResidentMemory.current
+        watcher.start()
+        let origin = "127.0.0.1:\(harness.origin.url("/").port!)"
+        let reply = await harness.get(URL(string: "http://127.0.0.1:\(harness.port)/unsafe/fit-in/4096x4096/"
+                                          + "filters:fill(blur):sharpen(1,2,false):format(jpeg)/\(origin)/tiny.png")!, timeout: 600)
+        let growth = max(0, ResidentMemory.peak - before)
+        watch.done.store(true, ordering: .releasing)
+        let most = watch.most.withLock { $0 }
+        await harness.stop()
+        XCTAssertEqual(reply.status, 200)
+        XCTAssertEqual(budget.bytesInUse, 0, "the reservation was not given back")
+        print("ACCOUNTING thumbor fill(blur)+sharpen at 4096²: budget held \(most) bytes at most, resident grew \(growth)")
+        XCTAssertGreaterThanOrEqual(most, 4096 * 4096 * 4 * 4, "the budget did not count the filters' buffers")
+        XCTAssertLessThanOrEqual(growth, most + Self.overhead, "the render held \(growth) bytes, the budget \(most)")
+    }
+
     /// An animation kept as animated WebP at 2048²: eight output frames (128 MiB) held for libwebp's animation
     /// encoder, whose own canvases and candidate frames are counted too.
     func testAnAnimatedWebPRenderIsReserved() async throws {

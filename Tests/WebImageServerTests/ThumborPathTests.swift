@@ -203,6 +203,9 @@ final class ThumborPathTests: XCTestCase {
                 XCTAssertTrue(message.contains(String(bad.prefix { $0 != "(" })), "\(bad): \(message)")
             }
         }
+        // At most 32 filters: 32 pass, 33 are refused.
+        XCTAssertEqual(try ThumborFilterParser.parse(Array(repeating: "grayscale()", count: 32).joined(separator: ":")).count, 32)
+        XCTAssertThrowsError(try ThumborFilterParser.parse(Array(repeating: "grayscale()", count: 33).joined(separator: ":")))
         // What thumbor ignores for these arguments is ignored here too.
         XCTAssertEqual(try ThumborFilterParser.parse("proportion(2):rotate(360):focal(1x1:1x5)"), [.ignored, .ignored, .ignored])
     }

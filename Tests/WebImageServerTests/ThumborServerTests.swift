@@ -93,6 +93,14 @@ final class ThumborServerTests: XCTestCase {
         let (_, filled) = try await image("/unsafe/fit-in/400x400/filters:fill(ff0000):format(png)/\(origin("photo.jpg"))")
         XCTAssertEqual([filled.width, filled.height], [400, 400])
         XCTAssertEqual(filled.firstFrame.buffer.converted(to: .rgba8).pixel(x: 200, y: 10), RGBA(r: 255, g: 0, b: 0))
+        // fill and upscale reach the box: a box over the output pixel limit is refused before anything is made
+        // (8192² = 67 Mpx > 16.7 Mpx), one at it is not.
+        let huge = await get("/unsafe/fit-in/8192x8192/filters:fill(red)/\(origin("small.png"))")
+        XCTAssertEqual(huge.status, 422)
+        let hugeUp = await get("/unsafe/fit-in/8192x8192/filters:upscale()/\(origin("small.png"))")
+        XCTAssertEqual(hugeUp.status, 422)
+        let (_, atLimit) = try await image("/unsafe/fit-in/4096x4096/filters:fill(red):format(png)/\(origin("small.png"))")
+        XCTAssertEqual([atLimit.width, atLimit.height], [4096, 4096])
         // max_bytes lowers the quality until the JPEG fits.
         let (fitting, _) = try await image("/unsafe/400x300/filters:quality(95):max_bytes(6000)/\(origin("photo.jpg"))")
         XCTAssertLessThanOrEqual(fitting.body.count, 6000)

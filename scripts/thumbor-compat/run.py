@@ -18,6 +18,7 @@ import hmac
 import http.server
 import io
 import json
+import re
 import os
 import shutil
 import socketserver
@@ -115,6 +116,10 @@ def urls():
     # Malformed: thumbor ignores what we refuse (400), listed in the README.
     for f in ["nope()", "quality(abc)", "rotate(45)", "fill(notacolour)", "format(tiff)"]:
         add(f"bad filter {f}", f"200x200/filters:{f}/{{o}}/katherine.jpg")
+    # watermark(): the icon (alpha) on a photo, every kind of position.
+    for args in ["{o}/icon.png,10,10,50", "{o}/icon.png,-10,-10,0,30", "{o}/icon.png,center,center,20,20,20",
+                 "{o}/icon.png,repeat,repeat,50,10", "{o}/icon.png,10p,-20p,0,25", "http://{o}/icon.png,0,repeat,30,none,15"]:
+        add(f"watermark({args})", f"fit-in/400x400/filters:watermark({args})/{{o}}/katherine.jpg")
     return out
 
 
@@ -304,11 +309,14 @@ def write_recorded(rows, target: Path):
     we match thumbor on status (and on format and size for a 2xx), unsigned (a signature covers the origin's port)."""
     eligible = [r for r in rows if r["status_match"] and r["path"].startswith("/unsafe/")
                 and ("size_match" not in r or (r["size_match"] and r["format_match"]))]
-    step = max(1, len(eligible) / RECORDED)
-    chosen = [eligible[int(i * step)] for i in range(min(RECORDED, len(eligible)))]
+    errors = [r for r in eligible if "size_match" not in r][:3]  # thumbor's error statuses, a few of them
+    rest = [r for r in eligible if r not in errors]
+    count = min(RECORDED - len(errors), len(rest))
+    step = max(1, len(rest) / max(count, 1))
+    chosen = [rest[int(i * step)] for i in range(count)] + errors
     entries = []
     for r in chosen:
-        template = r["path"].replace(f"127.0.0.1:{ORIGIN_PORT}", "{o}")
+        template = re.sub(r"127\.0\.0\.1:\d+", "{o}", r["path"])  # the origin's port of that run
         w, h = r.get("thumbor_size") or (0, 0)
         entries.append(f'        .init(path: "{template}", status: {r["thumbor_status"]}, format: "{r.get("thumbor_format") or ""}", '
                        f'width: {w}, height: {h}, thumborBytes: {r["thumbor_bytes"] if "size_match" in r else 0}),')
@@ -341,6 +349,9 @@ enum ThumborCompatRecorded {{
 
 
 def main():
+    # SIGTERM ends the run through `finally`, so that thumbor, our server and the origin stop with it.
+    import signal
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", default=str(ROOT / ".build/debug/webimage-server"))
     parser.add_argument("--venv", default=os.environ.get("THUMBOR_VENV", "/work/venv-tools"))
@@ -348,8 +359,12 @@ def main():
     parser.add_argument("--record", action="store_true", help="write Tests/WebImageServerTests/ThumborCompatRecorded.swift")
     parser.add_argument("--limit", type=int, default=0, help="run only the first N URLs (a quick look)")
     parser.add_argument("--only", default="", help="run only these indices (comma-separated)")
+    parser.add_argument("--record-from", default="", help="write the recorded subset from a JSON of an earlier run, and stop")
     parser.add_argument("--save", default="", help="keep both answers of every URL in this folder")
     args = parser.parse_args()
+    if args.record_from:
+        write_recorded(json.loads(Path(args.record_from).read_text()), ROOT / "Tests/WebImageServerTests/ThumborCompatRecorded.swift")
+        return
     venv, server = Path(args.venv), Path(args.server)
     if not (venv / "bin" / "thumbor").exists():
         sys.exit(f"thumbor not found under {venv} (pip install thumbor==7.8.0 there)")

@@ -20,7 +20,7 @@ public enum OutputFilter: Sendable, Hashable {
     case proportion(Double)
     /// Luma only, by ITU-R 601 weights (thumbor's `grayscale()`, PIL's `L`).
     case grayscale
-    /// Turn the output counter-clockwise by a quarter turns count of degrees (90, 180 or 270; thumbor's `rotate`).
+    /// Turn the output counter-clockwise by `degrees` (90, 180 or 270), as thumbor's `rotate` (PIL's) turns.
     case rotate(degrees: Int)
     /// Round the corners with ellipse radii `a` × `b`, painting outside them `color` or transparency
     /// (thumbor's `round_corner(a|b, r, g, b, transparent)`).

@@ -99,8 +99,8 @@ public final class ImageService: Sendable {
     /// Opens the caches under `configuration.cacheDirectory` (made if missing, with its parents) and makes the
     /// manager.
     ///
-    /// - Throws: `ImageServiceError.internalFailure` when a cache folder cannot be opened, or when neither a
-    ///   signing key nor `allowsUnsigned` is configured; `.badSigningKey` for a key under 16 bytes.
+    /// - Throws: `ImageServiceError.internalFailure` when a cache folder cannot be opened, or when no signing key
+    ///   (`signingKey` or `thumborKeys`) nor `allowsUnsigned` is configured; `.badSigningKey` for a key under 16 bytes.
     public init(configuration: ImageServiceConfiguration) throws(ImageServiceError) {
         guard !configuration.signingKeys.isEmpty || !configuration.thumborKeys.isEmpty || configuration.allowsUnsigned else {
             throw .internalFailure("a signing key is required unless unsigned requests are allowed")

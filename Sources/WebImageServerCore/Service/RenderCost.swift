@@ -79,10 +79,12 @@ struct RenderCost: Sendable, Hashable {
             peak = max(peak, Self.sum(current, plane, output, strips))
         }
         if filterPixels > 0 {
-            // The output filters, flips and the source crop: each holds its input and its result, the largest of
-            // them as big as the box (`fill`, `upscale`), a blur or sharpen its 16-bit plane (8 bytes a pixel) too.
+            // The output filters, flips and the source crop, at most as big as the box (`fill`, `upscale`): the
+            // worst is a sharpen (or a blur of a straight-alpha image), which holds its input, a straight copy, the
+            // premultiplied copy the blur works on, the blur's 16-bit plane (two frames' worth), its result and
+            // its result converted back: seven frames of the box.
             let largest = Self.product(max(filterPixels, geometry.outputWidth * geometry.outputHeight), 4)
-            peak = max(peak, Self.sum(input, Self.product(largest, 4)))
+            peak = max(peak, Self.sum(input, Self.product(largest, 7)))
         }
         shapingBytes = peak
 
