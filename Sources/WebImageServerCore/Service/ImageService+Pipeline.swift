@@ -2,12 +2,13 @@ import Crypto
 import Foundation
 import ImageCodec
 import WebImage
+import WebImageJXL
 import WebImageSync
 
 extension ImageService {
     /// The pipeline of one result, run once per key however many requests wait for it: concurrency slot →
     /// source bytes (coalesced per source) → render on the render queue within the decode budget → store.
-    func makeResult(options: ImageRequestOptions, acceptsWebP: Bool, key: String,
+    func makeResult(options: ImageRequestOptions, candidates: [ImageFormat], key: String,
                     deadline: ContinuousClock.Instant) async throws -> (result: ImageResult, tier: ResultTier) {
         let admitted = running.withLock { count -> Bool in
             guard count < configuration.maxConcurrency else { return false }
@@ -23,7 +24,7 @@ extension ImageService {
         let source = try await sourceBytes(for: options.source, deadline: deadline)
         let result: ImageResult
         do {
-            result = try await render(source.data, options: options, acceptsWebP: acceptsWebP)
+            result = try await render(source.data, options: options, candidates: candidates)
         } catch ImageServiceError.notAnImage(let message) {
             forgetSource(options.source)
             throw ImageServiceError.notAnImage(message)
@@ -103,50 +104,94 @@ extension ImageService {
         return value
     }
 
-    /// Decodes, shapes and encodes on the render queue, the decode waiting for the manager's decode budget.
-    private func render(_ data: Data, options: ImageRequestOptions, acceptsWebP: Bool) async throws -> ImageResult {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageResult, any Error>) in
+    /// Decodes, shapes and encodes on the render queue, the decode waiting for the manager's decode budget, within
+    /// `renderTimeout`: past it the request is answered `.renderTimeout` (503) at once and its pipeline slot freed,
+    /// while the render stops at its next deadline check and only then releases its reservation (the memory it
+    /// still holds stays counted).
+    private func render(_ data: Data, options: ImageRequestOptions, candidates: [ImageFormat]) async throws -> ImageResult {
+        let timeout = configuration.renderTimeout
+        let limited = timeout.isFinite && timeout > 0
+        let deadline: ContinuousClock.Instant? = limited ? .now + .seconds(min(timeout, 1e9)) : nil
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageResult, any Error>) in
+            let answer = RenderAnswer(continuation)
+            // The timer is not cancelled when the render ends first (a `DispatchWorkItem` is not Sendable): it then
+            // fires into an answer already given, which does nothing.
+            if limited {
+                renderQueue.asyncAfter(deadline: .now() + min(timeout, 1e9)) {
+                    answer.resume(with: .failure(ImageServiceError.renderTimeout(seconds: timeout)))
+                }
+            }
+            let finish: @Sendable (Result<ImageResult, any Error>) -> Void = { [self] result in
+                if case .failure(let error) = result, case .renderTimeout? = error as? ImageServiceError {
+                    counts.withLock { $0.renderTimeouts += 1 }
+                    answer.resume(with: .failure(ImageServiceError.renderTimeout(seconds: timeout)))
+                } else {
+                    answer.resume(with: result)
+                }
+            }
             renderQueue.async { [self] in
                 let plan: RenderPlan
-                do { plan = try RenderPlan(data: data, options: options, acceptsWebP: acceptsWebP, configuration: configuration) } catch {
-                    continuation.resume(throwing: error)
+                do { plan = try RenderPlan(data: data, options: options, candidates: candidates, configuration: configuration) } catch {
+                    finish(.failure(error))
                     return
                 }
                 // The peak of the whole render, not only its decode: the decoded source, every buffer shaping
                 // makes (a blur's working plane is twice its output), every output frame the encoder holds
                 // until it encodes (up to 800 MB for 200 Mpx of animation) and the encoder's own buffers
                 // (RenderCost; AnimatedOutputBudgetTests, RenderBudgetAccountingTests).
-                let cost = plan.cost.peak(decodeCost: DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions))
+                let cost = plan.cost.peak(decodeCost: plan.recompressesJPEG ? 0 : DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions))
                 let started = Mutex(false)
                 _ = manager.decodeBudget.run(cost: cost, on: renderQueue) { [self] reservation in
                     started.withLock { $0 = true }
                     // Released before the result goes on: the render's buffers are gone once `run` returns, and
                     // a response (or a test reading the budget after it) must not see them still reserved.
-                    let result = Result(catching: { try self.run(plan, data: data) })
+                    let result = Result(catching: { try self.run(plan, data: data, deadline: deadline) })
                     reservation.release()
-                    continuation.resume(with: result)
+                    finish(result)
                 }
                 if !started.withLock({ $0 }) { metrics.decodeBudgetWait() }
             }
         }
     }
 
-    private func run(_ plan: RenderPlan, data: Data) throws -> ImageResult {
+    private func run(_ plan: RenderPlan, data: Data, deadline: ContinuousClock.Instant?) throws -> ImageResult {
+        // A render that waited for the budget past its deadline has been answered already: it does no work.
+        try Self.check(deadline)
+        let encodeOptions = EncodeOptions(quality: Double(plan.quality) / 100, deadline: deadline)
+        if plan.recompressesJPEG {
+            do {
+                return try result(JXLEncoder.recompressJPEG(data, options: encodeOptions), format: .jpegXL)
+            } catch ImageCodecError.deadlineExceeded {
+                throw ImageServiceError.renderTimeout(seconds: 0)
+            } catch {
+                // A JPEG libjxl cannot take (CMYK, arithmetic coding, damaged): its pixels are encoded instead.
+                Self.logger.debug("lossless JPEG recompression refused; encoding pixels", metadata: ["error": "\(error)"])
+            }
+        }
         let image: Image
         do { image = try ImageDecoder.decode(data, options: plan.decodeOptions) } catch let error as ImageCodecError {
             throw ImageServiceError(error)
         }
         counts.withLock { $0.decodes += 1 }
+        try Self.check(deadline)
         let frames = plan.animates ? try codec { try image.allFrames() } : [image.firstFrame]
-        var encoder = ImageEncoder(format: plan.format, loopCount: image.loopCount,
-                                   options: EncodeOptions(quality: Double(plan.quality) / 100))
+        var encoder = ImageEncoder(format: plan.format, loopCount: image.loopCount, options: encodeOptions)
         for frame in frames {
+            try Self.check(deadline)
             encoder.addFrame(try shape(frame.buffer, orientation: image.orientation, plan: plan), duration: frame.duration)
         }
-        let body = try codec { try encoder.encode() }
+        return try result(codec { try encoder.encode() }, format: plan.format)
+    }
+
+    private func result(_ body: Data, format: ImageFormat) -> ImageResult {
         counts.withLock { $0.encodes += 1 }
         let digest = SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined()
-        return ImageResult(body: body, contentType: plan.format.mimeType, etag: "\"\(digest)\"")
+        return ImageResult(body: body, contentType: format.mimeType, etag: "\"\(digest)\"")
+    }
+
+    /// Throws `.renderTimeout` once `deadline` has passed.
+    private static func check(_ deadline: ContinuousClock.Instant?) throws(ImageServiceError) {
+        if let deadline, ContinuousClock.now >= deadline { throw .renderTimeout(seconds: 0) }
     }
 
     /// Orientation, centred crop (for `cover`, of the part that scales to the output), resize to the output size, blur.
@@ -182,6 +227,9 @@ extension ImageService {
 /// What to do with one source for one request, decided from the header alone (no pixels decoded yet).
 struct RenderPlan: Sendable {
     var format: ImageFormat
+    /// A JPEG source asked for as JPEG XL at its own size, without crop, blur or orientation to apply: recompressed
+    /// losslessly (`JXLEncoder.recompressJPEG`) instead of decoded and encoded.
+    var recompressesJPEG = false
     var geometry: OutputGeometry
     var decodeOptions: DecodeOptions
     var animates: Bool
@@ -190,7 +238,7 @@ struct RenderPlan: Sendable {
     /// The memory the render holds at its peak besides its decode (reserved in the decode budget with it).
     var cost: RenderCost
 
-    init(data: Data, options: ImageRequestOptions, acceptsWebP: Bool, configuration: ImageServiceConfiguration) throws(ImageServiceError) {
+    init(data: Data, options: ImageRequestOptions, candidates: [ImageFormat], configuration: ImageServiceConfiguration) throws(ImageServiceError) {
         let info: ImageInfo
         do { info = try ImageDecoder.info(data) } catch let error as ImageCodecError { throw ImageServiceError(error) } catch {
             throw .notAnImage("\(error)")
@@ -210,16 +258,17 @@ struct RenderPlan: Sendable {
             throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the maximum of "
                               + "\(configuration.maximumOutputPixels) pixels")
         }
-        // `auto` does not pick WebP for an output WebP cannot hold; an explicit format that cannot is a 422.
+        // `auto` does not pick a format for an output it cannot hold; an explicit format that cannot is a 422.
         let side = max(geometry.outputWidth, geometry.outputHeight)
-        format = FormatNegotiation.outputFormat(requested: options.format,
-                                                acceptsWebP: acceptsWebP && side <= Self.maximumSide(of: .webp),
-                                                sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated)
+        format = FormatNegotiation.outputFormat(requested: options.format, candidates: candidates,
+                                                sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated,
+                                                fits: { side <= Self.maximumSide(of: $0) })
         guard side <= Self.maximumSide(of: format) else {
             throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the \(format) maximum of "
                               + "\(Self.maximumSide(of: format)) pixels a side")
         }
-        animates = options.keepsAnimation && animated && (format == .gif || format == .webp)
+        animates = options.keepsAnimation && animated && Self.animatedFormats.contains(format)
+            && ImageCodecRegistry.shared.canEncode(format, frameCount: 2)
         // Every kept frame is made at the output size: the output animation is held to the animation limit the
         // source is (a 1×1, 1,000-frame GIF asked for at 4096×4096 would otherwise be 67 GB of frames).
         if animates {
@@ -235,6 +284,10 @@ struct RenderPlan: Sendable {
                                       maxPixelSize: animates ? nil : geometry.decodePixelSize)
         quality = options.quality
         blur = options.blur
+        recompressesJPEG = format == .jpegXL && info.format == .jpeg && info.frameCount == 1 && info.orientation == .up
+            && options.blur == 0 && geometry.outputWidth == info.width && geometry.outputHeight == info.height
+            && geometry.scaledWidth == info.width && geometry.scaledHeight == info.height
+            && info.width * info.height <= configuration.decodeLimits.maxPixelsPerFrame
         // The frames decoded: every frame at canvas size for a kept animation, else the first frame at the size
         // the downsampled decode gives (`PixelBuffer.fittingSize` of the stored size).
         let decoded = animates || geometry.decodePixelSize == nil ? (info.width, info.height)
@@ -242,7 +295,14 @@ struct RenderPlan: Sendable {
         cost = RenderCost(inputWidth: decoded.0, inputHeight: decoded.1, frames: animates ? info.frameCount : 1,
                           orientation: info.orientation, geometry: geometry, blur: blur,
                           outputFrames: animates ? info.frameCount : 1, format: format)
+        if recompressesJPEG {
+            // The decode may still run (a JPEG libjxl refuses falls back to its pixels): the larger of the two.
+            cost = RenderCost.maximum(cost, RenderCost(jpegRecompressionOf: info.width * info.height, sourceBytes: data.count))
+        }
     }
+
+    /// The formats `anim=1` keeps animated (with a registered encoder that writes animations).
+    static let animatedFormats: Set<ImageFormat> = [.gif, .webp, .avif, .jpegXL]
 
     /// The centred crop `ImageService.shape` takes from a (decoded, oriented) frame of `size` before scaling:
     /// the part that scales to the output, in the frame's own pixels.
@@ -253,14 +313,37 @@ struct RenderPlan: Sendable {
         return (side(g.outputWidth, g.scaledWidth, size.width), side(g.outputHeight, g.scaledHeight, size.height))
     }
 
-    /// The longest side the built-in encoder of `format` writes: WebP 16,383 (`WEBP_MAX_DIMENSION`), JPEG 65,500
-    /// (libjpeg's `JPEG_MAX_DIMENSION`), GIF 65,535 (16-bit fields), PNG 2³¹ − 1.
+    /// The longest side the encoder of `format` writes: WebP 16,383 (`WEBP_MAX_DIMENSION`), JPEG 65,500
+    /// (libjpeg's `JPEG_MAX_DIMENSION`), GIF 65,535 (16-bit fields), AVIF 65,536 (AV1), JPEG XL 262,144 (level 5),
+    /// PNG 2³¹ − 1.
     static func maximumSide(of format: ImageFormat) -> Int {
         switch format {
         case .webp: return 16_383
+        case .avif: return 65_536
+        case .jpegXL: return 1 << 18
         case .jpeg: return 65_500
         case .gif: return 65_535
         default: return Int(Int32.max)
         }
+    }
+}
+
+/// The continuation of one render, resumed once: by the render's end or by its deadline, whichever comes first.
+///
+/// - Important: Thread-safe.
+final class RenderAnswer: Sendable {
+    private let continuation: Mutex<CheckedContinuation<ImageResult, any Error>?>
+
+    init(_ continuation: CheckedContinuation<ImageResult, any Error>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    /// Resumes the continuation with `result` the first time; later calls do nothing.
+    func resume(with result: Result<ImageResult, any Error>) {
+        let taken = continuation.withLock { value -> CheckedContinuation<ImageResult, any Error>? in
+            defer { value = nil }
+            return value
+        }
+        taken?.resume(with: result)
     }
 }

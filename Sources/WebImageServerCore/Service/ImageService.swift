@@ -61,6 +61,8 @@ public struct ImageServiceStatistics: Sendable, Hashable {
     public var encodes = 0
     /// Requests answered 503 because the service was saturated.
     public var saturated = 0
+    /// Renders stopped at `renderTimeout` (each answered 503), counted when they stopped.
+    public var renderTimeouts = 0
 }
 
 /// The image service, independent of any HTTP framework: `/image` query → validated options → signature
@@ -103,6 +105,7 @@ public final class ImageService: Sendable {
         guard configuration.signingKey != nil || configuration.allowsUnsigned else {
             throw .internalFailure("a signing key is required unless unsigned requests are allowed")
         }
+        Self.registerCodecModules()
         self.configuration = configuration
         if let key = configuration.signingKey {
             do { signer = try URLSigner(key: key) } catch { throw .badSigningKey(error) }
@@ -177,8 +180,12 @@ public final class ImageService: Sendable {
         try checkSignature(pairs)
         let options = try ImageRequestOptions(pairs: pairs)
         try checkSource(options.source)
-        let acceptsWebP = FormatNegotiation.acceptsWebP(request.accept)
-        let formatToken = options.format == .auto ? (acceptsWebP ? "auto-webp" : "auto") : options.format.rawValue
+        let candidates = FormatNegotiation.candidates(accepted: FormatNegotiation.acceptedFormats(request.accept),
+                                                      prefersJXL: options.prefersJXL || configuration.prefersJXL)
+        try checkEncodable(options.format)
+        // `auto` with the candidates it chooses among (with the source, they decide the format): "auto-avif-webp".
+        let formatToken = options.format == .auto ? (["auto"] + candidates.map(\.rawValue)).joined(separator: "-")
+            : options.format.rawValue
         let key = ResultCache.key(source: manager.cacheKey(for: options.source), processing: options.canonicalProcessing,
                                   format: formatToken)
 
@@ -191,7 +198,7 @@ public final class ImageService: Sendable {
             (result, tier, owner) = (shared.result, .resultDisk, shared)
         } else {
             let (made, isLeader) = try await resultCoalescer.value(forKey: key) { [self] in
-                try await makeResult(options: options, acceptsWebP: acceptsWebP, key: key,
+                try await makeResult(options: options, candidates: candidates, key: key,
                                      deadline: arrival + Self.sourceDeadline(configuration.sourceTimeout))
             }
             (result, tier) = (made.result, isLeader ? made.tier : .coalesced)
@@ -236,6 +243,20 @@ public final class ImageService: Sendable {
             throw .badSignature
         }
         guard let signer, signer.isValid(given, for: pairs) else { throw .badSignature }
+    }
+
+    /// An explicit `format=avif` or `format=jxl` this process cannot encode (a libavif without an AV1 encoder) is a
+    /// bad option, not a 500 after the source is fetched.
+    private func checkEncodable(_ format: RequestedFormat) throws(ImageServiceError) {
+        let named: ImageFormat
+        switch format {
+        case .avif: named = .avif
+        case .jxl: named = .jpegXL
+        default: return
+        }
+        guard ImageCodecRegistry.shared.canEncode(named) else {
+            throw .badOptions("format: \(format.rawValue) output is not available on this server")
+        }
     }
 
     private func checkSource(_ url: URL) throws(ImageServiceError) {
