@@ -100,7 +100,7 @@ final class AVIFEncoderRoundTripTests: XCTestCase {
         let frames = try (0..<1000).map { ImageFrame(buffer: try frame(width: 8, height: 8, seed: $0 % 7), duration: 0.02) }
         let data = try AVIFEncoder().encode(frames, format: .avif, loopCount: 0, options: EncodeOptions(quality: 0.5))
         XCTAssertTrue(try avifInfo(data).contains("1000 frames"))
-        let ours = try ImageDecoder.info(data)
+        let ours = try AVIFDecoder().info(data)
         XCTAssertEqual(ours.frameCount, 1000)
     }
 

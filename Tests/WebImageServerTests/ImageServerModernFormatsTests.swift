@@ -140,6 +140,23 @@ final class ImageServerModernFormatsTests: XCTestCase {
         XCTAssertEqual(harness.service.statistics.decodes, 1)
     }
 
+    /// A JPEG libjxl cannot recompress (CMYK) is served as JPEG XL all the same, from its pixels, planned and reserved
+    /// again for them.
+    func testAJPEGLibjxlRefusesIsEncodedFromItsPixels() async throws {
+        let root: URL
+        do { root = try Corpus.require() } catch let missing as Corpus.Missing { throw XCTSkip(missing.description) }
+        let cmyk = try Data(contentsOf: root.appendingPathComponent("jpeg/jpegdec_jpg-cmyk-1.jpg"))
+        let info = try ImageDecoder.info(cmyk)
+        harness.origin.route("/cmyk.jpg", .bytes(cmyk, contentType: "image/jpeg"))
+        let reply = await harness.image([("url", harness.source("/cmyk.jpg")), ("format", "jxl")])
+        XCTAssertEqual(reply.status, 200)
+        let image = try reply.decoded()
+        XCTAssertEqual(image.format, .jpegXL)
+        XCTAssertEqual([image.width, image.height], [info.width, info.height])
+        XCTAssertEqual(harness.service.statistics.decodes, 1, "decoded after libjxl refused it")
+        XCTAssertEqual(harness.service.manager.decodeBudget.bytesInUse, 0, "both reservations given back")
+    }
+
     func testASourceAtThePixelLimitIsEncodedAndOnePastItRefused() async throws {
         await harness.stop()
         harness = try await ServerHarness { $0.decodeLimits.maxPixelsPerFrame = 100 * 100 }

@@ -33,7 +33,7 @@ final class RenderTimeoutTests: XCTestCase {
         let slow = await harness.image([("url", harness.source("/big.jpg")), ("format", "avif"), ("blur", "40")])
         let waited = ContinuousClock.now - started
         XCTAssertEqual(slow.status, 503, String(decoding: slow.body, as: UTF8.self))
-        XCTAssertTrue(String(decoding: slow.body, as: UTF8.self).contains("render took longer than 1"))
+        XCTAssertEqual(slow.header("Cache-Control"), "no-store", "an error, not cached")
         XCTAssertNil(slow.header("Retry-After"), "the same render would take as long again")
         XCTAssertLessThan(waited, .seconds(20), "answered at the deadline, not when the render ends")
         XCTAssertEqual(harness.service.runningCount, 0, "the slot is free")
@@ -42,6 +42,13 @@ final class RenderTimeoutTests: XCTestCase {
         XCTAssertEqual(next.status, 200, String(decoding: next.body, as: UTF8.self))
         XCTAssertEqual(try next.decoded().width, 32)
         XCTAssertEqual(harness.service.statistics.saturated, 0)
+
+        // The same render asked of the service directly: the error is the render's timeout, with its seconds.
+        let query = "url=\(QueryString.escape(harness.source("/big.jpg")))&format=avif&blur=40"
+        let direct = await harness.service.handle(ImageServiceRequest(query: query))
+        XCTAssertEqual(direct.status, 503)
+        XCTAssertEqual(direct.error, .renderTimeout(seconds: 1))
+        XCTAssertTrue(String(decoding: direct.body, as: UTF8.self).contains("render took longer than 1"))
     }
 
     func testNoTimeoutWhenZero() async throws {

@@ -115,9 +115,11 @@ extension ImageService {
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageResult, any Error>) in
             let answer = RenderAnswer(continuation)
             // The timer is not cancelled when the render ends first (a `DispatchWorkItem` is not Sendable): it then
-            // fires into an answer already given, which does nothing.
+            // fires into an answer already given, which does nothing. It runs on a serial queue, which libdispatch
+            // serves from its overcommitting pool: on the render queue (as wide as the cores) it waited behind the
+            // very renders that ran past their deadlines, and no 503 came (RenderTimeoutTests).
             if limited {
-                renderQueue.asyncAfter(deadline: .now() + min(timeout, 1e9)) {
+                deadlineQueue.asyncAfter(deadline: .now() + min(timeout, 1e9)) {
                     answer.resume(with: .failure(ImageServiceError.renderTimeout(seconds: timeout)))
                 }
             }
@@ -135,23 +137,39 @@ extension ImageService {
                     finish(.failure(error))
                     return
                 }
-                // The peak of the whole render, not only its decode: the decoded source, every buffer shaping
-                // makes (a blur's working plane is twice its output), every output frame the encoder holds
-                // until it encodes (up to 800 MB for 200 Mpx of animation) and the encoder's own buffers
-                // (RenderCost; AnimatedOutputBudgetTests, RenderBudgetAccountingTests).
-                let cost = plan.cost.peak(decodeCost: plan.recompressesJPEG ? 0 : DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions))
-                let started = Mutex(false)
-                _ = manager.decodeBudget.run(cost: cost, on: renderQueue) { [self] reservation in
-                    started.withLock { $0 = true }
-                    // Released before the result goes on: the render's buffers are gone once `run` returns, and
-                    // a response (or a test reading the budget after it) must not see them still reserved.
-                    let result = Result(catching: { try self.run(plan, data: data, deadline: deadline) })
-                    reservation.release()
-                    finish(result)
-                }
-                if !started.withLock({ $0 }) { metrics.decodeBudgetWait() }
+                reserveAndRun(plan, data: data, deadline: deadline, finish: finish)
             }
         }
+    }
+
+    /// Runs `plan` once the decode budget has room for its peak, then hands its result to `finish`. A lossless JPEG
+    /// recompression reserves only its own cost; when libjxl refuses the JPEG, the render is planned again to
+    /// encode the pixels and reserves that cost in turn (reserving both at once held 1.14 GB for a 4096² JPEG
+    /// whose recompression grew the resident memory by 250 MB: RenderBudgetAccountingTests).
+    private func reserveAndRun(_ plan: RenderPlan, data: Data, deadline: ContinuousClock.Instant?,
+                               finish: @escaping @Sendable (Result<ImageResult, any Error>) -> Void) {
+        // The peak of the whole render, not only its decode: the decoded source, every buffer shaping
+        // makes (a blur's working plane is twice its output), every output frame the encoder holds
+        // until it encodes (up to 800 MB for 200 Mpx of animation) and the encoder's own buffers
+        // (RenderCost; AnimatedOutputBudgetTests, RenderBudgetAccountingTests).
+        let cost = plan.recompressesJPEG ? plan.recompressionCost.peak(decodeCost: 0)
+            : plan.cost.peak(decodeCost: DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions))
+        let started = Mutex(false)
+        _ = manager.decodeBudget.run(cost: cost, on: renderQueue) { [self] reservation in
+            started.withLock { $0 = true }
+            // Released before the result goes on: the render's buffers are gone once `run` returns, and
+            // a response (or a test reading the budget after it) must not see them still reserved.
+            let result = Result(catching: { try self.run(plan, data: data, deadline: deadline) })
+            reservation.release()
+            if case .failure(let error) = result, error is RecompressionRefused {
+                var pixels = plan
+                pixels.recompressesJPEG = false
+                reserveAndRun(pixels, data: data, deadline: deadline, finish: finish)
+                return
+            }
+            finish(result)
+        }
+        if !started.withLock({ $0 }) { metrics.decodeBudgetWait() }
     }
 
     private func run(_ plan: RenderPlan, data: Data, deadline: ContinuousClock.Instant?) throws -> ImageResult {
@@ -164,8 +182,10 @@ extension ImageService {
             } catch ImageCodecError.deadlineExceeded {
                 throw ImageServiceError.renderTimeout(seconds: 0)
             } catch {
-                // A JPEG libjxl cannot take (CMYK, arithmetic coding, damaged): its pixels are encoded instead.
+                // A JPEG libjxl cannot take (CMYK, arithmetic coding, damaged): its pixels are encoded instead,
+                // within their own reservation.
                 Self.logger.debug("lossless JPEG recompression refused; encoding pixels", metadata: ["error": "\(error)"])
+                throw RecompressionRefused()
             }
         }
         let image: Image
@@ -237,6 +257,8 @@ struct RenderPlan: Sendable {
     var blur: Double
     /// The memory the render holds at its peak besides its decode (reserved in the decode budget with it).
     var cost: RenderCost
+    /// The memory a lossless JPEG recompression holds (reserved instead of `cost` while `recompressesJPEG`).
+    var recompressionCost = RenderCost(jpegRecompressionOf: 0, sourceBytes: 0)
 
     init(data: Data, options: ImageRequestOptions, candidates: [ImageFormat], configuration: ImageServiceConfiguration) throws(ImageServiceError) {
         let info: ImageInfo
@@ -295,10 +317,7 @@ struct RenderPlan: Sendable {
         cost = RenderCost(inputWidth: decoded.0, inputHeight: decoded.1, frames: animates ? info.frameCount : 1,
                           orientation: info.orientation, geometry: geometry, blur: blur,
                           outputFrames: animates ? info.frameCount : 1, format: format)
-        if recompressesJPEG {
-            // The decode may still run (a JPEG libjxl refuses falls back to its pixels): the larger of the two.
-            cost = RenderCost.maximum(cost, RenderCost(jpegRecompressionOf: info.width * info.height, sourceBytes: data.count))
-        }
+        recompressionCost = RenderCost(jpegRecompressionOf: info.width * info.height, sourceBytes: data.count)
     }
 
     /// The formats `anim=1` keeps animated (with a registered encoder that writes animations).
@@ -327,6 +346,9 @@ struct RenderPlan: Sendable {
         }
     }
 }
+
+/// libjxl refused to recompress a JPEG: the render runs again on its pixels, with their own reservation.
+struct RecompressionRefused: Error {}
 
 /// The continuation of one render, resumed once: by the render's end or by its deadline, whichever comes first.
 ///

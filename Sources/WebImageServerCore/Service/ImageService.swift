@@ -94,6 +94,8 @@ public final class ImageService: Sendable {
     let counts = Mutex(ImageServiceStatistics())
     let metrics = ServiceMetrics()
     let renderQueue = DispatchQueue(label: "webimage.server.render", attributes: .concurrent)
+    /// Fires render deadlines (`renderTimeout`); serial, so never starved by the renders themselves.
+    let deadlineQueue = DispatchQueue(label: "webimage.server.render-deadline")
     static let logger = Logger(label: "webimage.server")
 
     /// Opens the caches under `configuration.cacheDirectory` (made if missing, with its parents) and makes the

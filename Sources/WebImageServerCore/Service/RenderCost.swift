@@ -111,17 +111,6 @@ struct RenderCost: Sendable, Hashable {
         encodingBytes = Self.sum(Self.product(pixels, JXLEncoder.jpegRecompressionBytesPerPixel), sourceBytes, sourceBytes)
     }
 
-    /// A cost whose every part is the larger of `a`'s and `b`'s (at least the peak of either).
-    static func maximum(_ a: RenderCost, _ b: RenderCost) -> RenderCost {
-        var cost = a
-        cost.decodedBytes = max(a.decodedBytes, b.decodedBytes)
-        cost.shapingBytes = max(a.shapingBytes, b.shapingBytes)
-        cost.outputFrameBytes = max(a.outputFrameBytes, b.outputFrameBytes)
-        cost.outputFrames = max(a.outputFrames, b.outputFrames)
-        cost.encodingBytes = max(a.encodingBytes, b.encodingBytes)
-        return cost
-    }
-
     private static func product(_ values: Int...) -> Int {
         var total = 1
         for value in values {
