@@ -10,6 +10,8 @@
 //   webimage (the command-line tool)
 //   WebImageServerCore → WebImageServerHummingbird → webimage-server (the image service; only these build
 //   Hummingbird, swift-service-lifecycle, swift-metrics, swift-prometheus and swift-crypto)
+//   WebImageServerCore links the codec modules WebImageAVIF and WebImageJXL, and WebImageHEIF only under the
+//   `HEIF` trait (default on): `--traits CommandLine,Service` builds a server without libheif and its libx265.
 import PackageDescription
 
 /// A system C library found through pkg-config, with the Debian package that provides it.
@@ -47,7 +49,10 @@ let package = Package(
         .trait(name: "CommandLine", description: "The webimage command-line tool (swift-argument-parser, swift-nio)."),
         .trait(name: "Service", description: "webimage-server and its libraries (Hummingbird 2, swift-service-lifecycle, "
                + "swift-metrics, swift-prometheus, swift-crypto)."),
-        .default(enabledTraits: ["CommandLine", "Service"]),
+        .trait(name: "HEIF", description: "webimage-server reads HEIC/HEIF sources through WebImageHEIF (libheif, which links "
+               + "libx265, GPL-2+). Without it (`swift build --traits CommandLine,Service`) the server links no libheif "
+               + "and answers 415 to HEIC."),
+        .default(enabledTraits: ["CommandLine", "Service", "HEIF"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
@@ -143,7 +148,8 @@ let package = Package(
         .target(
             name: "WebImageServerCore",
             dependencies: [
-                "WebImage", "WebImageSync", "ImageCodec", "KVCache", "Fetcher",
+                "WebImage", "WebImageSync", "ImageCodec", "KVCache", "Fetcher", "WebImageAVIF", "WebImageJXL",
+                .target(name: "WebImageHEIF", condition: .when(traits: ["HEIF"])),
                 .product(name: "Crypto", package: "swift-crypto", condition: .when(traits: ["Service"])),
                 .product(name: "Metrics", package: "swift-metrics", condition: .when(traits: ["Service"])),
                 .product(name: "Logging", package: "swift-log"),
@@ -202,6 +208,7 @@ let package = Package(
         .testTarget(name: "WebImageHEIFTests", dependencies: ["WebImageHEIF", "ImageCodec", "TestSupport"]),
         .testTarget(name: "WebImageServerTests",
                     dependencies: ["WebImageServerCore", "WebImageServerHummingbird", "WebImage", "WebImageSync", "ImageCodec",
+                                   "WebImageAVIF", "WebImageJXL",
                                    "WebImageMemcached",
                                    .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                                    "Fetcher", "TestSupport"]),

@@ -2,14 +2,31 @@ internal import CWebImageAVIF
 import Foundation
 import ImageCodec
 
-/// Encodes AVIF stills and sequences through libavif (`avifEncoderAddImage`, `avifEncoderFinish`) with its
-/// default AV1 encoder. Registered by `AVIFCodec.register()` only when `AVIFCodec.isEncodingAvailable`.
+/// Encodes AVIF stills and sequences through libavif (`avifEncoderAddImage`, `avifEncoderFinish`).
+/// Registered by `AVIFCodec.register()` only when `AVIFCodec.isEncodingAvailable`.
 ///
 /// `EncodeOptions.quality` maps to libavif's quantizers (1.0 → 0, 0.0 → 63); `isLossless` uses quantizer 0
-/// and 4:4:4. Speed 8 (libavif's fast end; a server encodes on demand). 8-bit 4:2:0 otherwise.
+/// and 4:4:4. 8-bit 4:2:0 otherwise.
+///
+/// - The AV1 encoder: libaom at speed `AVIFEncoder.speed`, chosen by bytes × time against rav1e and SVT-AV1 on
+///   photos at 400×300 and 1200 px (docs/performance.md, "AVIF encoders"); another encoder the installed
+///   libavif has when it lacks libaom.
+/// - One thread per encode (`maxThreads` 1): a server encodes several results at once on its render queue, and
+///   threads inside one encode would only compete with them for the same cores.
+/// - `EncodeOptions.deadline` is checked before each frame: libavif 0.11 has no progress or abort hook, so one
+///   frame's AV1 encode runs to its end.
+/// - Working memory: libaom's frame buffers, lookahead and the YUV image, about `workingBytesPerPixel` bytes a
+///   pixel (measured peak RSS over the input: docs/performance.md).
 ///
 /// - Important: Stateless and thread-safe.
 public struct AVIFEncoder: ImageEncoding {
+    /// libaom's speed (0 slowest … 10 fastest) used by this encoder: 9.
+    public static let speed: Int32 = 9
+    /// The bytes libavif and libaom hold while encoding, per pixel of one frame, as an upper bound (measured).
+    public static let workingBytesPerPixel = 24
+    /// The largest side libavif writes (AV1's 16-bit frame size fields): 65,536.
+    public static let maximumSide = 65_536
+
     /// Makes the encoder.
     public init() {}
 
@@ -29,10 +46,16 @@ public struct AVIFEncoder: ImageEncoding {
         encoder.pointee.maxQuantizer = quantizer
         encoder.pointee.minQuantizerAlpha = options.isLossless ? 0 : min(quantizer, 10)
         encoder.pointee.maxQuantizerAlpha = options.isLossless ? 0 : min(quantizer, 10)
-        encoder.pointee.speed = 8
+        encoder.pointee.speed = Self.speed
+        encoder.pointee.maxThreads = 1
+        encoder.pointee.codecChoice = Self.codecChoice
         encoder.pointee.timescale = 1000
-        let first = frames[0].buffer
+        guard let first = frames.first?.buffer else { throw ImageCodecError.encodingFailed(format: .avif, message: "no frames") }
+        guard first.width <= Self.maximumSide, first.height <= Self.maximumSide else {
+            throw ImageCodecError.encodingFailed(format: .avif, message: "AVIF images are at most \(Self.maximumSide) a side")
+        }
         for frame in frames {
+            try options.checkDeadline(.avif)
             guard frame.buffer.width == first.width, frame.buffer.height == first.height else {
                 throw ImageCodecError.encodingFailed(format: .avif, message: "frames of different sizes")
             }
@@ -57,12 +80,19 @@ public struct AVIFEncoder: ImageEncoding {
             let flags = frames.count == 1 ? avifAddImageFlags(AVIF_ADD_IMAGE_FLAG_SINGLE.rawValue) : avifAddImageFlags(0)
             try check(avifEncoderAddImage(encoder, image, duration, flags))
         }
+        try options.checkDeadline(.avif)
         var output = avifRWData()
         defer { avifRWDataFree(&output) }
         try check(avifEncoderFinish(encoder, &output))
         guard let bytes = output.data else { throw ImageCodecError.encodingFailed(format: .avif, message: "no output") }
         return Data(bytes: bytes, count: output.size)
     }
+
+    /// libaom when the installed libavif has it, else libavif's own choice (rav1e, SVT-AV1).
+    static let codecChoice: avifCodecChoice = {
+        avifCodecName(AVIF_CODEC_CHOICE_AOM, avifCodecFlags(AVIF_CODEC_FLAG_CAN_ENCODE.rawValue)) != nil
+            ? AVIF_CODEC_CHOICE_AOM : AVIF_CODEC_CHOICE_AUTO
+    }()
 
     private func check(_ result: avifResult) throws {
         guard result == AVIF_RESULT_OK else {

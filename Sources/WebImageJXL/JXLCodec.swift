@@ -2,7 +2,8 @@ internal import CWebImageJXL
 import ImageCodec
 
 /// JPEG XL for WebImage, over Debian's libjxl 0.7: registers a JPEG XL decoder (stills and animations, with
-/// partial images while downloading).
+/// partial images while downloading) and encoder (`JXLEncoder`: stills, alpha, animations; lossless JPEG
+/// recompression with `JXLEncoder.recompressJPEG`).
 ///
 /// ```swift
 /// import WebImageJXL
@@ -22,17 +23,18 @@ import ImageCodec
 ///   checked against `DecodeLimits` at `JXL_DEC_BASIC_INFO`, before libjxl allocates any frame or pixel buffer
 ///   (a 47 KB file declaring 16384² otherwise takes 1.06 GB), and each frame header is counted against
 ///   `maxFrameCount` and `maxTotalPixels` before its pixels. `maxPixelSize` resizes after a full-size decode.
-/// - No encoder (Debian's libjxl 0.7 ships one, but it is not offered here yet).
+/// - Encoding: `JXLEncoder` (effort 4, one thread, the deadline of `EncodeOptions` checked between frames and
+///   output chunks).
 /// - Single-threaded per decode (no parallel runner): the manager already decodes on several queues.
 ///
 /// - Important: Thread-safe.
 public enum JXLCodec {
-    /// Registers the JPEG XL decoder in `registry` (default `ImageCodecRegistry.shared`), ahead of every codec
-    /// registered before. Call it once.
+    /// Registers the JPEG XL decoder and encoder in `registry` (default `ImageCodecRegistry.shared`), ahead of
+    /// every codec registered before. Call it once.
     /// - Returns: the registrations, for `ImageCodecRegistry.unregister(_:)`.
     @discardableResult
     public static func register(in registry: ImageCodecRegistry = .shared) -> [ImageCodecRegistration] {
-        [registry.register(decoder: JXLDecoder())]
+        [registry.register(decoder: JXLDecoder()), registry.register(encoder: JXLEncoder())]
     }
 
     /// The libjxl version, e.g. `0.7.0` (wraps `JxlDecoderVersion`).

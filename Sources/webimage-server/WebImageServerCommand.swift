@@ -73,6 +73,12 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "Seconds a source may take, from the request's arrival: the wait for a transfer slot and the transfer.")
     var sourceTimeout = 10.0
 
+    @Option(help: "Seconds a render (decode, resize, encode) may take once its source is there; past it, 503 (0: no limit).")
+    var renderTimeout = 10.0
+
+    @Flag(help: "format=auto tries JPEG XL first (before AVIF and WebP) for clients that list image/jxl, as prefer=jxl does.")
+    var preferJxl = false
+
     @Option(help: "Origin transfers at the same time, in all.")
     var maxTransfers = 16
 
@@ -115,6 +121,7 @@ struct WebImageServerCommand: AsyncParsableCommand {
         guard maxRequestBody >= 0 else { throw ValidationError("--max-request-body must be 0 or more bytes") }
         guard maxConnections > 0 else { throw ValidationError("--max-connections must be at least 1") }
         guard sourceTimeout.isFinite, sourceTimeout > 0 else { throw ValidationError("--source-timeout must be more than 0 seconds") }
+        guard renderTimeout.isFinite, renderTimeout >= 0 else { throw ValidationError("--render-timeout must be 0 or more seconds") }
         guard maxTransfers > 0 else { throw ValidationError("--max-transfers must be at least 1") }
         if let maxTransfersPerHost, maxTransfersPerHost < 1 { throw ValidationError("--max-transfers-per-host must be at least 1") }
         guard shutdownGrace.isFinite, shutdownGrace >= 0 else { throw ValidationError("--shutdown-grace must be 0 or more seconds") }
@@ -148,6 +155,8 @@ struct WebImageServerCommand: AsyncParsableCommand {
         configuration.cacheMaxAge = maxAge
         configuration.cachesResults = !noResultCache
         configuration.sourceTimeout = sourceTimeout
+        configuration.renderTimeout = renderTimeout
+        configuration.prefersJXL = preferJxl
         configuration.maxConcurrentTransfers = maxTransfers
         configuration.maxConcurrentTransfersPerHost = maxTransfersPerHost
         if let memcached {
@@ -158,6 +167,7 @@ struct WebImageServerCommand: AsyncParsableCommand {
             }
         }
         let service = try ImageService(configuration: configuration)
+        Logger(label: "webimage.server").info("codec modules", metadata: ["modules": "\(ImageService.codecModules.joined(separator: ", "))"])
         let server = ImageServer(service: service, host: host, port: port, idleTimeout: idleTimeout > 0 ? idleTimeout : nil,
                                  requestTimeout: requestTimeout > 0 ? requestTimeout : nil, maxRequestBodySize: maxRequestBody,
                                  maxConnections: maxConnections, shutdownGrace: shutdownGrace)

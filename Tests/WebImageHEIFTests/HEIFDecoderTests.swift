@@ -21,7 +21,11 @@ final class HEIFDecoderTests: XCTestCase {
     func testRegisteredCodecIsPickedByImageDecoder() throws {
         let data = try Data(contentsOf: try file("sdwebimage__TestImage.heif"))
         XCTAssertEqual(ImageFormat.sniff(data), .heif, "major brand mif1, compatible heic")
-        XCTAssertThrowsError(try ImageDecoder.decode(data)) { XCTAssertEqual($0 as? ImageCodecError, .unsupportedFormat(.heif)) }
+        // ImageService registers the codec modules in `.shared` for good; in a test process that ran a server test
+        // first, the format is decodable already.
+        if !ImageCodecRegistry.shared.canDecode(.heif) {
+            XCTAssertThrowsError(try ImageDecoder.decode(data)) { XCTAssertEqual($0 as? ImageCodecError, .unsupportedFormat(.heif)) }
+        }
         let registrations = HEIFCodec.register()
         defer { registrations.forEach(ImageCodecRegistry.shared.unregister) }
         XCTAssertTrue(ImageFormat.heif.isDecodable)

@@ -20,7 +20,11 @@ final class JXLDecoderTests: XCTestCase {
 
     func testRegisteredCodecIsPickedByImageDecoder() throws {
         let data = try Data(contentsOf: try file("conformance__bicycles.jxl"))
-        XCTAssertThrowsError(try ImageDecoder.decode(data)) { XCTAssertEqual($0 as? ImageCodecError, .unsupportedFormat(.jpegXL)) }
+        // ImageService registers the codec modules in `.shared` for good; in a test process that ran a server test
+        // first, the format is decodable already.
+        if !ImageCodecRegistry.shared.canDecode(.jpegXL) {
+            XCTAssertThrowsError(try ImageDecoder.decode(data)) { XCTAssertEqual($0 as? ImageCodecError, .unsupportedFormat(.jpegXL)) }
+        }
         let registrations = JXLCodec.register()
         defer { registrations.forEach(ImageCodecRegistry.shared.unregister) }
         XCTAssertTrue(ImageFormat.jpegXL.isDecodable)

@@ -174,10 +174,14 @@ final class ImageServerKeyTests: XCTestCase {
         case (nil, nil): (outW, outH) = (source.width, source.height)
         }
         // No `Accept` from the test: the client sends `FetchRequest.defaultAccept`, which names WebP.
-        let acceptsWebP = (accept ?? FetchRequest.defaultAccept).lowercased().split(separator: ",").contains { range in
-            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
-            return parts.first == "image/webp" && !parts.dropFirst().contains("q=0")
+        func accepts(_ type: String) -> Bool {
+            (accept ?? FetchRequest.defaultAccept).lowercased().split(separator: ",").contains { range in
+                let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+                return parts.first == type && !parts.dropFirst().contains("q=0")
+            }
         }
+        let acceptsWebP = accepts("image/webp")
+        let acceptsAVIF = accepts("image/avif")
         let anim = options["anim"] == "1"
         let requested = options["format"] ?? "auto"
         let format: ImageFormat
@@ -186,10 +190,12 @@ final class ImageServerKeyTests: XCTestCase {
         case "png": format = .png
         case "webp": format = .webp
         case "gif": format = .gif
+        case "avif": format = .avif
+        case "jxl": format = .jpegXL
         default:
-            format = acceptsWebP ? .webp : (anim && source.frames > 1) ? .gif : source.hasAlpha ? .png : .jpeg
+            format = acceptsAVIF ? .avif : acceptsWebP ? .webp : (anim && source.frames > 1) ? .gif : source.hasAlpha ? .png : .jpeg
         }
-        let frames = anim && source.frames > 1 && (format == .gif || format == .webp) ? source.frames : 1
+        let frames = anim && source.frames > 1 && [.gif, .webp, .avif, .jpegXL].contains(format) ? source.frames : 1
         return Expectation(status: 200, width: outW, height: outH, format: format, frames: frames, varies: requested == "auto")
     }
 
@@ -217,7 +223,7 @@ final class ImageServerKeyTests: XCTestCase {
         ]
         for source in sources { harness.origin.route(source.path, .bytes(source.bytes)) }
         let accepts: [String?] = [nil, "image/webp,*/*", "image/*", "*/*", "image/webp;q=0, image/*",
-                                  "image/avif,image/webp,image/apng,*/*;q=0.8", "IMAGE/WEBP"]
+                                  "image/avif,image/webp,image/apng,*/*;q=0.8", "IMAGE/WEBP", "image/avif;q=0,image/webp"]
 
         struct Trial: Sendable {
             var url: URL
@@ -249,7 +255,7 @@ final class ImageServerKeyTests: XCTestCase {
                     add("h", String(h), spellings: ["00\(h)"])
                 }
                 if random.next(upTo: 2) == 0 { add("fit", ["cover", "contain", "fill"][random.next(upTo: 3)]) }
-                if random.next(upTo: 2) == 0 { add("format", ["auto", "jpeg", "png", "webp", "gif"][random.next(upTo: 5)]) }
+                if random.next(upTo: 2) == 0 { add("format", ["auto", "jpeg", "png", "webp", "gif", "avif", "jxl"][random.next(upTo: 7)]) }
                 if random.next(upTo: 3) == 0 { add("q", String(1 + random.next(upTo: 100))) }
                 if random.next(upTo: 2) == 0 { add("anim", String(random.next(upTo: 2))) }
                 if random.next(upTo: 4) == 0 {

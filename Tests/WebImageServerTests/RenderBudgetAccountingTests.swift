@@ -113,4 +113,22 @@ final class RenderBudgetAccountingTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(most, 8 * 2048 * 2048 * 4, "the kept output frames are not in the budget")
         XCTAssertLessThanOrEqual(growth, most + Self.overhead, "the render held \(growth) bytes, the budget \(most)")
     }
+
+    /// AVIF and JPEG XL encodes at 2048² (and a 4096² JPEG recompressed into JPEG XL): the encoders' own working
+    /// memory (libaom's frames, libjxl's float planes, the JPEG's coefficients) is reserved, not only the pixels.
+    func testAVIFAndJXLEncodesAreReserved() async throws {
+        for (format, size) in [("avif", 2048), ("jxl", 2048), ("jxl", 4096)] {
+            let harness = try await ServerHarness { $0.renderTimeout = 0 }
+            harness.origin.route("/big.jpg", .bytes(DecodeBombs.grayJPEG(width: size, height: size), contentType: "image/jpeg"))
+            // At 4096 the JPEG is served at its own size: recompressed, never decoded.
+            let resize: [(String, String)] = size == 4096 ? [] : [("w", "\(size - 1)")]
+            let (status, most, growth) = try await measure(harness, [("url", harness.source("/big.jpg")), ("format", format)] + resize)
+            let decodes = harness.service.statistics.decodes
+            await harness.stop()
+            XCTAssertEqual(status, 200, "\(format) \(size)")
+            print("ACCOUNTING \(format) at \(size)²: budget held \(most) bytes at most, resident grew \(growth)")
+            if size == 4096 { XCTAssertEqual(decodes, 0, "recompressed") }
+            XCTAssertLessThanOrEqual(growth, most + Self.overhead, "\(format) \(size)²: the render held \(growth) bytes, the budget \(most)")
+        }
+    }
 }

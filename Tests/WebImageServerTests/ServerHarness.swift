@@ -39,6 +39,9 @@ final class ServerHarness: @unchecked Sendable {
         var configuration = ImageServiceConfiguration(cacheDirectory: cacheDirectory.path)
         configuration.allowsUnsigned = true
         configuration.allowedNetworks = Self.loopback
+        // No render deadline unless a test sets one: a debug build on a busy machine takes more than the default 10 s
+        // for the largest renders (a 4096² blur), and a render stopped there keeps its thread until its next check.
+        configuration.renderTimeout = 0
         configure(&configuration)
         service = try ImageService(configuration: configuration)
         let server = ImageServer(service: service, host: "127.0.0.1", port: 0, idleTimeout: idleTimeout,

@@ -25,6 +25,8 @@ public enum ImageCodecError: Error, Sendable, Equatable, CustomStringConvertible
     case unsupportedEncoding(ImageFormat)
     /// A pixel buffer of this many bytes could not be allocated.
     case allocationFailed(byteCount: Int)
+    /// The encode passed `EncodeOptions.deadline` and was stopped (nothing was written).
+    case deadlineExceeded(format: ImageFormat)
 
     public var description: String {
         switch self {
@@ -40,6 +42,7 @@ public enum ImageCodecError: Error, Sendable, Equatable, CustomStringConvertible
         case .encodingFailed(let f, let message): return "\(f) encoding failed: \(message)"
         case .unsupportedEncoding(let f): return "cannot encode \(f)"
         case .allocationFailed(let n): return "could not allocate \(n) bytes of pixels"
+        case .deadlineExceeded(let f): return "\(f) encoding stopped at its deadline"
         }
     }
 }

@@ -125,7 +125,8 @@ public final class ImageCodecRegistry: Sendable {
     /// Encodes `frames` as `format` with the first matching encoder that succeeds.
     ///
     /// - Throws: `ImageCodecError.unsupportedEncoding` when no encoder writes `format` (for this many
-    ///   frames), otherwise the most telling error of the encoders that tried.
+    ///   frames), `.deadlineExceeded` as soon as an encoder stops at `options.deadline`, otherwise the most
+    ///   telling error of the encoders that tried.
     public func encode(_ frames: [ImageFrame], format: ImageFormat, loopCount: Int = 0,
                        options: EncodeOptions = EncodeOptions()) throws -> Data {
         guard !frames.isEmpty else { throw ImageCodecError.encodingFailed(format: format, message: "no frames") }
@@ -134,6 +135,8 @@ public final class ImageCodecRegistry: Sendable {
         var best: ImageCodecError?
         for encoder in candidates {
             do { return try encoder.encode(frames, format: format, loopCount: loopCount, options: options) } catch {
+                // Past the deadline, the next encoder would be stopped as well: give up at once.
+                if case .deadlineExceeded = error as? ImageCodecError { throw error }
                 best = Self.moreTelling(best, Self.codecError(error, format: format, codec: encoder.name, encoding: true))
             }
         }
@@ -171,6 +174,7 @@ public final class ImageCodecRegistry: Sendable {
 
     private static func rank(_ error: ImageCodecError) -> Int {
         switch error {
+        case .deadlineExceeded: return 4
         case .limitExceeded, .allocationFailed: return 3
         case .truncated, .corruptData, .invalidDimensions, .encodingFailed, .frameIndexOutOfRange: return 2
         case .emptyData: return 1

@@ -11,6 +11,9 @@ import Foundation
 ///   (total plays, 0 = forever). libwebp may merge a frame identical to the previous one into it (its
 ///   duration is added), so such an animation decodes with fewer frames.
 ///
+/// - `EncodeOptions.deadline`: a still stops within libwebp's progress hook (`WebPPicture.progress_hook`), an
+///   animation between frames.
+///
 /// - Important: Stateless and thread-safe.
 public enum WebPEncoder {
     /// Encodes one buffer.
@@ -23,11 +26,25 @@ public enum WebPEncoder {
         var writer = WebPMemoryWriter()
         WebPMemoryWriterInit(&writer)
         defer { WebPMemoryWriterClear(&writer) }
+        try options.checkDeadline(.webp)
+        var deadline = options.deadline
         let ok = withUnsafeMutablePointer(to: &writer) { writerPointer -> Int32 in
-            picture.writer = WebPMemoryWrite
-            picture.custom_ptr = UnsafeMutableRawPointer(writerPointer)
-            return WebPEncode(&config, &picture)
+            withUnsafeMutablePointer(to: &deadline) { deadlinePointer -> Int32 in
+                picture.writer = WebPMemoryWrite
+                picture.custom_ptr = UnsafeMutableRawPointer(writerPointer)
+                if options.deadline != nil {
+                    // libwebp calls the hook as its passes progress; a 0 aborts with VP8_ENC_ERROR_USER_ABORT.
+                    picture.user_data = UnsafeMutableRawPointer(deadlinePointer)
+                    picture.progress_hook = { _, picture in
+                        guard let instant = picture?.pointee.user_data?
+                            .assumingMemoryBound(to: ContinuousClock.Instant?.self).pointee else { return 1 }
+                        return ContinuousClock.now < instant ? 1 : 0
+                    }
+                }
+                return WebPEncode(&config, &picture)
+            }
         }
+        if ok == 0, picture.error_code == VP8_ENC_ERROR_USER_ABORT { throw ImageCodecError.deadlineExceeded(format: .webp) }
         guard ok != 0, let mem = writer.mem else {
             throw ImageCodecError.encodingFailed(format: .webp, message: message(picture.error_code))
         }
@@ -60,6 +77,8 @@ public enum WebPEncoder {
         }
         var timestamp = 0
         for frame in frames {
+            // WebPAnimEncoder makes its own pictures (no hook of ours reaches them): the deadline is checked per frame.
+            try options.checkDeadline(.webp)
             var picture = try makePicture(frame.buffer)
             defer { WebPPictureFree(&picture) }
             guard WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config) != 0 else { throw failure() }

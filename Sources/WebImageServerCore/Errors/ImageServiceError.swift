@@ -16,6 +16,7 @@ import WebImage
 /// | `pixelLimit` | 422 |
 /// | `originFailed`, `originUnreachable` | 502 |
 /// | `saturated` | 503 with `Retry-After` |
+/// | `renderTimeout` | 503 |
 /// | `originTimeout` | 504 |
 /// | `internalFailure` | 500 |
 /// | `badSigningKey` | (thrown by `ImageService.init`, never answered) |
@@ -50,6 +51,9 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
     case saturated(retryAfter: Int)
     /// The origin did not answer within the transfer timeout.
     case originTimeout
+    /// The render (decode, shape, encode) ran past `ImageServiceConfiguration.renderTimeout` (seconds) and was
+    /// stopped. Answered 503 without `Retry-After`: the same request would take as long again.
+    case renderTimeout(seconds: Double)
     /// Anything else (an encoder failure); a bug or an exhausted resource.
     case internalFailure(String)
     /// The configured signing key is refused (under 16 bytes): thrown by `ImageService.init`, never answered.
@@ -65,7 +69,7 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
         case .notAnImage: return 415
         case .pixelLimit: return 422
         case .originFailed, .originUnreachable: return 502
-        case .saturated: return 503
+        case .saturated, .renderTimeout: return 503
         case .originTimeout: return 504
         case .internalFailure, .badSigningKey: return 500
         }
@@ -85,6 +89,7 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
         case .originUnreachable: return "origin unreachable"
         case .saturated(let seconds): return "saturated; retry after \(seconds) s"
         case .originTimeout: return "origin timed out"
+        case .renderTimeout(let seconds): return "render took longer than \(seconds) s"
         case .internalFailure(let message): return "internal failure: \(message)"
         case .badSigningKey(let error): return "bad signing key: \(error)"
         }
@@ -138,6 +143,8 @@ public enum ImageServiceError: Error, Sendable, Equatable, CustomStringConvertib
         switch error {
         case .limitExceeded, .invalidDimensions, .allocationFailed: self = .pixelLimit("\(error)")
         case .encodingFailed, .unsupportedEncoding, .frameIndexOutOfRange: self = .internalFailure("\(error)")
+        // The render's own deadline; `ImageService` answers it as `.renderTimeout` with the configured seconds.
+        case .deadlineExceeded: self = .renderTimeout(seconds: 0)
         default: self = .notAnImage("\(error)")
         }
     }

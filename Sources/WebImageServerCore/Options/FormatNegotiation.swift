@@ -1,28 +1,57 @@
 import Foundation
 import ImageCodec
 
-/// Chooses the output format of a request (`format=auto` from the `Accept` header).
+/// Chooses the output format of a request (`format=auto` from the `Accept` header and the registered encoders).
+///
+/// `format=auto` takes the first of its candidates, AVIF, then WebP, then JPEG XL (JPEG XL first with `prefer=jxl`
+/// or `ImageServiceConfiguration.prefersJXL`), that the client lists in `Accept` and the process can encode
+/// (`ImageCodecRegistry.shared`) at the output's size; an animation kept with `anim=1` takes the first of them
+/// that animates, else GIF; else PNG for a source with alpha, else JPEG.
 ///
 /// - Important: Stateless; thread-safe.
 public enum FormatNegotiation {
     /// Whether `accept` lists `image/webp` with a quality above 0. Wildcards (`image/*`, `*/*`) do not count:
     /// clients that decode WebP say so (browsers do), and a client that does not must not receive it.
-    public static func acceptsWebP(_ accept: String?) -> Bool {
-        guard let accept else { return false }
+    public static func acceptsWebP(_ accept: String?) -> Bool { acceptedFormats(accept).contains(.webp) }
+
+    /// The formats `format=auto` may choose that `accept` lists by name with a quality above 0: `image/avif`,
+    /// `image/webp`, `image/jxl` (media types are case-insensitive). Wildcards (`image/*`, `*/*`) name none of
+    /// them: a client that decodes one says so, and one that does not must not receive it.
+    public static func acceptedFormats(_ accept: String?) -> Set<ImageFormat> {
+        guard let accept else { return [] }
+        var formats = Set<ImageFormat>()
         for range in accept.split(separator: ",") {
             let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard parts.first == "image/webp" else { continue }
+            let format: ImageFormat
+            switch parts.first {
+            case "image/avif": format = .avif
+            case "image/webp": format = .webp
+            case "image/jxl": format = .jpegXL
+            default: continue
+            }
             let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-            if q > 0 { return true }
+            if q > 0 { formats.insert(format) }
         }
-        return false
+        return formats
     }
 
-    /// The format to encode: the requested one, or for `.auto` WebP when accepted, else GIF for an animation
-    /// kept (`keepsAnimation` and more than one frame), PNG for a source with alpha, else JPEG; for `.original`
-    /// `sourceFormat` when it is JPEG, PNG, GIF or WebP, else PNG for a source with alpha, else JPEG.
-    public static func outputFormat(requested: RequestedFormat, acceptsWebP: Bool, sourceHasAlpha: Bool,
-                                    keepsAnimation: Bool, sourceFormat: ImageFormat? = nil) -> ImageFormat {
+    /// The formats `format=auto` tries before JPEG, PNG and GIF, in order: those of `accepted` that `canEncode`
+    /// (default: a registered encoder of `ImageCodecRegistry.shared`), AVIF, WebP, JPEG XL, or JPEG XL first when
+    /// `prefersJXL`. Part of the result key (it decides the format with the source's alpha, frames and size).
+    public static func candidates(accepted: Set<ImageFormat>, prefersJXL: Bool,
+                                  canEncode: (ImageFormat) -> Bool = { ImageCodecRegistry.shared.canEncode($0) }) -> [ImageFormat] {
+        let order: [ImageFormat] = prefersJXL ? [.jpegXL, .avif, .webp] : [.avif, .webp, .jpegXL]
+        return order.filter { accepted.contains($0) && canEncode($0) }
+    }
+
+    /// The format to encode: the requested one, or for `.auto` the first of `candidates` that `fits` (default:
+    /// every one) and, for an animation kept (`keepsAnimation`, more than one frame), that `animates` (default: a
+    /// registered encoder writes it animated); else GIF for an animation kept, PNG for a source with alpha, JPEG.
+    /// For `.original`: `sourceFormat` when it is JPEG, PNG, GIF or WebP, else PNG for a source with alpha, else JPEG.
+    public static func outputFormat(requested: RequestedFormat, candidates: [ImageFormat], sourceHasAlpha: Bool,
+                                    keepsAnimation: Bool, sourceFormat: ImageFormat? = nil, fits: (ImageFormat) -> Bool = { _ in true },
+                                    animates: (ImageFormat) -> Bool = { ImageCodecRegistry.shared.canEncode($0, frameCount: 2) })
+        -> ImageFormat {
         switch requested {
         case .original:
             if let sourceFormat, [.jpeg, .png, .gif, .webp].contains(sourceFormat) { return sourceFormat }
@@ -31,8 +60,10 @@ public enum FormatNegotiation {
         case .png: return .png
         case .webp: return .webp
         case .gif: return .gif
+        case .avif: return .avif
+        case .jxl: return .jpegXL
         case .auto:
-            if acceptsWebP { return .webp }
+            if let modern = candidates.first(where: { fits($0) && (!keepsAnimation || animates($0)) }) { return modern }
             if keepsAnimation { return .gif }
             return sourceHasAlpha ? .png : .jpeg
         }

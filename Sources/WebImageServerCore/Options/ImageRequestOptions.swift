@@ -15,8 +15,9 @@ public enum ImageFit: String, Sendable, Hashable, CaseIterable {
 
 /// The output format a request asks for.
 public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
-    /// Negotiated from `Accept`: WebP when accepted, else PNG for images with alpha, GIF for an animation
-    /// kept with `anim=1`, else JPEG (the default).
+    /// Negotiated from `Accept` and the registered encoders (`FormatNegotiation`): AVIF, then WebP, then JPEG XL
+    /// (first with `prefer=jxl`) when listed, else GIF for an animation kept with `anim=1`, PNG for images with
+    /// alpha, else JPEG (the default).
     case auto
     /// JPEG.
     case jpeg
@@ -29,11 +30,16 @@ public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
     /// The source's own format when this service encodes it (JPEG, PNG, GIF, WebP), else as `auto` without
     /// WebP: thumbor's default, where a PNG source stays PNG.
     case original
+    /// AVIF (an AVIF sequence with `anim=1` and an animated source); 400 when the installed libavif cannot encode.
+    case avif
+    /// JPEG XL (animated with `anim=1` and an animated source); a JPEG served at its own size, without blur, is
+    /// recompressed losslessly.
+    case jxl
 }
 
 /// The options of one `/image` request, parsed and validated:
-/// `url`, `w`, `h`, `fit=cover|contain|fill|outside`, `format=auto|jpeg|png|webp|gif|original`, `q`, `anim=0|1`, `blur`,
-/// `gravity`, `fp`
+/// `url`, `w`, `h`, `fit=cover|contain|fill|outside`, `format=auto|jpeg|png|webp|gif|avif|jxl|original`, `prefer=jxl`,
+/// `q`, `anim=0|1`, `blur`, `gravity`, `fp`, `preset`
 /// (and `sig`, checked by `URLSigner`).
 ///
 /// - Important: A value type; thread-safe.
@@ -48,6 +54,9 @@ public struct ImageRequestOptions: Sendable, Hashable {
     public var fit: ImageFit = .cover
     /// The output format. Default `.auto`.
     public var format: RequestedFormat = .auto
+    /// `prefer=jxl`: `format=auto` tries JPEG XL first for a client that lists `image/jxl`. Default `false` (or
+    /// the server's `prefersJXL`).
+    public var prefersJXL = false
     /// Lossy quality 1…100 (JPEG, lossy WebP). Default `defaultQuality` (80, as thumbor).
     public var quality: Int = ImageRequestOptions.defaultQuality
     /// Keep an animation (`anim=1`) when the output format animates (GIF, WebP). Default `false`: the first frame.
@@ -132,9 +141,12 @@ public struct ImageRequestOptions: Sendable, Hashable {
                 parsed.fit = fit
             case "format":
                 guard let format = RequestedFormat(rawValue: value) else {
-                    throw .badOptions("format: expected auto, jpeg, png, webp, gif or original")
+                    throw .badOptions("format: expected auto, jpeg, png, webp, gif, avif, jxl or original")
                 }
                 parsed.format = format
+            case "prefer":
+                guard value == "jxl" else { throw .badOptions("prefer: expected jxl") }
+                parsed.prefersJXL = true
             case "q": parsed.quality = try Self.integer(value, name: name, in: 1...100)
             case "anim":
                 guard value == "0" || value == "1" else { throw .badOptions("anim: expected 0 or 1") }

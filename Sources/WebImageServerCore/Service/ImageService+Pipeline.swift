@@ -2,12 +2,13 @@ import Crypto
 import Foundation
 import ImageCodec
 import WebImage
+import WebImageJXL
 import WebImageSync
 
 extension ImageService {
     /// The pipeline of one result, run once per key however many requests wait for it: concurrency slot →
     /// source bytes (coalesced per source) → render on the render queue within the decode budget → store.
-    func makeResult(options: ImageRequestOptions, acceptsWebP: Bool, key: String,
+    func makeResult(options: ImageRequestOptions, candidates: [ImageFormat], key: String,
                     deadline: ContinuousClock.Instant) async throws -> (result: ImageResult, tier: ResultTier) {
         let admitted = running.withLock { count -> Bool in
             guard count < configuration.maxConcurrency else { return false }
@@ -28,7 +29,7 @@ extension ImageService {
         }
         let result: ImageResult
         do {
-            result = try await render(source.data, options: options, acceptsWebP: acceptsWebP, watermarks: watermarks)
+            result = try await render(source.data, options: options, candidates: candidates, watermarks: watermarks)
         } catch ImageServiceError.notAnImage(let message) {
             forgetSource(options.source)
             throw ImageServiceError.notAnImage(message)
@@ -108,42 +109,100 @@ extension ImageService {
         return value
     }
 
-    /// Decodes, shapes and encodes on the render queue, the decode waiting for the manager's decode budget.
-    private func render(_ data: Data, options: ImageRequestOptions, acceptsWebP: Bool,
+    /// Decodes, shapes and encodes on the render queue, the decode waiting for the manager's decode budget, within
+    /// `renderTimeout`: past it the request is answered `.renderTimeout` (503) at once and its pipeline slot freed,
+    /// while the render stops at its next deadline check and only then releases its reservation (the memory it
+    /// still holds stays counted).
+    private func render(_ data: Data, options: ImageRequestOptions, candidates: [ImageFormat],
                         watermarks: [URL: Data]) async throws -> ImageResult {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageResult, any Error>) in
+        let timeout = configuration.renderTimeout
+        let limited = timeout.isFinite && timeout > 0
+        let deadline: ContinuousClock.Instant? = limited ? .now + .seconds(min(timeout, 1e9)) : nil
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<ImageResult, any Error>) in
+            let answer = RenderAnswer(continuation)
+            // The timer is not cancelled when the render ends first (a `DispatchWorkItem` is not Sendable): it then
+            // fires into an answer already given, which does nothing. It runs on a serial queue, which libdispatch
+            // serves from its overcommitting pool: on the render queue (as wide as the cores) it waited behind the
+            // very renders that ran past their deadlines, and no 503 came (RenderTimeoutTests).
+            if limited {
+                deadlineQueue.asyncAfter(deadline: .now() + min(timeout, 1e9)) {
+                    answer.resume(with: .failure(ImageServiceError.renderTimeout(seconds: timeout)))
+                }
+            }
+            let finish: @Sendable (Result<ImageResult, any Error>) -> Void = { [self] result in
+                if case .failure(let error) = result, case .renderTimeout? = error as? ImageServiceError {
+                    counts.withLock { $0.renderTimeouts += 1 }
+                    answer.resume(with: .failure(ImageServiceError.renderTimeout(seconds: timeout)))
+                } else {
+                    answer.resume(with: result)
+                }
+            }
             renderQueue.async { [self] in
                 let plan: RenderPlan
-                do { plan = try RenderPlan(data: data, options: options, acceptsWebP: acceptsWebP, configuration: configuration) } catch {
-                    continuation.resume(throwing: error)
+                do { plan = try RenderPlan(data: data, options: options, candidates: candidates, configuration: configuration) } catch {
+                    finish(.failure(error))
                     return
                 }
-                // The peak of the whole render, not only its decode: the decoded source, every buffer shaping
-                // makes (a blur's working plane is twice its output), every output frame the encoder holds
-                // until it encodes (up to 800 MB for 200 Mpx of animation) and the encoder's own buffers
-                // (RenderCost; AnimatedOutputBudgetTests, RenderBudgetAccountingTests).
-                var cost = plan.cost.peak(decodeCost: DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions))
-                // A watermark is decoded whole and held (with a resized and a drawn copy) through the render.
-                for mark in watermarks.values {
-                    let markCost = DecodeBudget.estimatedCost(of: mark, options: plan.watermarkDecodeOptions)
-                    cost = cost.addingReportingOverflow(markCost.multipliedReportingOverflow(by: 3).overflow ? .max : markCost * 3).overflow
-                        ? .max : cost + markCost * 3
-                }
-                let started = Mutex(false)
-                _ = manager.decodeBudget.run(cost: cost, on: renderQueue) { [self] reservation in
-                    started.withLock { $0 = true }
-                    // Released before the result goes on: the render's buffers are gone once `run` returns, and
-                    // a response (or a test reading the budget after it) must not see them still reserved.
-                    let result = Result(catching: { try self.run(plan, data: data, watermarks: watermarks) })
-                    reservation.release()
-                    continuation.resume(with: result)
-                }
-                if !started.withLock({ $0 }) { metrics.decodeBudgetWait() }
+                reserveAndRun(plan, data: data, watermarks: watermarks, deadline: deadline, finish: finish)
             }
         }
     }
 
-    private func run(_ plan: RenderPlan, data: Data, watermarks: [URL: Data]) throws -> ImageResult {
+    /// Runs `plan` once the decode budget has room for its peak, then hands its result to `finish`. A lossless JPEG
+    /// recompression reserves only its own cost; when libjxl refuses the JPEG, the render is planned again to
+    /// encode the pixels and reserves that cost in turn (reserving both at once held 1.14 GB for a 4096² JPEG
+    /// whose recompression grew the resident memory by 250 MB: RenderBudgetAccountingTests).
+    private func reserveAndRun(_ plan: RenderPlan, data: Data, watermarks: [URL: Data], deadline: ContinuousClock.Instant?,
+                               finish: @escaping @Sendable (Result<ImageResult, any Error>) -> Void) {
+        // The peak of the whole render, not only its decode: the decoded source, every buffer shaping
+        // makes (a blur's working plane is twice its output), every output frame the encoder holds
+        // until it encodes (up to 800 MB for 200 Mpx of animation) and the encoder's own buffers
+        // (RenderCost; AnimatedOutputBudgetTests, RenderBudgetAccountingTests).
+        var cost = plan.recompressesJPEG ? plan.recompressionCost.peak(decodeCost: 0)
+            : plan.cost.peak(decodeCost: DecodeBudget.estimatedCost(of: data, options: plan.decodeOptions))
+        // A watermark is decoded whole and held (with a resized and a drawn copy) through the render.
+        for mark in watermarks.values {
+            let markCost = DecodeBudget.estimatedCost(of: mark, options: plan.watermarkDecodeOptions)
+            let (triple, overflow) = markCost.multipliedReportingOverflow(by: 3)
+            let (sum, sumOverflow) = cost.addingReportingOverflow(overflow ? .max : triple)
+            cost = overflow || sumOverflow ? .max : sum
+        }
+        let started = Mutex(false)
+        _ = manager.decodeBudget.run(cost: cost, on: renderQueue) { [self] reservation in
+            started.withLock { $0 = true }
+            // Released before the result goes on: the render's buffers are gone once `run` returns, and
+            // a response (or a test reading the budget after it) must not see them still reserved.
+            let result = Result(catching: { try self.run(plan, data: data, watermarks: watermarks, deadline: deadline) })
+            reservation.release()
+            if case .failure(let error) = result, error is RecompressionRefused {
+                var pixels = plan
+                pixels.recompressesJPEG = false
+                reserveAndRun(pixels, data: data, watermarks: watermarks, deadline: deadline, finish: finish)
+                return
+            }
+            finish(result)
+        }
+        if !started.withLock({ $0 }) { metrics.decodeBudgetWait() }
+    }
+
+    private func run(_ plan: RenderPlan, data: Data, watermarks: [URL: Data], deadline: ContinuousClock.Instant?) throws -> ImageResult {
+        // A render that waited for the budget past its deadline has been answered already: it does no work.
+        try Self.check(deadline)
+        let encodeOptions = EncodeOptions(quality: Double(plan.quality) / 100, deadline: deadline)
+        if plan.recompressesJPEG {
+            do {
+                let body = try JXLEncoder.recompressJPEG(data, options: encodeOptions)
+                counts.withLock { $0.encodes += 1 }
+                return result(body, format: .jpegXL)
+            } catch ImageCodecError.deadlineExceeded {
+                throw ImageServiceError.renderTimeout(seconds: 0)
+            } catch {
+                // A JPEG libjxl cannot take (CMYK, arithmetic coding, damaged): its pixels are encoded instead,
+                // within their own reservation.
+                Self.logger.debug("lossless JPEG recompression refused; encoding pixels", metadata: ["error": "\(error)"])
+                throw RecompressionRefused()
+            }
+        }
         let image: Image
         do { image = try ImageDecoder.decode(data, options: plan.decodeOptions) } catch let error as ImageCodecError {
             throw ImageServiceError(error)
@@ -159,17 +218,21 @@ extension ImageService {
             }
         }
         counts.withLock { $0.decodes += 1 }
+        try Self.check(deadline)
         let frames = plan.animates ? try codec { try image.allFrames() } : [image.firstFrame]
         var shaped: [(buffer: PixelBuffer, duration: Double)] = []
         // One crop window for every frame (chosen on the first): a window that moved between frames would shake.
         var window: (x: Int, y: Int)?
         for frame in frames {
+            try Self.check(deadline)
             shaped.append((try shape(frame.buffer, orientation: image.orientation, plan: plan, watermarks: marks, window: &window),
                            frame.duration))
         }
         let encode = { [self] (quality: Int) throws -> Data in
-            var encoder = ImageEncoder(format: plan.format, loopCount: image.loopCount,
-                                       options: EncodeOptions(quality: Double(quality) / 100))
+            try Self.check(deadline)
+            var options = encodeOptions
+            options.quality = Double(quality) / 100
+            var encoder = ImageEncoder(format: plan.format, loopCount: image.loopCount, options: options)
             for frame in shaped { encoder.addFrame(frame.buffer, duration: frame.duration) }
             let body = try codec { try encoder.encode() }
             counts.withLock { $0.encodes += 1 }
@@ -187,8 +250,17 @@ extension ImageService {
             }
             if smaller.count <= maxBytes { body = smaller }
         }
+        return result(body, format: plan.format)
+    }
+
+    private func result(_ body: Data, format: ImageFormat) -> ImageResult {
         let digest = SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined()
-        return ImageResult(body: body, contentType: plan.format.mimeType, etag: "\"\(digest)\"")
+        return ImageResult(body: body, contentType: format.mimeType, etag: "\"\(digest)\"")
+    }
+
+    /// Throws `.renderTimeout` once `deadline` has passed.
+    private static func check(_ deadline: ContinuousClock.Instant?) throws(ImageServiceError) {
+        if let deadline, ContinuousClock.now >= deadline { throw .renderTimeout(seconds: 0) }
     }
 
     /// Orientation, the source crop, the `cover` crop (of the part that scales to the output, placed by the plan's
@@ -250,6 +322,9 @@ extension ImageService {
 /// What to do with one source for one request, decided from the header alone (no pixels decoded yet).
 struct RenderPlan: Sendable {
     var format: ImageFormat
+    /// A JPEG source asked for as JPEG XL at its own size, without crop, blur or orientation to apply: recompressed
+    /// losslessly (`JXLEncoder.recompressJPEG`) instead of decoded and encoded.
+    var recompressesJPEG = false
     var geometry: OutputGeometry
     var decodeOptions: DecodeOptions
     var animates: Bool
@@ -279,8 +354,10 @@ struct RenderPlan: Sendable {
     var cropStrategy: CropWindowStrategy?
     /// The memory the render holds at its peak besides its decode (reserved in the decode budget with it).
     var cost: RenderCost
+    /// The memory a lossless JPEG recompression holds (reserved instead of `cost` while `recompressesJPEG`).
+    var recompressionCost = RenderCost(jpegRecompressionOf: 0, sourceBytes: 0)
 
-    init(data: Data, options: ImageRequestOptions, acceptsWebP: Bool, configuration: ImageServiceConfiguration) throws(ImageServiceError) {
+    init(data: Data, options: ImageRequestOptions, candidates: [ImageFormat], configuration: ImageServiceConfiguration) throws(ImageServiceError) {
         let info: ImageInfo
         do { info = try ImageDecoder.info(data) } catch let error as ImageCodecError { throw ImageServiceError(error) } catch {
             throw .notAnImage("\(error)")
@@ -325,17 +402,17 @@ struct RenderPlan: Sendable {
             throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the maximum of "
                               + "\(configuration.maximumOutputPixels) pixels")
         }
-        // `auto` does not pick WebP for an output WebP cannot hold; an explicit format that cannot is a 422.
+        // `auto` does not pick a format for an output it cannot hold; an explicit format that cannot is a 422.
         let side = max(geometry.outputWidth, geometry.outputHeight)
-        format = FormatNegotiation.outputFormat(requested: options.format,
-                                                acceptsWebP: acceptsWebP && side <= Self.maximumSide(of: .webp),
+        format = FormatNegotiation.outputFormat(requested: options.format, candidates: candidates,
                                                 sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated,
-                                                sourceFormat: info.format)
+                                                sourceFormat: info.format, fits: { side <= Self.maximumSide(of: $0) })
         guard side <= Self.maximumSide(of: format) else {
             throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the \(format) maximum of "
                               + "\(Self.maximumSide(of: format)) pixels a side")
         }
-        animates = options.keepsAnimation && animated && (format == .gif || format == .webp)
+        animates = options.keepsAnimation && animated && Self.animatedFormats.contains(format)
+            && ImageCodecRegistry.shared.canEncode(format, frameCount: 2)
         // Every kept frame is made at the output size: the output animation is held to the animation limit the
         // source is (a 1×1, 1,000-frame GIF asked for at 4096×4096 would otherwise be 67 GB of frames).
         if animates {
@@ -364,6 +441,12 @@ struct RenderPlan: Sendable {
         case .smart where options.focalRegions.isEmpty, .entropy where options.focalRegions.isEmpty: cropStrategy = options.gravity.cropWindowStrategy
         default: cropStrategy = nil
         }
+        // Lossless recompression only for the JPEG as it is: no resize, crop, blur, rotation, flip or filter.
+        recompressesJPEG = format == .jpegXL && info.format == .jpeg && info.frameCount == 1 && info.orientation == .up
+            && options.blur == 0 && geometry.outputWidth == info.width && geometry.outputHeight == info.height
+            && geometry.scaledWidth == info.width && geometry.scaledHeight == info.height
+            && info.width * info.height <= configuration.decodeLimits.maxPixelsPerFrame
+            && sourceCrop == nil && filters.isEmpty && !flipsHorizontally && !flipsVertically && maxBytes == nil
         // The frames decoded: every frame at canvas size for a kept animation, else the first frame at the size
         // the downsampled decode gives (`PixelBuffer.fittingSize` of the stored size).
         let decoded = animates || decodePixelSize == nil ? (info.width, info.height)
@@ -373,7 +456,11 @@ struct RenderPlan: Sendable {
                           outputFrames: animates ? info.frameCount : 1, format: format,
                           filterPixels: filters.isEmpty && !flipsHorizontally && !flipsVertically && sourceCrop == nil ? 0 : filterPixels)
         if maxBytes != nil { cost.encodingBytes = cost.encodingBytes.multipliedReportingOverflow(by: 2).overflow ? .max : cost.encodingBytes * 2 }
+        recompressionCost = RenderCost(jpegRecompressionOf: info.width * info.height, sourceBytes: data.count)
     }
+
+    /// The formats `anim=1` keeps animated (with a registered encoder that writes animations).
+    static let animatedFormats: Set<ImageFormat> = [.gif, .webp, .avif, .jpegXL]
 
     /// The centred crop `ImageService.shape` takes from a (decoded, oriented) frame of `size` before scaling:
     /// the part that scales to the output, in the frame's own pixels.
@@ -426,14 +513,40 @@ struct RenderPlan: Sendable {
         }
     }
 
-    /// The longest side the built-in encoder of `format` writes: WebP 16,383 (`WEBP_MAX_DIMENSION`), JPEG 65,500
-    /// (libjpeg's `JPEG_MAX_DIMENSION`), GIF 65,535 (16-bit fields), PNG 2³¹ − 1.
+    /// The longest side the encoder of `format` writes: WebP 16,383 (`WEBP_MAX_DIMENSION`), JPEG 65,500
+    /// (libjpeg's `JPEG_MAX_DIMENSION`), GIF 65,535 (16-bit fields), AVIF 65,536 (AV1), JPEG XL 262,144 (level 5),
+    /// PNG 2³¹ − 1.
     static func maximumSide(of format: ImageFormat) -> Int {
         switch format {
         case .webp: return 16_383
+        case .avif: return 65_536
+        case .jpegXL: return 1 << 18
         case .jpeg: return 65_500
         case .gif: return 65_535
         default: return Int(Int32.max)
         }
+    }
+}
+
+/// libjxl refused to recompress a JPEG: the render runs again on its pixels, with their own reservation.
+struct RecompressionRefused: Error {}
+
+/// The continuation of one render, resumed once: by the render's end or by its deadline, whichever comes first.
+///
+/// - Important: Thread-safe.
+final class RenderAnswer: Sendable {
+    private let continuation: Mutex<CheckedContinuation<ImageResult, any Error>?>
+
+    init(_ continuation: CheckedContinuation<ImageResult, any Error>) {
+        self.continuation = Mutex(continuation)
+    }
+
+    /// Resumes the continuation with `result` the first time; later calls do nothing.
+    func resume(with result: Result<ImageResult, any Error>) {
+        let taken = continuation.withLock { value -> CheckedContinuation<ImageResult, any Error>? in
+            defer { value = nil }
+            return value
+        }
+        taken?.resume(with: result)
     }
 }

@@ -61,6 +61,8 @@ public struct ImageServiceStatistics: Sendable, Hashable {
     public var encodes = 0
     /// Requests answered 503 because the service was saturated.
     public var saturated = 0
+    /// Renders stopped at `renderTimeout` (each answered 503), counted when they stopped.
+    public var renderTimeouts = 0
 }
 
 /// The image service, independent of any HTTP framework: `/image` query → validated options → signature
@@ -94,6 +96,8 @@ public final class ImageService: Sendable {
     let counts = Mutex(ImageServiceStatistics())
     let metrics = ServiceMetrics()
     let renderQueue = DispatchQueue(label: "webimage.server.render", attributes: .concurrent)
+    /// Fires render deadlines (`renderTimeout`); serial, so never starved by the renders themselves.
+    let deadlineQueue = DispatchQueue(label: "webimage.server.render-deadline")
     static let logger = Logger(label: "webimage.server")
 
     /// Opens the caches under `configuration.cacheDirectory` (made if missing, with its parents) and makes the
@@ -105,6 +109,7 @@ public final class ImageService: Sendable {
         guard !configuration.signingKeys.isEmpty || !configuration.thumborKeys.isEmpty || configuration.allowsUnsigned else {
             throw .internalFailure("a signing key is required unless unsigned requests are allowed")
         }
+        Self.registerCodecModules()
         self.configuration = configuration
         var signers: [URLSigner] = []
         for key in configuration.signingKeys {
@@ -195,8 +200,12 @@ public final class ImageService: Sendable {
                  arrival: ContinuousClock.Instant) async throws -> ImageServiceResponse {
         try checkSource(options.source)
         for url in options.watermarkURLs { try checkSource(url) }
-        let acceptsWebP = FormatNegotiation.acceptsWebP(accept)
-        let formatToken = options.format == .auto ? (acceptsWebP ? "auto-webp" : "auto") : options.format.rawValue
+        let candidates = FormatNegotiation.candidates(accepted: FormatNegotiation.acceptedFormats(accept),
+                                                      prefersJXL: options.prefersJXL || configuration.prefersJXL)
+        try checkEncodable(options.format)
+        // `auto` with the candidates it chooses among (with the source, they decide the format): "auto-avif-webp".
+        let formatToken = options.format == .auto ? (["auto"] + candidates.map(\.rawValue)).joined(separator: "-")
+            : options.format.rawValue
         let key = ResultCache.key(source: manager.cacheKey(for: options.source), processing: options.canonicalProcessing,
                                   format: formatToken)
 
@@ -209,7 +218,7 @@ public final class ImageService: Sendable {
             (result, tier, owner) = (shared.result, .resultDisk, shared)
         } else {
             let (made, isLeader) = try await resultCoalescer.value(forKey: key) { [self] in
-                try await makeResult(options: options, acceptsWebP: acceptsWebP, key: key,
+                try await makeResult(options: options, candidates: candidates, key: key,
                                      deadline: arrival + Self.sourceDeadline(configuration.sourceTimeout))
             }
             (result, tier) = (made.result, isLeader ? made.tier : .coalesced)
@@ -260,6 +269,20 @@ public final class ImageService: Sendable {
             valid = valid || matches
         }
         guard valid else { throw .badSignature }
+    }
+
+    /// An explicit `format=avif` or `format=jxl` this process cannot encode (a libavif without an AV1 encoder) is a
+    /// bad option, not a 500 after the source is fetched.
+    private func checkEncodable(_ format: RequestedFormat) throws(ImageServiceError) {
+        let named: ImageFormat
+        switch format {
+        case .avif: named = .avif
+        case .jxl: named = .jpegXL
+        default: return
+        }
+        guard ImageCodecRegistry.shared.canEncode(named) else {
+            throw .badOptions("format: \(format.rawValue) output is not available on this server")
+        }
     }
 
     func checkSource(_ url: URL) throws(ImageServiceError) {

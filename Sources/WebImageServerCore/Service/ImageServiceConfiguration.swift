@@ -62,6 +62,15 @@ public struct ImageServiceConfiguration: Sendable {
     /// The source's deadline, in seconds, counted from the request's arrival: the wait for a transfer slot and the
     /// transfer together (a request that waited the whole time is answered, never started). Default 10.
     public var sourceTimeout: Double = 10
+    /// The time a render (decode, shape, encode) may take, in seconds, counted from when its source is there (the
+    /// wait for the decode budget included). Past it the request is answered 503 at once and its pipeline slot
+    /// freed; the render itself stops at its next check (between frames and steps, inside libwebp's and libjxl's
+    /// encoders; one AV1 frame or one decode runs to its end first) and its memory stays reserved in the decode
+    /// budget until it has. 0, negative or not finite: no limit. Default 10.
+    public var renderTimeout: Double = 10
+    /// Whether `format=auto` tries JPEG XL first (before AVIF and WebP) for a client that lists `image/jxl`, as
+    /// every request's `prefer=jxl` does. Default `false`.
+    public var prefersJXL = false
     /// Limits on the decoded source (pixels per frame and per animation, frames). Default `DecodeLimits.default`.
     public var decodeLimits = DecodeLimits.default
     /// The most pixels an output may have (width × height, per frame). Default 16,777,216 (4096 × 4096). An

@@ -1,4 +1,6 @@
 import ImageCodec
+import WebImageAVIF
+import WebImageJXL
 
 /// The memory one render holds at its peak, from its plan alone (the header, no pixels decoded yet): what the
 /// decode budget reserves before the render runs, so that every buffer a render makes is counted, not only
@@ -10,7 +12,7 @@ import ImageCodec
 ///    the peak of shaping one frame: the oriented copy, the crop, the resize (its result and its rows in
 ///    flight), the blur (a 16-bit working plane of 8 bytes a pixel, its result, and two column strips);
 /// 3. the decoded image, every output frame, and the encoder's own buffers (a straight-alpha copy, libwebp's
-///    pictures and canvases) and the encoded data.
+///    pictures and canvases, libavif's YUV image and libaom's frames, libjxl's float planes) and the encoded data.
 /// The peak is the largest of the three. Each step's bytes are what `PixelBuffer`'s processing allocates
 /// (their documented buffers); the encoded data is bounded by the raw output of a still and half the raw
 /// frames of an animation.
@@ -93,12 +95,28 @@ struct RenderCost: Sendable, Hashable {
         // sub-frames (an animation, about six frames' worth), GIF's index raster, and the encoded data.
         let encoded = outputFrames > 1 ? Self.product(output, outputFrames) / 2 : output
         let working: Int
+        let outputPixels = Self.product(geometry.outputWidth, geometry.outputHeight)
         switch format {
         case .webp: working = outputFrames > 1 ? Self.product(output, 7) : Self.product(output, 3)
         case .gif: working = output + output / 4
+        // A straight copy, libavif's YUV image and libaom's frame buffers (one frame at a time: measured).
+        case .avif: working = Self.sum(output, Self.product(outputPixels, AVIFEncoder.workingBytesPerPixel))
+        // A straight copy, the packed rows libjxl copies in, and libjxl's float planes (one frame at a time: measured).
+        case .jpegXL: working = Self.sum(output, output, Self.product(outputPixels, JXLEncoder.workingBytesPerPixel))
         default: working = output
         }
         encodingBytes = Self.sum(working, encoded)
+    }
+
+    /// The cost of recompressing a JPEG of `pixels` losslessly into JPEG XL (`JXLEncoder.recompressJPEG`): libjxl's
+    /// DCT coefficients and working planes (`JXLEncoder.jpegRecompressionBytesPerPixel`, measured), the source and
+    /// an output no larger than it (it is about 20 % smaller).
+    init(jpegRecompressionOf pixels: Int, sourceBytes: Int) {
+        decodedBytes = 0
+        shapingBytes = 0
+        outputFrameBytes = 0
+        outputFrames = 1
+        encodingBytes = Self.sum(Self.product(pixels, JXLEncoder.jpegRecompressionBytesPerPixel), sourceBytes, sourceBytes)
     }
 
     private static func product(_ values: Int...) -> Int {
