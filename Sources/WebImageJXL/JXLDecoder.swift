@@ -27,6 +27,11 @@ public struct JXLDecoder: ImageDecoding {
         guard let header = result.header, !buffers.isEmpty else { throw ImageCodecError.truncated(format: .jpegXL) }
         // libjxl's straight pixels, in the data colour space it chose or was asked for, through the colour stage.
         let conversion = ColorConversion(colorSpace: result.dataColorSpace, management: options.colorManagement)
+        if conversion.changesPixels, let size = options.maxPixelSize, size > 0 {
+            // The transform is per pixel: a thumbnail (a still of the first frame, as `stillThumbnail` makes it) is
+            // resized first, straight in and out, and converted at its own size.
+            buffers = [try buffers[0].resized(maxPixelSize: size)]
+        }
         for index in buffers.indices {
             conversion.apply(to: &buffers[index])
             buffers[index].convert(to: options.pixelFormat)  // in place: not shared

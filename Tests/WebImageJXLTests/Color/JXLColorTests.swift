@@ -74,4 +74,22 @@ final class JXLColorTests: XCTestCase {
         XCTAssertLessThanOrEqual(stats.mean, 1.0, "\(stats)")
         XCTAssertGreaterThan(naive.mean, 5)
     }
+
+    /// The transform is per pixel, so a thumbnail is converted after its resize: the sRGB thumbnail is exactly the
+    /// `.preserve` thumbnail through the same conversion (the BRG ICC profile: converted at 8 bits).
+    func testThumbnailIsConvertedAfterTheResize() throws {
+        let data = try Data(contentsOf: url("jxl/conformance_bench_oriented_brg.jxl"))
+        let options = { (management: ColorManagement) in
+            DecodeOptions(pixelFormat: .rgba8, maxPixelSize: 100, colorManagement: management)
+        }
+        let preserved = try JXLDecoder().decode(data, options: options(.preserve))
+        let srgb = try JXLDecoder().decode(data, options: options(.sRGB))
+        // What the decoder converted: the data colour space it reports as the source's.
+        let conversion = ColorConversion(colorSpace: preserved.colorSpace, management: .sRGB)
+        XCTAssertTrue(conversion.changesPixels, "the BRG profile is converted")
+        var expected = preserved.firstFrame.buffer
+        conversion.apply(to: &expected)
+        XCTAssertEqual(max(srgb.width, srgb.height), 100)
+        XCTAssertEqual(srgb.firstFrame.buffer, expected)
+    }
 }
