@@ -6,19 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define WI_SANITIZED 1
-#endif
-#endif
-
-// As in wi_resample.c: an AVX2 clone chosen by the loader, none under a sanitizer (an ifunc resolver runs
-// before the sanitizer's runtime is ready).
-#if defined(__x86_64__) && defined(__linux__) && !defined(WI_SANITIZED)
-#define WI_MULTIVERSION __attribute__((target_clones("avx2", "default")))
-#else
-#define WI_MULTIVERSION
-#endif
+#include "wi_multiversion.h"
 
 typedef int32_t wi_v4i __attribute__((vector_size(16)));
 

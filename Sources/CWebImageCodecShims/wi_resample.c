@@ -4,19 +4,7 @@
 #include "wi_resample.h"
 #include <string.h>
 
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
-#define WI_SANITIZED 1
-#endif
-#endif
-
-// No clones under a sanitizer: an ifunc resolver runs while the dynamic loader relocates the library, before
-// the sanitizer's runtime is set up, and its instrumented code crashes there (SIGSEGV under ThreadSanitizer).
-#if defined(__x86_64__) && defined(__linux__) && !defined(WI_SANITIZED)
-#define WI_MULTIVERSION __attribute__((target_clones("avx2", "default")))
-#else
-#define WI_MULTIVERSION
-#endif
+#include "wi_multiversion.h"
 
 typedef int64_t wi_v4q __attribute__((vector_size(32)));
 typedef int32_t wi_v4d __attribute__((vector_size(16)));
