@@ -1,3 +1,4 @@
+import ImageCodec
 import Foundation
 
 /// How the output fills the requested box when both `w` and `h` are given.
@@ -42,8 +43,13 @@ public struct ImageRequestOptions: Sendable, Hashable {
     public var fit: ImageFit = .cover
     /// The output format. Default `.auto`.
     public var format: RequestedFormat = .auto
-    /// Lossy quality 1…100 (JPEG, lossy WebP). Default `defaultQuality` (80, as thumbor).
+    /// Lossy quality 1…100 (JPEG, lossy WebP). Default `defaultQuality` (80, as thumbor). With
+    /// `automaticQuality`, used only for kept animations (no search runs for them).
     public var quality: Int = ImageRequestOptions.defaultQuality
+    /// `q=auto` (`.medium`, SSIMULACRA2 70), `q=auto:low` (60), `q=auto:high` (80) or `q=auto:SCORE` (0…100): the
+    /// lowest quality whose output keeps that score against the resized source (`EncodeOptions.automaticQuality`).
+    /// Default `nil` (fixed `quality`), or the server's `--default-quality auto…` when `q` is absent.
+    public var automaticQuality: QualityTarget?
     /// Keep an animation (`anim=1`) when the output format animates (GIF, WebP). Default `false`: the first frame.
     public var keepsAnimation = false
     /// Gaussian-like blur radius in output pixels, 0 (none, the default) … 100.
@@ -90,7 +96,15 @@ public struct ImageRequestOptions: Sendable, Hashable {
                     throw .badOptions("format: expected auto, jpeg, png, webp or gif")
                 }
                 parsed.format = format
-            case "q": parsed.quality = try Self.integer(value, name: name, in: 1...100)
+            case "q":
+                if value.lowercased().hasPrefix("auto") {
+                    guard let target = QualityTarget(parameter: value) else {
+                        throw .badOptions("q: expected auto, auto:low, auto:medium, auto:high or auto:SCORE (0…100)")
+                    }
+                    parsed.automaticQuality = target
+                } else {
+                    parsed.quality = try Self.integer(value, name: name, in: 1...100)
+                }
             case "anim":
                 guard value == "0" || value == "1" else { throw .badOptions("anim: expected 0 or 1") }
                 parsed.keepsAnimation = value == "1"
@@ -139,6 +153,6 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// the format): part of the result-cache key.
     public var canonicalProcessing: String {
         "w=\(width.map(String.init) ?? "-")&h=\(height.map(String.init) ?? "-")&fit=\(fit.rawValue)"
-            + "&q=\(quality)&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)&gravity=\(gravity.canonicalName)"
+            + "&q=\(automaticQuality.map { "auto:\($0.minimumScore)" } ?? String(quality))&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)&gravity=\(gravity.canonicalName)"
     }
 }

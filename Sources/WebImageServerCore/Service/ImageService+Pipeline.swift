@@ -139,7 +139,8 @@ extension ImageService {
         counts.withLock { $0.decodes += 1 }
         let frames = plan.animates ? try codec { try image.allFrames() } : [image.firstFrame]
         var encoder = ImageEncoder(format: plan.format, loopCount: image.loopCount,
-                                   options: EncodeOptions(quality: Double(plan.quality) / 100))
+                                   options: EncodeOptions(quality: Double(plan.quality) / 100,
+                                                          automaticQuality: plan.automaticQuality))
         for frame in frames {
             encoder.addFrame(try shape(frame.buffer, orientation: image.orientation, plan: plan), duration: frame.duration)
         }
@@ -186,6 +187,7 @@ struct RenderPlan: Sendable {
     var decodeOptions: DecodeOptions
     var animates: Bool
     var quality: Int
+    var automaticQuality: QualityTarget?
     var blur: Double
     /// The memory the render holds at its peak besides its decode (reserved in the decode budget with it).
     var cost: RenderCost
@@ -234,6 +236,7 @@ struct RenderPlan: Sendable {
                                       firstFrameOnly: !animates, keepsOriginalData: false,
                                       maxPixelSize: animates ? nil : geometry.decodePixelSize)
         quality = options.quality
+        automaticQuality = options.automaticQuality
         blur = options.blur
         // The frames decoded: every frame at canvas size for a kept animation, else the first frame at the size
         // the downsampled decode gives (`PixelBuffer.fittingSize` of the stored size).

@@ -175,7 +175,12 @@ public final class ImageService: Sendable {
     private func respond(to request: ImageServiceRequest, arrival: ContinuousClock.Instant) async throws -> ImageServiceResponse {
         let pairs = try QueryString.parse(Substring(request.query))
         try checkSignature(pairs)
-        let options = try ImageRequestOptions(pairs: pairs)
+        var parsed = try ImageRequestOptions(pairs: pairs)
+        if !pairs.contains(where: { $0.name == "q" }) {
+            parsed.quality = configuration.defaultQuality
+            parsed.automaticQuality = configuration.defaultAutomaticQuality
+        }
+        let options = parsed
         try checkSource(options.source)
         let acceptsWebP = FormatNegotiation.acceptsWebP(request.accept)
         let formatToken = options.format == .auto ? (acceptsWebP ? "auto-webp" : "auto") : options.format.rawValue

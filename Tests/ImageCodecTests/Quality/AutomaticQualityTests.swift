@@ -1,0 +1,143 @@
+@testable import ImageCodec
+import XCTest
+
+/// Automatic quality on real photographs with the real encoders: the target holds (scored by the PyPI reference
+/// implementation of the metric as well as ours; Butteraugli checks it in WebImageJXLTests), encodes stay bounded,
+/// higher targets cost bytes, and the public entry points use it.
+final class AutomaticQualityTests: XCTestCase {
+    /// Every corpus photo at 400 px, JPEG and WebP, `.medium`: our score of the output is at least 70; the search
+    /// scored at most 3 qualities (4 encodes with the fallback).
+    func testTargetHoldsOnTheCorpus() throws {
+        var totals: [ImageFormat: (bytes: Int, tries: Int, fallbacks: Int, files: Int)] = [:]
+        for url in try QualityCorpus.photos() {
+            let source = try QualityCorpus.thumbnail(url, maxPixelSize: 400)
+            for format in [ImageFormat.jpeg, .webp] {
+                let report = try AutomaticQuality.encode(source, format: format, target: .medium, options: EncodeOptions()) {
+                    try ImageEncoder.encodeBuiltIn([ImageFrame(buffer: $0)], format: format, loopCount: 0, options: $1)
+                }
+                let decoded = try ImageDecoder.decode(report.data).firstFrame.buffer
+                let score = try SSIMULACRA2.score(reference: source, distorted: decoded)
+                XCTAssertGreaterThanOrEqual(score, 70, "\(url.lastPathComponent) \(format) q\(report.quality)")
+                XCTAssertLessThanOrEqual(report.tries.count, 3)
+                var t = totals[format] ?? (0, 0, 0, 0)
+                t.bytes += report.data.count
+                t.tries += report.tries.count
+                t.fallbacks += report.usedFallback ? 1 : 0
+                t.files += 1
+                totals[format] = t
+            }
+        }
+        for (format, t) in totals {
+            print("auto quality \(format): \(t.files) files, \(t.bytes) bytes, \(Double(t.tries) / Double(t.files)) tries/file, \(t.fallbacks) fallbacks")
+        }
+    }
+
+    /// The PyPI reference metric (not the implementation the search uses) agrees the target holds, within its
+    /// agreement tolerance with ours, on a spread of the corpus.
+    func testTargetHoldsByTheReferenceImplementation() throws {
+        let tool = try QualityCorpus.referenceTool()
+        let folder = try QualityCorpus.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for url in try QualityCorpus.photos().enumerated().filter({ $0.offset % 6 == 0 }).map(\.element) {
+            let source = try SSIMULACRA2Tests.opaque(try QualityCorpus.thumbnail(url, maxPixelSize: 300))
+            for (format, target) in [(ImageFormat.jpeg, QualityTarget.medium), (.webp, .high), (.jpeg, .low)] {
+                var encoder = ImageEncoder(format: format, options: EncodeOptions(automaticQuality: target))
+                encoder.addFrame(source)
+                let decoded = try ImageDecoder.decode(try encoder.encode()).firstFrame.buffer
+                let score = try QualityCorpus.referenceScore(source, decoded, tool: tool, folder: folder)
+                XCTAssertGreaterThanOrEqual(score, target.minimumScore - 0.5, "\(url.lastPathComponent) \(format) \(target)")
+            }
+        }
+    }
+
+    /// Higher targets never give fewer bytes on the same image, and the levels keep their order.
+    func testHigherTargetsCostBytes() throws {
+        let url = try XCTUnwrap(QualityCorpus.photos().first { $0.lastPathComponent.hasPrefix("kodak") })
+        let source = try QualityCorpus.thumbnail(url, maxPixelSize: 300)
+        var previous = 0
+        for target in [QualityTarget.low, .medium, .high] {
+            let data = try source.encodedImage(as: .jpeg, target: target)
+            XCTAssertGreaterThan(data.count, previous, "\(target)")
+            previous = data.count
+        }
+    }
+
+    /// An unreachable target falls back to quality 97 (4:4:4 for JPEG) after at most 3 scored tries.
+    func testUnreachableTargetFallsBack() throws {
+        let noise = try Patterns.make(width: 64, height: 64) { x, y in
+            let v = UInt8(truncatingIfNeeded: (x &* 7919 &+ y &* 104729) &* 2654435761 >> 13)
+            return RGBA(r: v, g: v &* 3, b: v &* 5)
+        }
+        let report = try AutomaticQuality.encode(noise, format: .jpeg, target: QualityTarget(minimumScore: 99.5),
+                                                 options: EncodeOptions()) {
+            try JPEGEncoder.encode($0, options: $1)
+        }
+        XCTAssertTrue(report.usedFallback)
+        XCTAssertEqual(report.quality, AutomaticQuality.fallbackQuality)
+        XCTAssertEqual(report.subsampling, .yuv444)
+        XCTAssertLessThanOrEqual(report.tries.count, 3)
+    }
+
+    /// Lossless, PNG, GIF and animations ignore the target (they have no quality to search) and still encode.
+    func testFormatsWithoutQualityIgnoreTheTarget() throws {
+        let buffer = try Patterns.indexed(width: 20, height: 10)
+        let options = EncodeOptions(automaticQuality: .medium)
+        XCTAssertFalse(AutomaticQuality.applies(to: .png, options: options, frameCount: 1))
+        XCTAssertFalse(AutomaticQuality.applies(to: .gif, options: options, frameCount: 1))
+        XCTAssertFalse(AutomaticQuality.applies(to: .webp, options: options, frameCount: 2))
+        var lossless = options
+        lossless.isLossless = true
+        XCTAssertFalse(AutomaticQuality.applies(to: .webp, options: lossless, frameCount: 1))
+        for format in [ImageFormat.png, .gif] {
+            var encoder = ImageEncoder(format: format, options: options)
+            encoder.addFrame(buffer)
+            XCTAssertEqual(try ImageDecoder.decode(try encoder.encode()).width, 20)
+        }
+        var animation = ImageEncoder(format: .webp, options: options)
+        animation.addFrame(buffer, duration: 0.1)
+        animation.addFrame(buffer, duration: 0.1)
+        XCTAssertEqual(try ImageDecoder.decode(try animation.encode()).frameCount, 2)
+    }
+
+    /// `Image.encoded(as:options:)` runs the search: its output keeps the target.
+    func testImageEncodedUsesAutomaticQuality() throws {
+        let url = try XCTUnwrap(QualityCorpus.photos().first { $0.lastPathComponent.hasSuffix(".jpg") })
+        let image = try ImageDecoder.decode(try Data(contentsOf: url), options: DecodeOptions(maxPixelSize: 320))
+        let data = try image.encoded(as: .webp, options: EncodeOptions(automaticQuality: .high))
+        let score = try SSIMULACRA2.score(reference: image.firstFrame.buffer, distorted: ImageDecoder.decode(data).firstFrame.buffer)
+        XCTAssertGreaterThanOrEqual(score, 80)
+    }
+
+    /// Chroma detail: a grey photo-like gradient has none; 1-pixel red/blue stripes have plenty.
+    func testChromaDetailSeparatesSmoothFromSharpColour() throws {
+        let smooth = try Patterns.make(width: 64, height: 64) { x, y in RGBA(r: UInt8(x * 2), g: UInt8(y * 2), b: 100) }
+        let stripes = try Patterns.make(width: 64, height: 64) { x, _ in x % 2 == 0 ? RGBA(r: 255, g: 0, b: 0) : RGBA(r: 0, g: 0, b: 255) }
+        XCTAssertFalse(ChromaDetail.prefersFullChroma(smooth))
+        XCTAssertTrue(ChromaDetail.prefersFullChroma(stripes))
+        XCTAssertEqual(ChromaDetail.deviation(try PixelBuffer(width: 1, height: 1)), 0)
+    }
+
+    func testQualityTargetNames() {
+        XCTAssertNil(QualityTarget(name: ""))
+        XCTAssertEqual(QualityTarget(parameter: "auto"), .medium)
+        XCTAssertEqual(QualityTarget(parameter: "AUTO:high"), .high)
+        XCTAssertNil(QualityTarget(parameter: "auto:"))
+        XCTAssertNil(QualityTarget(parameter: "80"))
+        XCTAssertNil(QualityTarget(parameter: "automatic"))
+        XCTAssertEqual(QualityTarget(name: "high"), .high)
+        XCTAssertEqual(QualityTarget(name: "LOW"), .low)
+        XCTAssertEqual(QualityTarget(name: "74.5")?.minimumScore, 74.5)
+        XCTAssertNil(QualityTarget(name: "101"))
+        XCTAssertNil(QualityTarget(name: "nan"))
+        XCTAssertNil(QualityTarget(name: "best"))
+        XCTAssertEqual(QualityTarget(minimumScore: 250).minimumScore, 100)
+    }
+}
+
+extension PixelBuffer {
+    fileprivate func encodedImage(as format: ImageFormat, target: QualityTarget) throws -> Data {
+        var encoder = ImageEncoder(format: format, options: EncodeOptions(automaticQuality: target))
+        encoder.addFrame(self)
+        return try encoder.encode()
+    }
+}
