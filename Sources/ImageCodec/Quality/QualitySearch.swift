@@ -43,12 +43,24 @@ struct QualitySearch {
             let upper = passing?.quality ?? 101          // lowest known to pass (101: none yet)
             let lower = failing?.quality ?? 0            // highest known to fail (0: none yet)
             if upper <= lower + tolerance || upper == 1 || (passing == nil && lower == 100) { break }
-            // The slope: the secant through the bracketing tries when both exist, else the model's.
+            // The slope: the secant through the bracketing tries when both exist, else through the two tries
+            // nearest the target (a curve flatter or steeper than the model's), else the model's.
             var perPoint = slope
-            if let p = passing, let f = failing, p.score > f.score {
-                perPoint = Double(p.quality - f.quality) / (p.score - f.score)
+            let pair: (Try, Try)?
+            if let p = passing, let f = failing {
+                pair = (p, f)
+            } else if tries.count >= 2 {
+                let near = tries.sorted { abs($0.score - target) < abs($1.score - target) }
+                pair = (near[0], near[1])
+            } else {
+                pair = nil
             }
-            let last = tries[tries.count - 1]
+            if let (a, b) = pair, abs(a.score - b.score) > 0.25 {
+                let secant = Double(a.quality - b.quality) / (a.score - b.score)
+                if secant > 0 { perPoint = min(10, max(0.2, secant)) }
+            }
+            // Step from the try nearest the target.
+            let last = tries.min { abs($0.score - target) < abs($1.score - target) }!
             var next = Double(last.quality) + perPoint * (target - last.score)
             // Aim a little above the target when climbing (a miss costs a try), exactly at it when descending.
             if last.score < target { next += 1 }

@@ -26,8 +26,9 @@ extension SSIMULACRA2 {
             return Plane(width: width, height: height, values: out)
         }
 
-        /// The Gaussian blur of the metric: σ 1.5, 11 taps (radius 5, weights normalised over them); mirrored
-        /// at the left and right edges (`d c b a | a b c d`), zeros above and below, as the reference port does.
+        /// The Gaussian blur of the metric: σ 1.5, 11 taps (radius 5, weights normalised over them); zeros beyond
+        /// the left and right edges, mirrored (`d c b a | a b c d`) at the top and bottom, as the PyPI port does
+        /// (it pads one axis with zeros and reflects the other, on the image transposed, so x gets the zeros).
         func blurred() -> Plane {
             let kernel = Self.kernel
             let r = kernel.count / 2
@@ -40,10 +41,9 @@ extension SSIMULACRA2 {
                             let row = y * w
                             for x in 0..<w {
                                 var sum: Float = 0
-                                if x >= r && x + r < w {
-                                    for t in 0...(2 * r) { sum += k[t] * src[row + x - r + t] }
-                                } else {
-                                    for t in 0...(2 * r) { sum += k[t] * src[row + Self.mirror(x - r + t, w)] }
+                                let first = max(0, r - x), last = min(2 * r, w - 1 - x + r)
+                                if first <= last {
+                                    for t in first...last { sum += k[t] * src[row + x - r + t] }
                                 }
                                 dst[row + x] = sum
                             }
@@ -58,9 +58,8 @@ extension SSIMULACRA2 {
                         for y in 0..<h {
                             let row = y * w
                             for t in 0...(2 * r) {
-                                let sy = y - r + t
-                                guard sy >= 0, sy < h else { continue }
-                                let weight = k[t], from = sy * w
+                                let from = Self.mirror(y - r + t, h) * w
+                                let weight = k[t]
                                 for x in 0..<w { dst[row + x] += weight * src[from + x] }
                             }
                         }

@@ -53,15 +53,18 @@ public enum SSIMULACRA2 {
             height = buffer.height
             var scales: [ReferenceScale] = []
             var linear = LinearImage(buffer)
-            for scale in 0..<SSIMULACRA2.scaleCount {
-                guard linear.width >= 8, linear.height >= 8 else { break }
+            let count = SSIMULACRA2.scaleCount(width: width, height: height)
+            for scale in 0..<count {
                 let xyb = linear.positiveXYB()
-                let mu = xyb.map { $0.blurred() }
+                let mu = (0..<3).map { c in
+                    SSIMULACRA2.usesSSIM(channel: c, scale: scale, of: count)
+                        || SSIMULACRA2.usesEdges(channel: c, scale: scale, of: count) ? xyb[c].blurred() : nil
+                }
                 let sigma = (0..<3).map { c in
-                    SSIMULACRA2.usesSSIM(channel: c, scale: scale) ? xyb[c].multiplied(by: xyb[c]).blurred() : nil
+                    SSIMULACRA2.usesSSIM(channel: c, scale: scale, of: count) ? xyb[c].multiplied(by: xyb[c]).blurred() : nil
                 }
                 scales.append(ReferenceScale(xyb: xyb, mu: mu, sigma11: sigma))
-                if scale < SSIMULACRA2.scaleCount - 1 { linear = linear.halved() }
+                if scale < count - 1 { linear = linear.halved() }
             }
             self.scales = scales
         }
@@ -81,19 +84,16 @@ public enum SSIMULACRA2 {
                 // Terms whose weights are all zero are skipped (at the full scale only X's and Y's edge maps
                 // count): the score is the same, for a third of the blurs.
                 for c in 0..<3 {
-                    let ssim = SSIMULACRA2.usesSSIM(channel: c, scale: index)
-                    let edge = SSIMULACRA2.usesEdges(channel: c, scale: index)
-                    guard ssim || edge else { continue }
+                    guard let mu1 = reference.mu[c] else { continue }
                     let mu2 = xyb[c].blurred()
-                    if ssim, let sigma11 = reference.sigma11[c] {
+                    if let sigma11 = reference.sigma11[c] {
                         let sigma22 = xyb[c].multiplied(by: xyb[c]).blurred()
                         let sigma12 = reference.xyb[c].multiplied(by: xyb[c]).blurred()
-                        scale.ssim[c] = SSIMULACRA2.ssimAverages(mu1: reference.mu[c], mu2: mu2, sigma11: sigma11,
+                        scale.ssim[c] = SSIMULACRA2.ssimAverages(mu1: mu1, mu2: mu2, sigma11: sigma11,
                                                                  sigma22: sigma22, sigma12: sigma12)
                     }
-                    if edge {
-                        scale.edge[c] = SSIMULACRA2.edgeAverages(image1: reference.xyb[c], mu1: reference.mu[c],
-                                                                 image2: xyb[c], mu2: mu2)
+                    if SSIMULACRA2.usesEdges(channel: c, scale: index, of: scales.count) {
+                        scale.edge[c] = SSIMULACRA2.edgeAverages(image1: reference.xyb[c], mu1: mu1, image2: xyb[c], mu2: mu2)
                     }
                 }
                 averages.append(scale)
@@ -103,25 +103,43 @@ public enum SSIMULACRA2 {
         }
     }
 
-    static let scaleCount = 6
+    static let maximumScales = 6
+
+    /// How many scales an image of this size has: halvings (rounded up) while both sides are at least 8, at most 6.
+    static func scaleCount(width: Int, height: Int) -> Int {
+        var (w, h, count) = (width, height, 0)
+        while count < maximumScales, w >= 8, h >= 8 {
+            count += 1
+            (w, h) = ((w + 1) / 2, (h + 1) / 2)
+        }
+        return count
+    }
 
     /// One scale of a prepared reference: its positive XYB planes, their blurred means and blurred squares.
     struct ReferenceScale: Sendable {
         let xyb: [Plane]
-        let mu: [Plane]
+        /// `nil` where neither term of that channel and scale has a weight.
+        let mu: [Plane?]
         /// `nil` where the SSIM term of that channel and scale has no weight.
         let sigma11: [Plane?]
     }
 
+    /// The index of the first weight of channel `c` at `scale` for an image of `count` scales. As in the published
+    /// code, the weights are taken in order over the scales the image has: a smaller image (fewer scales) uses
+    /// the first weights of each channel's run for its last channel's terms too, so the index depends on `count`.
+    static func weightIndex(channel c: Int, scale: Int, of count: Int) -> Int {
+        (c * count + scale) * 6
+    }
+
     /// Whether any weight of channel `c`'s SSIM term at `scale` is non-zero.
-    static func usesSSIM(channel c: Int, scale: Int) -> Bool {
-        let base = (c * scaleCount + scale) * 6
+    static func usesSSIM(channel c: Int, scale: Int, of count: Int) -> Bool {
+        let base = weightIndex(channel: c, scale: scale, of: count)
         return weights[base] != 0 || weights[base + 3] != 0
     }
 
     /// Whether any weight of channel `c`'s edge terms at `scale` is non-zero.
-    static func usesEdges(channel c: Int, scale: Int) -> Bool {
-        let base = (c * scaleCount + scale) * 6
+    static func usesEdges(channel c: Int, scale: Int, of count: Int) -> Bool {
+        let base = weightIndex(channel: c, scale: scale, of: count)
         return [1, 2, 4, 5].contains { weights[base + $0] != 0 }
     }
 
@@ -199,14 +217,11 @@ public enum SSIMULACRA2 {
         var sum = 0.0
         var i = 0
         for c in 0..<3 {
-            for scale in 0..<scaleCount {
+            for s in scales {
                 for n in 0..<2 {
-                    if scale < scales.count {
-                        let s = scales[scale]
-                        sum += weights[i] * abs(s.ssim[c][n])
-                        sum += weights[i + 1] * abs(s.edge[c][n])
-                        sum += weights[i + 2] * abs(s.edge[c][n + 2])
-                    }
+                    sum += weights[i] * abs(s.ssim[c][n])
+                    sum += weights[i + 1] * abs(s.edge[c][n])
+                    sum += weights[i + 2] * abs(s.edge[c][n + 2])
                     i += 3
                 }
             }
@@ -217,7 +232,8 @@ public enum SSIMULACRA2 {
         return score > 0 ? 100 - 10 * pow(score, 0.6276336467831387) : 100
     }
 
-    /// The 108 published weights, in the order channel → scale → norm → (SSIM, artefact, detail lost).
+    /// The 108 published weights, in the order channel → scale → norm → (SSIM, artefact, detail lost), taken in
+    /// sequence over the scales an image has (`weightIndex`).
     static let weights: [Double] = [
         0.0, 0.0007376606707406586, 0.0, 0.0, 0.0007793481682867309, 0.0, 0.0, 0.0004371155730107379, 0.0,
         1.1041726426657346, 0.00066284834129271, 0.00015231632783718752, 0.0, 0.0016406437456599754, 0.0,
