@@ -41,8 +41,12 @@ def wait_http(url, timeout=120):
 def serve_directory(directory: Path) -> int:
     """A static HTTP server for `directory` on a loopback port, in a daemon thread."""
     port = free_port()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
-    handler.log_message = lambda *a, **k: None
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(directory))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return port
@@ -53,7 +57,7 @@ def start_thumbor(work: Path, venv: Path, quality=80):
     conf = work / "thumbor.conf"
     conf.write_text("\n".join([
         "LOADER = 'thumbor.loaders.http_loader'", "ENGINE = 'thumbor.engines.pil'", "ALLOW_UNSAFE_URL = True",
-        f"QUALITY = {quality}", "AUTO_WEBP = False", "MAX_WIDTH = 0", "MAX_HEIGHT = 0",
+        f"QUALITY = {quality}", "AUTO_WEBP = False", "MAX_WIDTH = 0", "MAX_HEIGHT = 0", "RESPECT_ORIENTATION = True",
         "HTTP_LOADER_MAX_BODY_SIZE = 209715200"]) + "\n")
     proc = subprocess.Popen([str(venv / "bin" / "thumbor"), "--port", str(port), "-i", "127.0.0.1", "--conf", str(conf),
                              "-l", "error"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -134,19 +138,42 @@ def cover_geometry(w, h, size):
     return tw, sh, 0, 0, tw, sh
 
 
-def reference(source: Image.Image, size) -> np.ndarray:
-    """The float reference: Pillow's Lanczos3 (support 3, widened by the shrink) on float planes of premultiplied
-    RGBA, to the scaled size, then the centred crop; composited on BACKGROUND, rounded to 8 bits."""
-    w, h = source.size
-    sw, sh, x, y, ow, oh = cover_geometry(w, h, size)
+def thumbor_geometry(w, h, size):
+    """thumbor's: crop the source's centre to the box's aspect ratio (integer source pixels), then resize it."""
+    tw, th = size
+    if not th:
+        return 0, 0, w, h, tw, max(1, round(h * tw / w))
+    if w / h > tw / th:
+        cw = int(round(h * tw / th))
+        return (w - cw) // 2, 0, cw, h, tw, th
+    ch = int(round(w * th / tw))
+    return 0, (h - ch) // 2, w, ch, tw, th
+
+
+def float_resize(source: Image.Image, width, height) -> list:
+    """Pillow's Lanczos3 (support 3, widened by the shrink) on float planes of premultiplied RGBA."""
     a = np.asarray(source, dtype=np.float32)
     alpha = a[:, :, 3] / 255.0
     planes = [a[:, :, c] * alpha for c in range(3)] + [alpha]
-    out = [np.asarray(Image.fromarray(p, mode="F").resize((sw, sh), Image.LANCZOS), dtype=np.float64)[y:y + oh, x:x + ow]
-           for p in planes]
-    al = np.clip(out[3], 0, 1)
-    rgb = np.stack([out[c] + BACKGROUND * (1 - al) for c in range(3)], axis=2)
+    return [np.asarray(Image.fromarray(p, mode="F").resize((width, height), Image.LANCZOS), dtype=np.float64) for p in planes]
+
+
+def composite(planes) -> np.ndarray:
+    al = np.clip(planes[3], 0, 1)
+    rgb = np.stack([planes[c] + BACKGROUND * (1 - al) for c in range(3)], axis=2)
     return np.clip(np.rint(rgb), 0, 255)
+
+
+def reference(source: Image.Image, size, geometry="ours") -> np.ndarray:
+    """The float reference of `source` (upright sRGB RGBA) for the output `size`, composited on BACKGROUND and
+    rounded to 8 bits. geometry "ours": webimage-server's (resize the whole to the covering size, crop the centre);
+    "thumbor": thumbor's (crop the source's centre to the aspect ratio, resize the crop)."""
+    w, h = source.size
+    if geometry == "thumbor":
+        x, y, cw, ch, ow, oh = thumbor_geometry(w, h, size)
+        return composite(float_resize(source.crop((x, y, x + cw, y + ch)), ow, oh))
+    sw, sh, x, y, ow, oh = cover_geometry(w, h, size)
+    return composite([p[y:y + oh, x:x + ow] for p in float_resize(source, sw, sh)])
 
 
 def score(ref: np.ndarray, dist: np.ndarray, scratch: Path) -> float:

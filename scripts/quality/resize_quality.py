@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Resize quality: webimage-server's lossless PNG output and thumbor's (PIL engine) against a float Lanczos3
-reference (Pillow, on float planes), scored by SSIMULACRA2 (PyPI `ssimulacra2`), for every file of
+reference (Pillow, on float planes of premultiplied RGBA; each peer against the float resize of its own decode in
+its own crop geometry), scored by SSIMULACRA2 (PyPI `ssimulacra2`), for every file of
 ../shared/corpus/photos at 400×300 cover and at 1200 px wide (files at most 1200 px wide are skipped there:
 that would be an enlargement, not the shrink this measures).
 
@@ -61,7 +62,14 @@ def main():
                 if size[1] == 0 and source.size[0] <= size[0]:
                     continue
                 key = f"{name}|{label}"
-                ref = common.reference(source, size)
+                # Each output against the float resize of the pixels its own decoder made (ours: our full-size
+                # decode, colour-managed to sRGB; thumbor: Pillow's, ICC-converted), each in its own crop
+                # geometry: the resize is what is compared, not colour handling or crop rounding.
+                try:
+                    decoded = common.decode(common.fetch(f"http://127.0.0.1:{ours_port}/image?url=http://127.0.0.1:{origin}/{name}&format=png"))
+                except Exception:
+                    decoded = source  # over the server's output limit at full size: Pillow's decode
+                ref = common.reference(decoded, size)
                 ours = common.flatten(common.decode(common.fetch(
                     f"http://127.0.0.1:{ours_port}" + common.ours_path(size, name, origin, "png"))))
                 ours_score = common.score(ref, ours, work)
@@ -72,7 +80,8 @@ def main():
                         procs.append(proc)
                     t = common.flatten(common.decode(common.fetch(
                         f"http://127.0.0.1:{thumbor_port}" + common.thumbor_path(size, name, origin, fmt="png"))))
-                    theirs = common.score(ref, t, work) if t.shape == ref.shape else None
+                    tref = common.reference(source, size, geometry="thumbor")
+                    theirs = common.score(tref, t, work) if t.shape == tref.shape else None
                     cache[key] = theirs
                     cache_path.write_text(json.dumps(cache, indent=1))
                 rows.append((name, label, ours_score, theirs))

@@ -5,16 +5,19 @@ import Foundation
 ///
 /// The search (`QualitySearch`) starts from a model of quality → score per format (fitted on the shared corpus
 /// at thumbnail sizes), refines by the measured slope, and scores at most 3 qualities; when none reaches the
-/// target, the output is written at quality 97 (4:4:4 for JPEG) unscored, so the target is never undercut by a
-/// measured try. The reference's half of the metric is computed once (`SSIMULACRA2.Reference`).
+/// target, the output is written unscored at the format's fallback (JPEG: quality 100, 4:4:4; WebP: lossless;
+/// others: quality 97), so a measured miss is never served. The reference's half of the metric is computed once
+/// (`SSIMULACRA2.Reference`).
 ///
-/// JPEG's chroma subsampling is chosen per image before the search: 4:4:4 when the image's chroma has fine
-/// detail that 4:2:0 would blur (`ChromaDetail`) or the target is 85 or more, else 4:2:0.
+/// Chroma: the image with its chroma subsampled 4:2:0 and restored (`ChromaDetail`) is scored first: that is the
+/// most any 4:2:0 encode can reach. JPEG is written 4:4:4 when that ceiling is under the target plus
+/// `subsamplingMargin` (or the target is 85 or more), else 4:2:0; lossy WebP (4:2:0 only) goes straight to its
+/// lossless fallback when the ceiling is under the target.
 ///
 /// - Important: Stateless and thread-safe. Costs up to 3 encodes and decodes plus the metric (the reference's
 ///   half once); the decoded candidates are the only extra memory (one at a time, besides the chosen bytes).
 enum AutomaticQuality {
-    /// The quality of the unscored fallback.
+    /// The quality of the unscored fallback of formats other than JPEG (100, 4:4:4) and WebP (lossless).
     static let fallbackQuality = 97
 
     /// What one automatic encode did (for tests and the benchmark).
@@ -35,17 +38,29 @@ enum AutomaticQuality {
         }
     }
 
+    /// How far above the target the 4:2:0 ceiling (`ChromaDetail`) must be for 4:2:0 to be chosen: quantisation
+    /// loses more on top of the subsampling.
+    static let subsamplingMargin = 5.0
+
     /// Encodes `buffer` as `format` through `encode` (a fixed-quality encoder), searching the quality.
     static func encode(_ buffer: PixelBuffer, format: ImageFormat, target: QualityTarget, options: EncodeOptions,
                        encode: (PixelBuffer, EncodeOptions) throws -> Data) throws -> Report {
         var options = options
         options.automaticQuality = nil
-        if format == .jpeg {
-            options.chromaSubsampling = target.minimumScore >= 85 || ChromaDetail.prefersFullChroma(buffer)
-                ? .yuv444 : .yuv420
+        let reference = SSIMULACRA2.Reference(buffer)
+        // The best 4:2:0 can do on this image: JPEG takes 4:4:4 below it (fine colour detail, saturated edges);
+        // lossy WebP, always 4:2:0, cannot reach the target at any quality, so it is written losslessly at once.
+        if format == .jpeg || format == .webp {
+            let ceiling = target.minimumScore >= 85 && format == .jpeg ? 0
+                : try reference.score(ChromaDetail.subsampled(buffer))
+            let fits = ceiling >= target.minimumScore + subsamplingMargin
+            if format == .jpeg {
+                options.chromaSubsampling = fits ? .yuv420 : .yuv444
+            } else if ceiling < target.minimumScore + 1 {
+                return try fallback(buffer, format: format, options: options, tries: [], encode: encode)
+            }
         }
         let model = Model.of(format, subsampling: options.chromaSubsampling)
-        let reference = SSIMULACRA2.Reference(buffer)
         var encoded: [Int: Data] = [:]
         let search = QualitySearch(target: target.minimumScore, initialQuality: model.quality(for: target.minimumScore),
                                    slope: model.slope(at: target.minimumScore))
@@ -54,19 +69,33 @@ enum AutomaticQuality {
             attempt.quality = Double(quality) / 100
             let data = try encode(buffer, attempt)
             let decoded = try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true))
-            let score = try reference.score(decoded.firstFrame.buffer)
             encoded[quality] = data
-            return score
+            return try reference.score(decoded.firstFrame.buffer)
         }
         if let quality = outcome.quality, let data = encoded[quality] {
             return Report(data: data, quality: quality, subsampling: options.chromaSubsampling, tries: outcome.tries,
                           usedFallback: false)
         }
+        return try fallback(buffer, format: format, options: options, tries: outcome.tries, encode: encode)
+    }
+
+    /// The unscored output when no try reached the target: lossless WebP; JPEG at quality 100 with 4:4:4;
+    /// other formats at `fallbackQuality`.
+    private static func fallback(_ buffer: PixelBuffer, format: ImageFormat, options: EncodeOptions, tries: [QualitySearch.Try],
+                                 encode: (PixelBuffer, EncodeOptions) throws -> Data) throws -> Report {
         var fallback = options
-        fallback.quality = Double(fallbackQuality) / 100
-        if format == .jpeg { fallback.chromaSubsampling = .yuv444 }
-        return Report(data: try encode(buffer, fallback), quality: fallbackQuality, subsampling: fallback.chromaSubsampling,
-                      tries: outcome.tries, usedFallback: true)
+        switch format {
+        case .webp:
+            fallback.isLossless = true
+            fallback.quality = 1
+        case .jpeg:
+            fallback.quality = 1
+            fallback.chromaSubsampling = .yuv444
+        default:
+            fallback.quality = Double(fallbackQuality) / 100
+        }
+        return Report(data: try encode(buffer, fallback), quality: Int((fallback.quality * 100).rounded()),
+                      subsampling: fallback.chromaSubsampling, tries: tries, usedFallback: true)
     }
 
     /// A format's quality → score curve near thumbnail sizes: (score, quality) points, increasing; the median

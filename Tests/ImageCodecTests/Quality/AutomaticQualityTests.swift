@@ -62,7 +62,7 @@ final class AutomaticQualityTests: XCTestCase {
         }
     }
 
-    /// An unreachable target falls back to quality 97 (4:4:4 for JPEG) after at most 3 scored tries.
+    /// An unreachable target falls back (JPEG: quality 100, 4:4:4) after at most 3 scored tries.
     func testUnreachableTargetFallsBack() throws {
         let noise = try Patterns.make(width: 64, height: 64) { x, y in
             let v = UInt8(truncatingIfNeeded: (x &* 7919 &+ y &* 104729) &* 2654435761 >> 13)
@@ -73,9 +73,34 @@ final class AutomaticQualityTests: XCTestCase {
             try JPEGEncoder.encode($0, options: $1)
         }
         XCTAssertTrue(report.usedFallback)
-        XCTAssertEqual(report.quality, AutomaticQuality.fallbackQuality)
+        XCTAssertEqual(report.quality, 100)
         XCTAssertEqual(report.subsampling, .yuv444)
         XCTAssertLessThanOrEqual(report.tries.count, 3)
+    }
+
+    /// Colour detail 4:2:0 cannot keep (1-pixel red/blue stripes): JPEG is written 4:4:4 and keeps the target; lossy
+    /// WebP cannot, so it is written losslessly without trying (VP8L, exact pixels).
+    func testFineColourDetailChoosesFullChromaOrLossless() throws {
+        let stripes = try Patterns.make(width: 64, height: 64) { x, y in
+            (x + y / 8) % 2 == 0 ? RGBA(r: 230, g: 20, b: 30) : RGBA(r: 20, g: 40, b: 220)
+        }
+        let jpeg = try AutomaticQuality.encode(stripes, format: .jpeg, target: .medium, options: EncodeOptions()) {
+            try JPEGEncoder.encode($0, options: $1)
+        }
+        XCTAssertEqual(jpeg.subsampling, .yuv444)
+        XCTAssertGreaterThanOrEqual(try SSIMULACRA2.score(reference: stripes, distorted: ImageDecoder.decode(jpeg.data).firstFrame.buffer), 70)
+        let webp = try AutomaticQuality.encode(stripes, format: .webp, target: .medium, options: EncodeOptions()) {
+            try WebPEncoder.encode($0, options: $1)
+        }
+        XCTAssertTrue(webp.usedFallback)
+        XCTAssertEqual(webp.tries, [])
+        XCTAssertEqual(try ImageDecoder.decode(webp.data).firstFrame.buffer, stripes)
+        // A smooth photo-like gradient keeps 4:2:0.
+        let smooth = try Patterns.make(width: 64, height: 64) { x, y in RGBA(r: UInt8(x * 2), g: UInt8(y * 2), b: 100) }
+        let smoothJPEG = try AutomaticQuality.encode(smooth, format: .jpeg, target: .medium, options: EncodeOptions()) {
+            try JPEGEncoder.encode($0, options: $1)
+        }
+        XCTAssertEqual(smoothJPEG.subsampling, .yuv420)
     }
 
     /// Lossless, PNG, GIF and animations ignore the target (they have no quality to search) and still encode.
@@ -95,7 +120,7 @@ final class AutomaticQualityTests: XCTestCase {
         }
         var animation = ImageEncoder(format: .webp, options: options)
         animation.addFrame(buffer, duration: 0.1)
-        animation.addFrame(buffer, duration: 0.1)
+        animation.addFrame(try Patterns.checkerboard(width: 20, height: 10), duration: 0.1)
         XCTAssertEqual(try ImageDecoder.decode(try animation.encode()).frameCount, 2)
     }
 
@@ -108,13 +133,14 @@ final class AutomaticQualityTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(score, 80)
     }
 
-    /// Chroma detail: a grey photo-like gradient has none; 1-pixel red/blue stripes have plenty.
-    func testChromaDetailSeparatesSmoothFromSharpColour() throws {
-        let smooth = try Patterns.make(width: 64, height: 64) { x, y in RGBA(r: UInt8(x * 2), g: UInt8(y * 2), b: 100) }
-        let stripes = try Patterns.make(width: 64, height: 64) { x, _ in x % 2 == 0 ? RGBA(r: 255, g: 0, b: 0) : RGBA(r: 0, g: 0, b: 255) }
-        XCTAssertFalse(ChromaDetail.prefersFullChroma(smooth))
-        XCTAssertTrue(ChromaDetail.prefersFullChroma(stripes))
-        XCTAssertEqual(ChromaDetail.deviation(try PixelBuffer(width: 1, height: 1)), 0)
+    /// The 4:2:0 simulation leaves grey and luma alone and blurs colour edges.
+    func testChromaSimulationKeepsGreyAndBlursColourEdges() throws {
+        let grey = try Patterns.make(width: 9, height: 7) { x, y in let v = UInt8(x * 20 + y); return RGBA(r: v, g: v, b: v) }
+        let simulatedGrey = try ChromaDetail.subsampled(grey)
+        for y in 0..<7 { for x in 0..<9 { XCTAssertEqual(Int(simulatedGrey.pixel(x: x, y: y).r), Int(grey.pixel(x: x, y: y).r), accuracy: 1) } }
+        let stripes = try Patterns.make(width: 8, height: 8) { x, _ in x % 2 == 0 ? RGBA(r: 255, g: 0, b: 0) : RGBA(r: 0, g: 0, b: 255) }
+        XCTAssertLessThan(try SSIMULACRA2.score(reference: stripes, distorted: ChromaDetail.subsampled(stripes)), 50)
+        XCTAssertEqual(try ChromaDetail.subsampled(try PixelBuffer(width: 1, height: 1)).width, 1)
     }
 
     func testQualityTargetNames() {
