@@ -41,7 +41,7 @@ public struct ImageEncoder: Sendable {
     ///   still format (JPEG, PNG), `.encodingFailed` with the library's message.
     ///
     /// With `options.automaticQuality`, a still in a lossy format is encoded at the lowest quality that keeps the
-    /// target score (`AutomaticQuality`: up to 3 encodes and decodes of it, scored with `SSIMULACRA2`); animations
+    /// target score (`AutomaticQuality`: up to 4 encodes and decodes of it, scored with `SSIMULACRA2`); animations
     /// and lossless output use `options.quality` as usual.
     public func encode() throws -> Data {
         let registry = ImageCodecRegistry.shared

@@ -4,7 +4,7 @@ import Foundation
 /// least the target against the pixels given (`EncodeOptions.automaticQuality`; `ImageEncoder` runs it).
 ///
 /// The search (`QualitySearch`) starts from a model of quality → score per format (fitted on the shared corpus
-/// at thumbnail sizes), refines by the measured slope, and scores at most 3 qualities; when none reaches the
+/// at thumbnail sizes), refines by the measured slope, and scores at most 4 qualities; when none reaches the
 /// target, the output is written unscored at the format's fallback (JPEG: quality 100, 4:4:4; WebP: lossless;
 /// others: quality 97), so a measured miss is never served. The reference's half of the metric is computed once
 /// (`SSIMULACRA2.Reference`).
@@ -14,7 +14,7 @@ import Foundation
 /// `subsamplingMargin` (or the target is 85 or more), else 4:2:0; lossy WebP (4:2:0 only) goes straight to its
 /// lossless fallback when the ceiling is under the target.
 ///
-/// - Important: Stateless and thread-safe. Costs up to 3 encodes and decodes plus the metric (the reference's
+/// - Important: Stateless and thread-safe. Costs up to 4 encodes and decodes plus the metric (5 encodes with the fallback) (the reference's
 ///   half once); the decoded candidates are the only extra memory (one at a time, besides the chosen bytes).
 enum AutomaticQuality {
     /// The quality of the unscored fallback of formats other than JPEG (100, 4:4:4) and WebP (lossless).
@@ -47,6 +47,9 @@ enum AutomaticQuality {
                        encode: (PixelBuffer, EncodeOptions) throws -> Data) throws -> Report {
         var options = options
         options.automaticQuality = nil
+        // JPEG has no alpha: its encoder writes the premultiplied colour (transparent areas black), so that is
+        // what the output is measured against; a target measured against the transparent original could never be met.
+        let buffer = format == .jpeg ? try opaqueOnBlack(buffer) : buffer
         let reference = SSIMULACRA2.Reference(buffer)
         // The best 4:2:0 can do on this image: JPEG takes 4:4:4 below it (fine colour detail, saturated edges);
         // lossy WebP, always 4:2:0, cannot reach the target at any quality, so it is written losslessly at once.
@@ -77,6 +80,28 @@ enum AutomaticQuality {
                           usedFallback: false)
         }
         return try fallback(buffer, format: format, options: options, tries: outcome.tries, encode: encode)
+    }
+
+    /// `buffer` as JPEG's encoder sees it: premultiplied colour, alpha dropped (opaque pixels unchanged).
+    static func opaqueOnBlack(_ buffer: PixelBuffer) throws -> PixelBuffer {
+        guard !buffer.isOpaque else { return buffer }
+        let premultiplied = buffer.converted(to: .rgba8Premultiplied)
+        var out = try PixelBuffer(width: buffer.width, height: buffer.height)
+        let (inStride, outStride) = (premultiplied.bytesPerRow, out.bytesPerRow)
+        premultiplied.withUnsafeBytes { src in
+            out.withUnsafeMutableBytes { dst in
+                for y in 0..<buffer.height {
+                    for x in 0..<buffer.width {
+                        let p = y * inStride + x * 4, q = y * outStride + x * 4
+                        dst[q] = src[p]
+                        dst[q + 1] = src[p + 1]
+                        dst[q + 2] = src[p + 2]
+                        dst[q + 3] = 255
+                    }
+                }
+            }
+        }
+        return out
     }
 
     /// The unscored output when no try reached the target: lossless WebP; JPEG at quality 100 with 4:4:4;

@@ -13,8 +13,9 @@ struct QualitySearch {
     let initialQuality: Int
     /// The model's slope: qualities per point of score near the target (used until two tries give a secant).
     let slope: Double
-    /// At most this many qualities are scored (the first guess included). Default 3.
-    var maximumTries = 3
+    /// At most this many qualities are scored (the first guess included). Default 4: real curves have plateaus
+    /// (libjpeg's and libwebp's quantiser steps) where 3 tries often ended just under the target.
+    var maximumTries = 4
     /// Stop when the passing and failing qualities bracketing the answer are this close. Default 2.
     var tolerance = 2
 
@@ -62,8 +63,9 @@ struct QualitySearch {
             // Step from the try nearest the target.
             let last = tries.min { abs($0.score - target) < abs($1.score - target) }!
             var next = Double(last.quality) + perPoint * (target - last.score)
-            // Aim a little above the target when climbing (a miss costs a try), exactly at it when descending.
-            if last.score < target { next += 1 }
+            // Aim a point of score above the target when climbing (a miss costs a try; on a plateau the secant is
+            // steep, so this jumps over it), exactly at it when descending.
+            if last.score < target { next += perPoint + 1 }
             var q = Int(next.rounded(.up))
             q = min(upper - 1, max(lower + 1, q))
             q = min(100, max(1, q))
