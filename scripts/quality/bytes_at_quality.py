@@ -73,12 +73,19 @@ def main():
         for label in args.sizes:
             size = SIZES[label]
             cases = []
+            refs_thumbor = {}
             for name in files:
                 source = common.to_srgb_rgba(Image.open(corpus / name))
                 if size[1] == 0 and source.size[0] <= size[0]:
                     continue
-                ref = common.reference(source, size)
-                cases.append((name, ref))
+                # As in resize_quality.py: each peer against the float resize of its own decode, in its own crop
+                # geometry (ours: our full-size decode; thumbor: Pillow's, cropped first).
+                try:
+                    decoded = common.decode(common.fetch(f"http://127.0.0.1:{oport}/image?url=http://127.0.0.1:{origin}/{name}&format=png"))
+                except Exception:
+                    decoded = source
+                cases.append((name, common.reference(decoded, size)))
+                refs_thumbor[name] = common.reference(source, size, geometry="thumbor")
             rows = {}
 
             def scored(data):
@@ -87,11 +94,13 @@ def main():
 
             # Thumbor's default JPEG and vipsthumbnail's q80, per file.
             for name, ref in cases:
-                t = common.fetch(f"http://127.0.0.1:{tport}" + common.thumbor_path(size, name, origin))
+                # format(jpeg): without it thumbor keeps a PNG source's format.
+                t = common.fetch(f"http://127.0.0.1:{tport}" + common.thumbor_path(size, name, origin, fmt="jpeg"))
                 ti = scored(t)
+                tref = refs_thumbor[name]
                 v = vips_thumbnail(corpus / name, size, 80, scratch)
                 vi = scored(v)
-                rows[name] = {"thumbor": (len(t), common.score(ref, ti, scratch) if ti.shape == ref.shape else None),
+                rows[name] = {"thumbor": (len(t), common.score(tref, ti, scratch) if ti.shape == tref.shape else None),
                               "vips": (len(v), common.score(ref, vi, scratch) if vi.shape == ref.shape else None)}
                 print(f"{label} {name}: thumbor {rows[name]['thumbor']}, vips {rows[name]['vips']}", file=sys.stderr, flush=True)
             s = statistics.median(r["thumbor"][1] for r in rows.values() if r["thumbor"][1] is not None)
@@ -115,9 +124,9 @@ def main():
                             if peer == "ours":
                                 data = common.fetch(f"http://127.0.0.1:{oport}" + common.ours_path(size, name, origin, fmt, q))
                             else:
-                                data = common.fetch(f"http://127.0.0.1:{tport}" + common.thumbor_path(size, name, origin, quality=q))
+                                data = common.fetch(f"http://127.0.0.1:{tport}" + common.thumbor_path(size, name, origin, fmt="jpeg", quality=q))
                             total += len(data)
-                            scores.append(common.score(ref, scored(data), scratch))
+                            scores.append(common.score(refs_thumbor[name] if peer == "thumbor" else ref, scored(data), scratch))
                         curves.setdefault(f"{peer} {fmt}", []).append((q, total, statistics.median(scores)))
             report[label] = {"S": s, "S_vips": s_vips, "rows": rows, "curves": curves}
     finally:
