@@ -168,13 +168,15 @@ final class AutomaticQualityTests: XCTestCase {
     }
 
     /// A saturated photograph (kodak_23, parrots) at every level, both formats: every output keeps its target;
-    /// JPEG's searches end in a measured pass (no fallback) with bytes growing by level; WebP, whose 4:2:0 cannot
-    /// reach 80 on this image, is lossless at `high` (exact pixels) and lossy below.
+    /// JPEG's searches end in a measured pass (no fallback); `high` costs at least what `low` does (not always
+    /// `medium`: JPEG is 4:2:0 at `low` and 4:4:4 above on this image, and 4:2:0 near its ceiling is costly, see
+    /// `AutomaticQuality.subsamplingMargin`); WebP, whose 4:2:0 cannot reach 80 here, is lossless at `high`.
     func testLevelsOnASaturatedPhoto() throws {
         let url = try XCTUnwrap(QualityCorpus.photos().first { $0.lastPathComponent == "kodak_23.png" })
         let source = try QualityCorpus.thumbnail(url, maxPixelSize: 300)
         for format in [ImageFormat.jpeg, .webp] {
-            var previous = 0
+            var sizes: [Int] = []
+            defer { XCTAssertLessThanOrEqual(sizes.first ?? 0, sizes.last ?? 0, "\(format): \(sizes)") }
             for target in [QualityTarget.low, .medium, .high] {
                 let report = try AutomaticQuality.encode(source, format: format, target: target, options: EncodeOptions()) {
                     try ImageEncoder.encodeBuiltIn([ImageFrame(buffer: $0)], format: format, loopCount: 0, options: $1)
@@ -182,8 +184,7 @@ final class AutomaticQualityTests: XCTestCase {
                 print("kodak_23 \(format) \(target): q\(report.quality) \(report.subsampling) \(report.data.count) B, tries \(report.tries.map { "\($0.quality):\(Int($0.score))" }), fallback \(report.usedFallback)")
                 let decoded = try ImageDecoder.decode(report.data).firstFrame.buffer
                 XCTAssertGreaterThanOrEqual(try SSIMULACRA2.score(reference: source, distorted: decoded), target.minimumScore)
-                XCTAssertGreaterThan(report.data.count, previous, "\(format) \(target)")
-                previous = report.data.count
+                sizes.append(report.data.count)
                 if format == .jpeg { XCTAssertFalse(report.usedFallback, "\(format) \(target): \(report.tries)") }
             }
         }
