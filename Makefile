@@ -77,6 +77,15 @@ bench-service: deps
 	.build/bench-service/venv/bin/pip install -q numpy ssimulacra2
 	.build/bench-service/venv/bin/python scripts/thumbor-compat/run.py --server .build/release/webimage-server \
 	  --venv .build/bench-service/venv --out .build/bench-service/thumbor-compat.md
+	@# Quality: resize quality against thumbor, then bytes at equal quality (SSIMULACRA2 against a float Lanczos3
+	@# reference; the PyPI ssimulacra2 port in the bench venv). Writes .build/bench-service/quality-*.md.
+	@.build/bench-service/venv/bin/python -c "import ssimulacra2" 2>/dev/null || \
+	  .build/bench-service/venv/bin/pip install -q ssimulacra2==0.3.0
+	.build/bench-service/venv/bin/python scripts/quality/resize_quality.py --server .build/release/webimage-server \
+	  --venv .build/bench-service/venv --output .build/bench-service/quality-resize.md
+	.build/bench-service/venv/bin/python scripts/quality/bytes_at_quality.py --server .build/release/webimage-server \
+	  --venv .build/bench-service/venv --curves --output .build/bench-service/quality-bytes.md \
+	  --json .build/bench-service/quality-bytes.json
 
 clean:
 	rm -rf .build $(TSAN_SCRATCH) Benchmarks/.build

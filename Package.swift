@@ -175,7 +175,7 @@ let package = Package(
         .executableTarget(
             name: "webimage-server",
             dependencies: [
-                "WebImageServerHummingbird", "WebImageServerCore", "WebImageMemcached", "Fetcher",
+                "WebImageServerHummingbird", "WebImageServerCore", "WebImageMemcached", "Fetcher", "ImageCodec",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Service"])),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -204,7 +204,7 @@ let package = Package(
         // Real memcached processes on loopback ports (the `memcached` package, installed by `make test-deps`).
         .testTarget(name: "WebImageMemcachedTests", dependencies: ["WebImageMemcached", "WebImage", "WebImageSync", "TestSupport"]),
         .testTarget(name: "WebImageAVIFTests", dependencies: ["WebImageAVIF", "ImageCodec", "TestSupport"]),
-        .testTarget(name: "WebImageJXLTests", dependencies: ["WebImageJXL", "ImageCodec", "TestSupport"]),
+        .testTarget(name: "WebImageJXLTests", dependencies: ["WebImageJXL", "CWebImageJXL", "ImageCodec", "TestSupport"]),
         .testTarget(name: "WebImageHEIFTests", dependencies: ["WebImageHEIF", "ImageCodec", "TestSupport"]),
         .testTarget(name: "WebImageServerTests",
                     dependencies: ["WebImageServerCore", "WebImageServerHummingbird", "WebImage", "WebImageSync", "ImageCodec",

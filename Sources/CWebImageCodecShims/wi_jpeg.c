@@ -298,7 +298,8 @@ typedef struct wi_jpeg_encode_state {
 } wi_jpeg_encode_state;
 
 wi_status wi_jpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
-                              int quality, int progressive, uint8_t **out, size_t *out_size, char *message) {
+                              int quality, int progressive, int chroma444, uint8_t **out, size_t *out_size,
+                              char *message) {
     *out = NULL;
     *out_size = 0;
     if (width == 0 || height == 0 || width > JPEG_MAX_DIMENSION || height > JPEG_MAX_DIMENSION ||
@@ -328,6 +329,11 @@ wi_status wi_jpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t he
     state->cinfo.in_color_space = JCS_EXT_RGBA;
     jpeg_set_defaults(&state->cinfo);
     jpeg_set_quality(&state->cinfo, quality < 0 ? 0 : (quality > 100 ? 100 : quality), TRUE);
+    if (chroma444) {
+        // jpeg_set_defaults made the luma component 2×2 (4:2:0); 1×1 everywhere keeps chroma at full resolution.
+        state->cinfo.comp_info[0].h_samp_factor = 1;
+        state->cinfo.comp_info[0].v_samp_factor = 1;
+    }
     if (progressive) jpeg_simple_progression(&state->cinfo);
     jpeg_start_compress(&state->cinfo, TRUE);
     while (state->cinfo.next_scanline < height) {

@@ -1,2 +1,3 @@
 #include <jxl/decode.h>
 #include <jxl/encode.h>
+#include <jxl/butteraugli.h>

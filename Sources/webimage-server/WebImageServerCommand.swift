@@ -1,6 +1,7 @@
 import ArgumentParser
 import Fetcher
 import Foundation
+import ImageCodec
 import Logging
 import WebImageServerCore
 import WebImageMemcached
@@ -54,6 +55,9 @@ struct WebImageServerCommand: AsyncParsableCommand {
 
     @Option(help: "Results being made at the same time; past it, 503 with Retry-After.")
     var maxConcurrency = 64
+
+    @Option(help: "Quality of requests without q=: 1…100, or auto, auto:low, auto:high, auto:SCORE (SSIMULACRA2 target; auto is 70).")
+    var defaultQuality = "80"
 
     @Option(help: "Cache-Control max-age of image responses, in seconds.")
     var maxAge = 86_400
@@ -152,6 +156,17 @@ struct WebImageServerCommand: AsyncParsableCommand {
         configuration.allowedHosts = allowHosts
         configuration.allowedNetworks = allowNetworks.compactMap(IPNetwork.init)
         configuration.maxConcurrency = maxConcurrency
+        if defaultQuality.lowercased().hasPrefix("auto") {
+            guard let target = QualityTarget(parameter: defaultQuality) else {
+                throw ValidationError("--default-quality: expected 1…100, auto, auto:low, auto:high or auto:SCORE")
+            }
+            configuration.defaultAutomaticQuality = target
+        } else {
+            guard let value = Int(defaultQuality), (1...100).contains(value) else {
+                throw ValidationError("--default-quality: expected 1…100, auto, auto:low, auto:high or auto:SCORE")
+            }
+            configuration.defaultQuality = value
+        }
         configuration.cacheMaxAge = maxAge
         configuration.cachesResults = !noResultCache
         configuration.sourceTimeout = sourceTimeout

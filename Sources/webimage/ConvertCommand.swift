@@ -19,6 +19,7 @@ struct ConvertCommand: ParsableCommand {
 
         Examples:
           webimage convert photo.jpg photo.webp --quality 80
+          webimage convert photo.jpg photo.webp --quality auto
           webimage convert anim.gif anim.png
           webimage convert anim.webp frame3.png --frame 3
           webimage convert huge.jpg thumb.jpg --thumbnail 400
@@ -34,8 +35,17 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Output format: png, apng, jpeg, webp, gif or avif (default: from OUT's extension).")
     var format: String?
 
-    @Option(help: "Quality for JPEG and lossy WebP, 0…100.")
-    var quality: Double = 90
+    @Option(help: "Quality for JPEG and lossy WebP: 0…100, or auto, auto:low, auto:high, auto:SCORE (the lowest quality keeping that SSIMULACRA2 score; auto is 70).")
+    var quality: String = "90"
+
+    /// The fixed quality (0…1) and the automatic target, from --quality.
+    private var parsedQuality: (fixed: Double, automatic: QualityTarget?)? {
+        if quality.lowercased().hasPrefix("auto") {
+            return QualityTarget(parameter: quality).map { (0.9, $0) }
+        }
+        guard let value = Double(quality), (0...100).contains(value) else { return nil }
+        return (value / 100, nil)
+    }
 
     @Option(help: "Write only frame N (0-based) as a still image.")
     var frame: Int?
@@ -48,7 +58,9 @@ struct ConvertCommand: ParsableCommand {
 
     func validate() throws {
         if let thumbnail, thumbnail < 1 { throw ValidationError("--thumbnail must be 1 or more") }
-        guard (0...100).contains(quality) else { throw ValidationError("--quality must be between 0 and 100") }
+        guard parsedQuality != nil else {
+            throw ValidationError("--quality must be between 0 and 100, or auto, auto:low, auto:high, auto:SCORE")
+        }
         if let frame, frame < 0 { throw ValidationError("--frame must be 0 or more") }
         if let maxPixels, maxPixels < 1 { throw ValidationError("--max-pixels must be 1 or more") }
     }
@@ -81,7 +93,8 @@ struct ConvertCommand: ParsableCommand {
         guard var target = Self.format(named: name) else {
             throw ValidationError("unknown output format '\(name)'; use --format png|apng|jpeg|webp|gif|avif")
         }
-        let encodeOptions = EncodeOptions(quality: quality / 100)
+        let (fixedQuality, automaticQuality) = parsedQuality ?? (0.9, nil)
+        let encodeOptions = EncodeOptions(quality: fixedQuality, automaticQuality: automaticQuality)
         let encoded: Data
         if let frame {
             guard frame < image.frameCount else {

@@ -39,8 +39,23 @@ public struct ImageEncoder: Sendable {
     ///
     /// - Throws: `ImageCodecError.unsupportedEncoding` for a format that cannot be written or an animation in a
     ///   still format (JPEG, PNG), `.encodingFailed` with the library's message.
+    ///
+    /// With `options.automaticQuality`, a still in a lossy format is encoded at the lowest quality that keeps the
+    /// target score (`AutomaticQuality`: up to 4 encodes and decodes of it, scored with `SSIMULACRA2`); animations
+    /// and lossless output use `options.quality` as usual.
     public func encode() throws -> Data {
-        try ImageCodecRegistry.shared.encode(frames, format: format, loopCount: loopCount, options: options)
+        let registry = ImageCodecRegistry.shared
+        if let target = options.automaticQuality,
+           AutomaticQuality.applies(to: format, options: options, frameCount: frames.count) {
+            let (format, loopCount, duration) = (self.format, self.loopCount, frames[0].duration)
+            return try AutomaticQuality.encode(frames[0].buffer, format: format, target: target, options: options) { buffer, options in
+                try registry.encode([ImageFrame(buffer: buffer, duration: duration)], format: format, loopCount: loopCount,
+                                    options: options)
+            }.data
+        }
+        var fixed = options
+        fixed.automaticQuality = nil
+        return try registry.encode(frames, format: format, loopCount: loopCount, options: fixed)
     }
 
     /// The built-in encoders (the registry's default `BuiltInEncoder`).
@@ -75,8 +90,17 @@ extension Image {
     ///
     /// - Parameter quality: for lossy formats, 0…1 (default 0.9).
     public func encoded(as format: ImageFormat, quality: Double = 0.9, isLossless: Bool = false) throws -> Data {
-        var encoder = ImageEncoder(format: format, loopCount: loopCount,
-                                   options: EncodeOptions(quality: quality, isLossless: isLossless))
+        try encoded(as: format, options: EncodeOptions(quality: quality, isLossless: isLossless))
+    }
+
+    /// Encodes this image as `format` with `options`, as `encoded(as:quality:isLossless:)` does; use it for
+    /// automatic quality:
+    ///
+    /// ```swift
+    /// let webp = try image.encoded(as: .webp, options: EncodeOptions(automaticQuality: .medium))
+    /// ```
+    public func encoded(as format: ImageFormat, options: EncodeOptions) throws -> Data {
+        var encoder = ImageEncoder(format: format, loopCount: loopCount, options: options)
         // PNG stays a still (its first frame); `.apng` writes the animation.
         let animatedOutput = format != .png && ImageCodecRegistry.shared.canEncode(format, frameCount: 2)
         let frames = animatedOutput ? try allFrames() : [firstFrame]

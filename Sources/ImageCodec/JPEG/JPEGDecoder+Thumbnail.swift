@@ -1,11 +1,28 @@
 extension JPEGDecoder {
-    /// The DCT-domain scale denominator (8, 4, 2 or 1) giving the smallest output at least the plan's size.
-    /// libjpeg's scaled size is `ceil(side / denominator)`.
+    /// The size of the DCT-scaled image a thumbnail decode of a `width` × `height` JPEG allocates before its
+    /// Lanczos3 resize to `maxPixelSize` (the same choice as the decoder's, for memory accounting such as
+    /// `DecodeBudget`); the full size when no scaling applies.
+    public static func thumbnailIntermediateSize(width: Int, height: Int, maxPixelSize: Int) -> (width: Int, height: Int) {
+        guard width > 0, height > 0,
+              let plan = try? DownsamplePlan.make(width: width, height: height, maxPixelSize: maxPixelSize) else {
+            return (width, height)
+        }
+        let d = scaleDenominator(for: plan)
+        return ((width + d - 1) / d, (height + d - 1) / d)
+    }
+
+    /// How many times the plan's size the DCT-scaled image must be at least, so the Lanczos3 that follows still
+    /// does a real reduction: libvips' shrink-on-load margin. DCT scaling to just above the target (margin 1) left
+    /// a 1–2× Lanczos and visibly softer output on fine detail (scripts/quality/resize_quality.py).
+    static let lanczosMargin = 2
+
+    /// The DCT-domain scale denominator (8, 4, 2 or 1) giving the smallest output at least `lanczosMargin` × the
+    /// plan's size. libjpeg's scaled size is `ceil(side / denominator)`.
     static func scaleDenominator(for plan: DownsamplePlan) -> Int {
         for denominator in [8, 4, 2] {
             let w = (plan.sourceWidth + denominator - 1) / denominator
             let h = (plan.sourceHeight + denominator - 1) / denominator
-            if w >= plan.width && h >= plan.height { return denominator }
+            if w >= plan.width * lanczosMargin && h >= plan.height * lanczosMargin { return denominator }
         }
         return 1
     }

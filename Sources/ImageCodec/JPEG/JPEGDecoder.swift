@@ -5,7 +5,7 @@ import Foundation
 /// pixels stay as stored (`JPEGOrientation.apply` internally; the processing module exports the public transform).
 ///
 /// `DecodeOptions.maxPixelSize` decodes a thumbnail: libjpeg's DCT-domain scaling to the smallest of 1/8, 1/4,
-/// 1/2 that is still at least the thumbnail size, then `PixelBuffer.resized` (Lanczos3) to the exact size
+/// 1/2 that is still at least twice the thumbnail size (libvips' shrink-on-load margin), then `PixelBuffer.resized` (Lanczos3) to the exact size
 /// (`PixelBuffer.fittingSize`). Orientation is handled as for full decodes: reported, pixels as stored (the
 /// longest side is the same either way). Limits apply to the allocated buffers; see `DownsamplePlan`.
 ///

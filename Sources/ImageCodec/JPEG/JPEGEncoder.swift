@@ -8,7 +8,8 @@ internal import CWebImageCodecShims
 ///
 /// - Important: Stateless and thread-safe.
 public enum JPEGEncoder {
-    /// Encodes one buffer with `options.quality` (0…1, default 0.9), progressive when `options.isProgressive`.
+    /// Encodes one buffer with `options.quality` (0…1, default 0.9), progressive when `options.isProgressive`, with
+    /// `options.chromaSubsampling` (4:2:0 by default).
     ///
     /// - Throws: `ImageCodecError.encodingFailed` with libjpeg's message.
     public static func encode(_ buffer: PixelBuffer, options: EncodeOptions) throws -> Data {
@@ -18,7 +19,8 @@ public enum JPEGEncoder {
             try EncodedBytes.collect(format: .jpeg) { out, size, message in
                 wi_jpeg_encode_rgba(pixels.baseAddress!.assumingMemoryBound(to: UInt8.self), UInt32(source.width),
                                     UInt32(source.height), source.bytesPerRow, Int32(quality),
-                                    options.isProgressive ? 1 : 0, out, size, message)
+                                    options.isProgressive ? 1 : 0,
+                                    options.chromaSubsampling == .yuv444 ? 1 : 0, out, size, message)
             }
         }
     }

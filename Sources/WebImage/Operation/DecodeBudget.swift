@@ -285,11 +285,9 @@ extension DecodeBudget {
             let grid = saturating(2 * thumbnail.width, 2 * thumbnail.height, 24)
             switch info.format {
             case .jpeg:
-                var denominator = 8
-                while denominator > 1, (width / denominator < thumbnail.width || height / denominator < thumbnail.height) {
-                    denominator /= 2
-                }
-                return adding(output, saturating(width / denominator + 1, height / denominator + 1, 4))
+                // The decoder's own choice of DCT scale (it leaves the Lanczos a 2× margin).
+                let scaled = JPEGDecoder.thumbnailIntermediateSize(width: width, height: height, maxPixelSize: maxPixelSize)
+                return adding(output, saturating(scaled.width, scaled.height, 4))
             case .gif: return adding(output, saturating(width, height, 1), grid)
             case .apng where isAnimation, .webp where isAnimation: return adding(output, fullFrame, grid)
             case .png, .apng: return info.isProgressive ? adding(output, fullFrame) : output

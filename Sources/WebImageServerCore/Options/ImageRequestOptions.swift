@@ -1,3 +1,4 @@
+import ImageCodec
 import Foundation
 
 /// How the output fills the requested box when both `w` and `h` are given.
@@ -57,8 +58,13 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// `prefer=jxl`: `format=auto` tries JPEG XL first for a client that lists `image/jxl`. Default `false` (or
     /// the server's `prefersJXL`).
     public var prefersJXL = false
-    /// Lossy quality 1…100 (JPEG, lossy WebP). Default `defaultQuality` (80, as thumbor).
+    /// Lossy quality 1…100 (JPEG, lossy WebP). Default `defaultQuality` (80, as thumbor). With
+    /// `automaticQuality`, used only for kept animations (no search runs for them).
     public var quality: Int = ImageRequestOptions.defaultQuality
+    /// `q=auto` (`.medium`, SSIMULACRA2 70), `q=auto:low` (60), `q=auto:high` (80) or `q=auto:SCORE` (0…100): the
+    /// lowest quality whose output keeps that score against the resized source (`EncodeOptions.automaticQuality`).
+    /// Default `nil` (fixed `quality`), or the server's `--default-quality auto…` when `q` is absent.
+    public var automaticQuality: QualityTarget?
     /// Keep an animation (`anim=1`) when the output format animates (GIF, WebP). Default `false`: the first frame.
     public var keepsAnimation = false
     /// Gaussian-like blur radius in output pixels, 0 (none, the default) … 100.
@@ -147,7 +153,15 @@ public struct ImageRequestOptions: Sendable, Hashable {
             case "prefer":
                 guard value == "jxl" else { throw .badOptions("prefer: expected jxl") }
                 parsed.prefersJXL = true
-            case "q": parsed.quality = try Self.integer(value, name: name, in: 1...100)
+            case "q":
+                if value.lowercased().hasPrefix("auto") {
+                    guard let target = QualityTarget(parameter: value) else {
+                        throw .badOptions("q: expected auto, auto:low, auto:medium, auto:high or auto:SCORE (0…100)")
+                    }
+                    parsed.automaticQuality = target
+                } else {
+                    parsed.quality = try Self.integer(value, name: name, in: 1...100)
+                }
             case "anim":
                 guard value == "0" || value == "1" else { throw .badOptions("anim: expected 0 or 1") }
                 parsed.keepsAnimation = value == "1"
@@ -196,7 +210,7 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// the format): part of the result-cache key.
     public var canonicalProcessing: String {
         "w=\(width.map(String.init) ?? "-")&h=\(height.map(String.init) ?? "-")&fit=\(fit.rawValue)"
-            + "&q=\(quality)&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)&gravity=\(gravity.canonicalName)"
+            + "&q=\(automaticQuality.map { "auto:\($0.minimumScore)" } ?? String(quality))&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)&gravity=\(gravity.canonicalName)"
             + thumborProcessing
     }
 

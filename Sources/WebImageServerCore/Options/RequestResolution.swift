@@ -73,6 +73,14 @@ public struct RequestResolution: Sendable {
         return try ImageRequestOptions(pairs: merged)
     }
 
+    /// Whether `pairs` name a quality (`q`), themselves or through a preset they name: if not, the service's
+    /// default quality applies.
+    public func setsQuality(_ pairs: [(name: String, value: String)]) -> Bool {
+        if pairs.contains(where: { $0.name == "q" }) { return true }
+        guard let names = pairs.first(where: { $0.name == "preset" })?.value.split(separator: ",") else { return false }
+        return names.contains { presets[String($0)]?.options.contains { $0.name == "q" } ?? false }
+    }
+
     /// Checks options a request spelled out another way (a thumbor URL): none under `presetsOnly`, and with
     /// `allowedSizes` their `w`/`h` must be one of them.
     ///

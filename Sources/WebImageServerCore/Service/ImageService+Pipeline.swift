@@ -188,7 +188,8 @@ extension ImageService {
     private func run(_ plan: RenderPlan, data: Data, watermarks: [URL: Data], deadline: ContinuousClock.Instant?) throws -> ImageResult {
         // A render that waited for the budget past its deadline has been answered already: it does no work.
         try Self.check(deadline)
-        let encodeOptions = EncodeOptions(quality: Double(plan.quality) / 100, deadline: deadline)
+        let encodeOptions = EncodeOptions(quality: Double(plan.quality) / 100, deadline: deadline,
+                                          automaticQuality: plan.automaticQuality)
         if plan.recompressesJPEG {
             do {
                 let body = try JXLEncoder.recompressJPEG(data, options: encodeOptions)
@@ -232,6 +233,8 @@ extension ImageService {
             try Self.check(deadline)
             var options = encodeOptions
             options.quality = Double(quality) / 100
+            // `max_bytes`' smaller tries are fixed qualities, below what an automatic search chose.
+            if quality != plan.quality { options.automaticQuality = nil }
             var encoder = ImageEncoder(format: plan.format, loopCount: image.loopCount, options: options)
             for frame in shaped { encoder.addFrame(frame.buffer, duration: frame.duration) }
             let body = try codec { try encoder.encode() }
@@ -329,6 +332,7 @@ struct RenderPlan: Sendable {
     var decodeOptions: DecodeOptions
     var animates: Bool
     var quality: Int
+    var automaticQuality: QualityTarget?
     var blur: Double
     /// The source crop, clamped, in the oriented source's pixels; `nil` for none.
     var sourceCrop: SourceCrop?
@@ -435,6 +439,7 @@ struct RenderPlan: Sendable {
                                       firstFrameOnly: !animates, keepsOriginalData: false,
                                       maxPixelSize: animates ? nil : decodePixelSize)
         quality = options.quality
+        automaticQuality = options.automaticQuality
         blur = options.blur
         // Smart and entropy windows come from the pixels, unless thumbor's focal regions placed the crop.
         switch options.gravity {

@@ -191,7 +191,12 @@ public final class ImageService: Sendable {
     private func respond(to request: ImageServiceRequest, arrival: ContinuousClock.Instant) async throws -> ImageServiceResponse {
         let pairs = try QueryString.parse(Substring(request.query))
         try checkSignature(pairs)
-        let options = try resolution.options(for: pairs)
+        var options = try resolution.options(for: pairs)
+        // No `q` in the request or its presets: the server's default (a number, or automatic).
+        if !resolution.setsQuality(pairs) {
+            options.quality = configuration.defaultQuality
+            options.automaticQuality = configuration.defaultAutomaticQuality
+        }
         return try await respond(options: options, accept: request.accept, ifNoneMatch: request.ifNoneMatch, arrival: arrival)
     }
 

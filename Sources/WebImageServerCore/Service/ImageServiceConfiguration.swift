@@ -52,6 +52,11 @@ public struct ImageServiceConfiguration: Sendable {
     /// Pipelines (distinct results being made) at the same time; past it a request gets 503 with
     /// `Retry-After`, never a queue. Default 64.
     public var maxConcurrency = 64
+    /// The quality of requests without `q`, 1…100. Default `ImageRequestOptions.defaultQuality` (80).
+    public var defaultQuality = ImageRequestOptions.defaultQuality
+    /// The automatic quality of requests without `q` (`--default-quality auto…`); wins over `defaultQuality`
+    /// for still lossy output. Default `nil` (fixed quality).
+    public var defaultAutomaticQuality: QualityTarget?
     /// Seconds in `Retry-After` of a 503. Default 1.
     public var retryAfterSeconds = 1
     /// `Cache-Control: public, max-age=` of an image response, in seconds. Default 86,400 (one day, as thumbor).

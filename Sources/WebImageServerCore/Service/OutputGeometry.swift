@@ -1,3 +1,4 @@
+import ImageCodec
 /// The sizes of one request's output, from the source's displayed size (after EXIF orientation) and the
 /// options: the size the source is scaled to, the crop taken from it, and the longest side a downsampled
 /// decode should give (`nil`: decode at full size).
@@ -54,8 +55,23 @@ public struct OutputGeometry: Sendable, Hashable {
             (outputWidth, outputHeight) = (sw, sh)
         }
         (scaledWidth, scaledHeight) = (sw, sh)
-        // The decoder keeps the aspect ratio, so ask for the longest side that covers both scaled sides.
+        // The decoder keeps the aspect ratio, so ask for the smallest longest side whose decode covers both scaled
+        // sides, starting from the rounded one: the decode is then exactly the scaled size in nearly every case, so
+        // `shape` only crops. Rounding up instead (as before) often decoded one pixel more than the scaled size,
+        // and the second resize that followed (e.g. 401 → 400 px) blurred fine detail and shifted it by up to half
+        // a pixel (SSIMULACRA2 88 instead of 99 on a chart; scripts/quality/resize_quality.py).
         let decodeScale = max(Double(sw) / w, Double(sh) / h)
-        decodePixelSize = decodeScale < 1 ? Int((max(w, h) * decodeScale).rounded(.up)) : nil
+        if decodeScale < 1 {
+            let longest = max(width, height)
+            var side = max(1, Int((Double(longest) * decodeScale).rounded()))
+            while side < longest {
+                let fitted = PixelBuffer.fittingSize(width: width, height: height, maxPixelSize: side)
+                if fitted.width >= sw && fitted.height >= sh { break }
+                side += 1
+            }
+            decodePixelSize = side < longest ? side : nil
+        } else {
+            decodePixelSize = nil
+        }
     }
 }

@@ -176,9 +176,13 @@ final class DecodeBudgetTests: XCTestCase {
     func testEstimatedCostReadsTheHeaderAndCountsAThumbnailByWhatItAllocates() throws {
         let jpeg = DecodeBombs.grayJPEG(width: 4000, height: 2000)
         XCTAssertEqual(DecodeBudget.estimatedCost(of: jpeg, options: DecodeOptions()), 4000 * 2000 * 4)
-        // A 200-pixel thumbnail: the 1/8 DCT-scaled image (500 × 250) plus the 200 × 100 thumbnail.
+        // A 200-pixel thumbnail: the 1/8 DCT-scaled image (500 × 250, at least 2× the thumbnail) plus the 200 × 100
+        // thumbnail.
         let thumbnail = DecodeBudget.estimatedCost(of: jpeg, options: DecodeOptions(maxPixelSize: 200))
-        XCTAssertEqual(thumbnail, 200 * 100 * 4 + 501 * 251 * 4)
+        XCTAssertEqual(thumbnail, 200 * 100 * 4 + 500 * 250 * 4)
+        // 2000 × 1000 to 200: 1/8 (250 × 125) would leave the Lanczos less than 2×, so the decoder scales by 1/4.
+        let half = DecodeBombs.grayJPEG(width: 2000, height: 1000)
+        XCTAssertEqual(DecodeBudget.estimatedCost(of: half, options: DecodeOptions(maxPixelSize: 200)), 200 * 100 * 4 + 500 * 250 * 4)
         // Over the limits: refused before allocating, so it costs nothing.
         XCTAssertEqual(DecodeBudget.estimatedCost(of: jpeg, options: DecodeOptions(limits: DecodeLimits(maxPixelsPerFrame: 1000))), 0)
         XCTAssertEqual(DecodeBudget.estimatedCost(of: Data([1, 2, 3]), options: DecodeOptions()), 0)

@@ -1,0 +1,60 @@
+import Foundation
+import WebImage
+
+/// Automatic quality's cost: for every photograph of `corpus/photos` as a 400 px thumbnail, the time of an encode
+/// with `EncodeOptions(automaticQuality: .medium)` (its tries, decodes and SSIMULACRA2) against one fixed-quality
+/// encode (q80) of the same pixels, JPEG and WebP; and SSIMULACRA2 alone on the same sizes. Totals over the set.
+enum QualityBench: BenchSuite {
+    static let name = "quality"
+
+    static func run(_ settings: BenchSettings) throws {
+        let directory = try corpus()
+        var names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            .filter { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") }.sorted()
+        if settings.quick { names = Array(names.prefix(12)) }
+        var thumbnails: [PixelBuffer] = []
+        for name in names {
+            let image = try ImageDecoder.decode(try Data(contentsOf: directory.appendingPathComponent(name)),
+                                                options: DecodeOptions(firstFrameOnly: true, maxPixelSize: 400))
+            thumbnails.append(try image.orientation.upright(image.firstFrame.buffer))
+        }
+        let iterations = settings.quick ? 1 : 3
+        for format in [ImageFormat.jpeg, .webp] {
+            func encodeAll(_ options: EncodeOptions) throws -> Int {
+                var bytes = 0
+                for buffer in thumbnails {
+                    var encoder = ImageEncoder(format: format, options: options)
+                    encoder.addFrame(buffer)
+                    bytes += try encoder.encode().count
+                }
+                return bytes
+            }
+            var fixedBytes = 0, autoBytes = 0
+            let fixed = try Clock.median(iterations: iterations) { fixedBytes = try encodeAll(EncodeOptions(quality: 0.8)) }
+            let automatic = try Clock.median(iterations: iterations) {
+                autoBytes = try encodeAll(EncodeOptions(automaticQuality: .medium))
+            }
+            BenchReport.shared.add(BenchResult(
+                suite: name, name: "q=auto \(format) encode of \(thumbnails.count) photos at 400 px (\(autoBytes) B; q80 \(fixedBytes) B)",
+                unit: "ms", ours: automatic * 1000, peer: fixed * 1000, peerName: "one fixed-quality (q80) encode each",
+                higherIsBetter: false, goal: "≤ 2× fixed", goalMet: automatic <= fixed * 2))
+        }
+        let metric = try Clock.median(iterations: iterations) {
+            for buffer in thumbnails { _ = try SSIMULACRA2.score(reference: buffer, distorted: buffer) }
+        }
+        BenchReport.shared.add(BenchResult(
+            suite: name, name: "SSIMULACRA2 of \(thumbnails.count) photos at 400 px (reference and comparison)", unit: "ms",
+            ours: metric * 1000, peer: nil, peerName: nil, higherIsBetter: false, goal: nil, goalMet: nil))
+    }
+
+    /// `corpus/photos` from `$WEBIMAGE_CORPUS` or `../shared/corpus` (beside the repository).
+    private static func corpus() throws -> URL {
+        let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).deletingLastPathComponent()
+        let candidates = [ProcessInfo.processInfo.environment["WEBIMAGE_CORPUS"].map { URL(fileURLWithPath: $0) },
+                          root.appendingPathComponent("../shared/corpus").standardizedFileURL].compactMap { $0 }
+        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0.appendingPathComponent("photos").path) }) else {
+            throw BenchFailure("corpus/photos not found (set WEBIMAGE_CORPUS)")
+        }
+        return found.appendingPathComponent("photos")
+    }
+}

@@ -1,0 +1,78 @@
+/// The search of automatic quality over integer qualities 1…100, given a way to score one: a model's first
+/// guess, then refinements by the measured slope (secant between the nearest passing and failing tries),
+/// keeping the lowest quality that passed.
+///
+/// It assumes the score grows with the quality (it does for libjpeg-turbo and libwebp up to noise of a fraction
+/// of a point); where it does not, it still returns only qualities it measured as passing, or the fallback.
+///
+/// - Important: A value type; not thread-safe while `run` is in progress (it is used by one encode).
+struct QualitySearch {
+    /// The score to reach.
+    let target: Double
+    /// The model's first guess (1…100).
+    let initialQuality: Int
+    /// The model's slope: qualities per point of score near the target (used until two tries give a secant).
+    let slope: Double
+    /// At most this many qualities are scored (the first guess included). Default 4: real curves have plateaus
+    /// (libjpeg's and libwebp's quantiser steps) where 3 tries often ended just under the target.
+    var maximumTries = 4
+    /// Stop when the passing and failing qualities bracketing the answer are this close. Default 2.
+    var tolerance = 2
+
+    /// One scored try.
+    struct Try: Equatable {
+        let quality: Int
+        let score: Double
+    }
+
+    /// The outcome: the chosen quality (`nil` when no try passed: the caller falls back) and every try in order.
+    struct Outcome {
+        let quality: Int?
+        let tries: [Try]
+    }
+
+    /// Scores qualities with `evaluate` (at most `maximumTries` calls, never the same quality twice) and returns
+    /// the lowest that reached `target`.
+    func run(_ evaluate: (Int) throws -> Double) rethrows -> Outcome {
+        var tries: [Try] = []
+        var quality = min(100, max(1, initialQuality))
+        while tries.count < maximumTries {
+            let score = try evaluate(quality)
+            tries.append(Try(quality: quality, score: score))
+            let passing = tries.filter { $0.score >= target }.min { $0.quality < $1.quality }
+            let failing = tries.filter { $0.score < target }.max { $0.quality < $1.quality }
+            let upper = passing?.quality ?? 101          // lowest known to pass (101: none yet)
+            let lower = failing?.quality ?? 0            // highest known to fail (0: none yet)
+            if upper <= lower + tolerance || upper == 1 || (passing == nil && lower == 100) { break }
+            // The slope: the secant through the bracketing tries when both exist, else through the two tries
+            // nearest the target (a curve flatter or steeper than the model's), else the model's.
+            var perPoint = slope
+            let pair: (Try, Try)?
+            if let p = passing, let f = failing {
+                pair = (p, f)
+            } else if tries.count >= 2 {
+                let near = tries.sorted { abs($0.score - target) < abs($1.score - target) }
+                pair = (near[0], near[1])
+            } else {
+                pair = nil
+            }
+            if let (a, b) = pair, abs(a.score - b.score) > 0.25 {
+                let secant = Double(a.quality - b.quality) / (a.score - b.score)
+                if secant > 0 { perPoint = min(10, max(0.2, secant)) }
+            }
+            // Step from the try nearest the target.
+            let last = tries.min { abs($0.score - target) < abs($1.score - target) }!
+            var next = Double(last.quality) + perPoint * (target - last.score)
+            // Aim a point of score above the target when climbing (a miss costs a try; on a plateau the secant is
+            // steep, so this jumps over it), exactly at it when descending.
+            if last.score < target { next += perPoint + 1 }
+            var q = Int(next.rounded(.up))
+            q = min(upper - 1, max(lower + 1, q))
+            q = min(100, max(1, q))
+            if tries.contains(where: { $0.quality == q }) { break }
+            quality = q
+        }
+        let best = tries.filter { $0.score >= target }.min { $0.quality < $1.quality }
+        return Outcome(quality: best?.quality, tries: tries)
+    }
+}

@@ -1,0 +1,99 @@
+@testable import ImageCodec
+import XCTest
+
+/// The quality search on score curves given as functions: bounded tries, only passing results, close to the
+/// lowest passing quality when the curve is monotonic.
+final class QualitySearchTests: XCTestCase {
+    /// Monotonic curves of several shapes and every target from 40 to 95, from a poor first guess (70 whatever the
+    /// target, a model slope off by up to 4×): at most 4 tries, distinct qualities, never a failing result; a
+    /// result within 16 of the true lowest passing quality, or none only where the encoder's fallback (97) passes.
+    func testMonotonicCurvesFindTheLowestPassingQualityWithinFourTries() {
+        let curves: [(String, (Int) -> Double)] = [
+            ("linear", { 20 + 0.8 * Double($0) }),
+            ("concave", { 100 - 80 * exp(-Double($0) / 30) }),
+            ("steep top", { Double($0) < 90 ? 40 + 0.4 * Double($0) : 76 + 2 * Double($0 - 90) }),
+        ]
+        var worstExcess = 0
+        for (name, curve) in curves {
+            for target in stride(from: 40.0, through: 95.0, by: 2.5) {
+                let search = QualitySearch(target: target, initialQuality: 70, slope: 1.2)
+                var calls: [Int] = []
+                let outcome = search.run { q -> Double in
+                    calls.append(q)
+                    return curve(q)
+                }
+                XCTAssertLessThanOrEqual(calls.count, 4, "\(name) \(target)")
+                XCTAssertEqual(Set(calls).count, calls.count, "a quality tried twice: \(calls)")
+                XCTAssertEqual(outcome.tries.map(\.quality), calls)
+                guard let lowest = (1...100).first(where: { curve($0) >= target }) else {
+                    XCTAssertNil(outcome.quality, "\(name) \(target): nothing passes, so nothing may be chosen")
+                    continue
+                }
+                guard let chosen = outcome.quality else {
+                    XCTAssertGreaterThanOrEqual(curve(AutomaticQuality.fallbackQuality), target,
+                                                "\(name) \(target): no quality chosen and the fallback fails (tried \(calls))")
+                    continue
+                }
+                XCTAssertGreaterThanOrEqual(curve(chosen), target, "\(name) \(target): chose a failing quality")
+                worstExcess = max(worstExcess, chosen - lowest)
+                XCTAssertLessThanOrEqual(chosen - lowest, 16, "\(name) \(target): \(chosen) vs lowest \(lowest), tried \(calls)")
+            }
+        }
+        print("QualitySearch: worst excess over the lowest passing quality: \(worstExcess)")
+    }
+
+    /// A first guess within 10 of the answer on a realistic curve (JPEG-like, concave): within 5 of the lowest.
+    func testAGuessNearTheAnswerEndsWithinFive() {
+        let curve: (Int) -> Double = { 100 - 90 * exp(-Double($0) / 35) }
+        for target in stride(from: 50.0, through: 85.0, by: 2.5) {
+            let lowest = (1...100).first { curve($0) >= target }!
+            for offset in [-10, -5, 0, 5, 10] {
+                let outcome = QualitySearch(target: target, initialQuality: lowest + offset, slope: 1.5).run(curve)
+                let chosen = outcome.quality ?? 1000
+                XCTAssertLessThanOrEqual(chosen - lowest, 5, "\(target) from \(lowest + offset): \(outcome.tries)")
+            }
+        }
+    }
+
+    /// With a model that matches the curve, the first try lands and one refinement confirms it: 2 tries or fewer.
+    func testAGoodModelNeedsAtMostTwoTries() {
+        let curve: (Int) -> Double = { 20 + 0.8 * Double($0) }
+        for target in stride(from: 40.0, through: 90.0, by: 5) {
+            let exact = Int(((target - 20) / 0.8).rounded(.up))
+            let outcome = QualitySearch(target: target, initialQuality: exact, slope: 1.25).run(curve)
+            XCTAssertLessThanOrEqual(outcome.tries.count, 2, "\(target): \(outcome.tries)")
+            XCTAssertEqual(outcome.quality, exact)
+        }
+    }
+
+    /// A curve that never reaches the target: no result (the encoder then falls back), still at most 4 tries.
+    func testUnreachableTargetGivesNoQuality() {
+        let outcome = QualitySearch(target: 99, initialQuality: 80, slope: 1).run { _ in 60 }
+        XCTAssertNil(outcome.quality)
+        XCTAssertLessThanOrEqual(outcome.tries.count, 4)
+    }
+
+    /// A noisy, non-monotonic curve: whatever is chosen was measured passing.
+    func testNoisyCurveChoosesOnlyMeasuredPassingQualities() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            let noise = (0...100).map { _ in Double.random(in: -3...3, using: &generator) }
+            let curve: (Int) -> Double = { 30 + 0.6 * Double($0) + noise[$0] }
+            let target = Double.random(in: 40...85, using: &generator)
+            let outcome = QualitySearch(target: target, initialQuality: Int.random(in: 1...100, using: &generator),
+                                        slope: 1.6).run(curve)
+            if let q = outcome.quality { XCTAssertGreaterThanOrEqual(curve(q), target) }
+            XCTAssertLessThanOrEqual(outcome.tries.count, 4)
+        }
+    }
+
+    /// Limits: a target at the bottom passes at quality 1 without going below it; a guess outside 1…100 is clamped.
+    func testLimits() {
+        let low = QualitySearch(target: 0, initialQuality: -5, slope: 1).run { Double($0) }
+        XCTAssertEqual(low.quality, 1)
+        XCTAssertEqual(low.tries.count, 1)
+        let high = QualitySearch(target: 100, initialQuality: 500, slope: 1).run { Double($0) }
+        XCTAssertEqual(high.quality, 100)
+        XCTAssertTrue(high.tries.allSatisfy { (1...100).contains($0.quality) })
+    }
+}

@@ -1,0 +1,188 @@
+"""Shared pieces of the quality scripts: the float Lanczos3 reference, thumbor and webimage-server on loopback,
+SSIMULACRA2 scoring (the PyPI `ssimulacra2` 0.3.0 package, a Python port of the published metric)."""
+
+import functools
+import http.server
+import io
+import os
+import socket
+import subprocess
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageCms, ImageOps
+
+ROOT = Path(__file__).resolve().parents[2]
+SRGB = ImageCms.createProfile("sRGB")
+# Alpha is composited on this grey before scoring (SSIMULACRA2 scores RGB); the same for every image.
+BACKGROUND = 128.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_http(url, timeout=120):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            urllib.request.urlopen(url, timeout=2).read()
+            return
+        except Exception:
+            time.sleep(0.3)
+    raise RuntimeError(f"{url} did not answer")
+
+
+def serve_directory(directory: Path) -> int:
+    """A static HTTP server for `directory` on a loopback port, in a daemon thread."""
+    port = free_port()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return port
+
+
+def start_thumbor(work: Path, venv: Path, quality=80):
+    port = free_port()
+    conf = work / "thumbor.conf"
+    conf.write_text("\n".join([
+        "LOADER = 'thumbor.loaders.http_loader'", "ENGINE = 'thumbor.engines.pil'", "ALLOW_UNSAFE_URL = True",
+        f"QUALITY = {quality}", "AUTO_WEBP = False", "MAX_WIDTH = 0", "MAX_HEIGHT = 0", "RESPECT_ORIENTATION = True",
+        "HTTP_LOADER_MAX_BODY_SIZE = 209715200"]) + "\n")
+    proc = subprocess.Popen([str(venv / "bin" / "thumbor"), "--port", str(port), "-i", "127.0.0.1", "--conf", str(conf),
+                             "-l", "error"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_http(f"http://127.0.0.1:{port}/healthcheck")
+    return proc, port
+
+
+def start_ours(work: Path, binary: Path, extra=()):
+    port = free_port()
+    args = [str(binary), "--port", str(port), "--host", "127.0.0.1", "--cache", str(work / "ours-cache"),
+            "--allow-unsigned", "--allow-network", "127.0.0.0/8", "--log-level", "error", "--no-result-cache", *extra]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_http(f"http://127.0.0.1:{port}/healthz")
+    return proc, port
+
+
+def fetch(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=600) as r:
+        return r.read()
+
+
+def thumbor_path(size, name, origin_port, fmt=None, quality=None):
+    w, h = size
+    filters = []
+    if fmt:
+        filters.append(f"format({fmt})")
+    if quality:
+        filters.append(f"quality({quality})")
+    f = ("filters:" + ":".join(filters) + "/") if filters else ""
+    return f"/unsafe/{w}x{h or 0}/{f}http://127.0.0.1:{origin_port}/{name}"
+
+
+def ours_path(size, name, origin_port, fmt, quality=None):
+    w, h = size
+    q = f"&q={quality}" if quality is not None else ""
+    hh = f"&h={h}&fit=cover" if h else ""
+    return f"/image?url=http://127.0.0.1:{origin_port}/{name}&w={w}{hh}&format={fmt}{q}"
+
+
+def to_srgb_rgba(image: Image.Image) -> Image.Image:
+    """Upright RGBA in sRGB: EXIF orientation applied, an embedded ICC profile converted (relative colorimetric)."""
+    image = ImageOps.exif_transpose(image)
+    icc = image.info.get("icc_profile")
+    if image.mode in ("I;16", "I;16B", "I", "F"):
+        image = image.point(lambda v: v / 256).convert("L")
+    rgba = image.convert("RGBA")
+    if icc:
+        try:
+            src = ImageCms.ImageCmsProfile(io.BytesIO(icc))
+            rgb = ImageCms.profileToProfile(rgba.convert("RGB"), src, SRGB, outputMode="RGB")
+            rgb.putalpha(rgba.getchannel("A"))
+            rgba = rgb
+        except Exception:
+            pass
+    return rgba
+
+
+def decode(data: bytes) -> Image.Image:
+    return to_srgb_rgba(Image.open(io.BytesIO(data)))
+
+
+def flatten(rgba: Image.Image) -> np.ndarray:
+    """RGB float array (0…255) composited on BACKGROUND."""
+    a = np.asarray(rgba, dtype=np.float64)
+    alpha = a[:, :, 3:4] / 255.0
+    return a[:, :, :3] * alpha + BACKGROUND * (1 - alpha)
+
+
+def cover_geometry(w, h, size):
+    """(scaled width, scaled height, crop x, crop y, output width, output height) as webimage-server computes it."""
+    tw, th = size
+    if th:
+        s = max(tw / w, th / h)
+        sw, sh = max(1, round(w * s)), max(1, round(h * s))
+        sw, sh = max(sw, tw), max(sh, th)
+        return sw, sh, (sw - tw) // 2, (sh - th) // 2, tw, th
+    sh = max(1, round(h * tw / w))
+    return tw, sh, 0, 0, tw, sh
+
+
+def thumbor_geometry(w, h, size):
+    """thumbor's: crop the source's centre to the box's aspect ratio (integer source pixels), then resize it."""
+    tw, th = size
+    if not th:
+        return 0, 0, w, h, tw, max(1, round(h * tw / w))
+    if w / h > tw / th:
+        cw = int(round(h * tw / th))
+        return (w - cw) // 2, 0, cw, h, tw, th
+    ch = int(round(w * th / tw))
+    return 0, (h - ch) // 2, w, ch, tw, th
+
+
+def float_resize(source: Image.Image, width, height) -> list:
+    """Pillow's Lanczos3 (support 3, widened by the shrink) on float planes of premultiplied RGBA."""
+    a = np.asarray(source, dtype=np.float32)
+    alpha = a[:, :, 3] / 255.0
+    planes = [a[:, :, c] * alpha for c in range(3)] + [alpha]
+    return [np.asarray(Image.fromarray(p, mode="F").resize((width, height), Image.LANCZOS), dtype=np.float64) for p in planes]
+
+
+def composite(planes) -> np.ndarray:
+    al = np.clip(planes[3], 0, 1)
+    rgb = np.stack([planes[c] + BACKGROUND * (1 - al) for c in range(3)], axis=2)
+    return np.clip(np.rint(rgb), 0, 255)
+
+
+def reference(source: Image.Image, size, geometry="ours") -> np.ndarray:
+    """The float reference of `source` (upright sRGB RGBA) for the output `size`, composited on BACKGROUND and
+    rounded to 8 bits. geometry "ours": webimage-server's (resize the whole to the covering size, crop the centre);
+    "thumbor": thumbor's (crop the source's centre to the aspect ratio, resize the crop)."""
+    w, h = source.size
+    if geometry == "thumbor":
+        x, y, cw, ch, ow, oh = thumbor_geometry(w, h, size)
+        return composite(float_resize(source.crop((x, y, x + cw, y + ch)), ow, oh))
+    sw, sh, x, y, ow, oh = cover_geometry(w, h, size)
+    return composite([p[y:y + oh, x:x + ow] for p in float_resize(source, sw, sh)])
+
+
+def score(ref: np.ndarray, dist: np.ndarray, scratch: Path) -> float:
+    """SSIMULACRA2 (PyPI ssimulacra2) of `dist` against `ref`, both RGB float arrays of 0…255 values."""
+    from ssimulacra2 import compute_ssimulacra2
+    if ref.shape != dist.shape:
+        raise ValueError(f"size mismatch {ref.shape} vs {dist.shape}")
+    pid = os.getpid()
+    a, b = scratch / f"ref-{pid}.png", scratch / f"dist-{pid}.png"
+    Image.fromarray(np.clip(np.rint(ref), 0, 255).astype(np.uint8)).save(a)
+    Image.fromarray(np.clip(np.rint(dist), 0, 255).astype(np.uint8)).save(b)
+    return float(compute_ssimulacra2(str(a), str(b)))
