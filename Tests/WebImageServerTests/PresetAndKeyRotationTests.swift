@@ -103,6 +103,20 @@ final class PresetAndKeyRotationTests: XCTestCase {
         XCTAssertEqual(try resolve([("url", Self.source), ("preset", "t")], presets: ["t=w=10", "t=w=20"]).width, 20)
     }
 
+    /// The server's default quality (`--default-quality`) applies only when neither the request nor a preset it
+    /// names gives `q`.
+    func testAPresetsQualityCountsAsTheRequestsOwn() throws {
+        let resolution = RequestResolution(presets: [try Self.preset("hq=q=95"), try Self.preset("small=w=10")],
+                                           presetsOnly: false, allowedSizes: [])
+        func sets(_ pairs: [(String, String)]) -> Bool { resolution.setsQuality(pairs.map { (name: $0.0, value: $0.1) }) }
+        XCTAssertTrue(sets([("url", Self.source), ("q", "auto")]))
+        XCTAssertTrue(sets([("url", Self.source), ("preset", "hq")]))
+        XCTAssertTrue(sets([("url", Self.source), ("preset", "small,hq")]))
+        XCTAssertFalse(sets([("url", Self.source), ("preset", "small")]))
+        XCTAssertFalse(sets([("url", Self.source), ("preset", "nope")]))
+        XCTAssertFalse(sets([("url", Self.source)]))
+    }
+
     func testPresetsOnlyRefusesEveryFreeFormOption() throws {
         let presets = ["thumb=w=200&h=100"]
         XCTAssertEqual(try resolve([("url", Self.source), ("preset", "thumb"), ("sig", "00")], presets: presets, only: true).width, 200)
