@@ -56,35 +56,7 @@ extension ImageService {
     /// The pipeline of one info report: a concurrency slot, the source's bytes (shared with `/image`'s), the header
     /// and one small decode on the render queue within the decode budget, then the result cache.
     private func makeInfo(source url: URL, key: String, deadline: ContinuousClock.Instant) async throws -> (result: ImageResult, tier: ResultTier) {
-        let admitted = running.withLock { count -> Bool in
-            guard count < configuration.maxConcurrency else { return false }
-            count += 1
-            return true
-        }
-        guard admitted else {
-            counts.withLock { $0.saturated += 1 }
-            throw ImageServiceError.saturated(retryAfter: configuration.retryAfterSeconds)
-        }
-        defer { running.withLock { $0 -= 1 } }
-
-        let source = try await sourceBytes(for: url, deadline: deadline)
-        let result: ImageResult
-        do {
-            result = try await infoResult(source.data)
-        } catch ImageServiceError.notAnImage(let message) {
-            forgetSource(url)
-            throw ImageServiceError.notAnImage(message)
-        }
-        if configuration.cachesResults {
-            do { try results.store(result, forKey: key) } catch {
-                Self.logger.warning("result cache write failed", metadata: ["error": "\(error)"])
-            }
-        }
-        switch source.source {
-        case .diskCache: return (result, .originalDisk)
-        case .sharedCache: return (result, .originalShared)
-        default: return (result, .origin)
-        }
+        try await produce(source: url, key: key, deadline: deadline) { [self] data in try await infoResult(data) }
     }
 
     private func infoResult(_ data: Data) async throws -> ImageResult {

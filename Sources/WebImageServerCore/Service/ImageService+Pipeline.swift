@@ -10,6 +10,21 @@ extension ImageService {
     /// source bytes (coalesced per source) → render on the render queue within the decode budget → store.
     func makeResult(options: ImageRequestOptions, candidates: [ImageFormat], key: String,
                     deadline: ContinuousClock.Instant) async throws -> (result: ImageResult, tier: ResultTier) {
+        try await produce(source: options.source, key: key, deadline: deadline) { [self] data in
+            // Watermarks: loaded as sources are (policy, limits, caches, coalescing), after the image itself.
+            var watermarks: [URL: Data] = [:]
+            for url in options.watermarkURLs where watermarks[url] == nil {
+                watermarks[url] = try await sourceBytes(for: url, deadline: deadline).data
+            }
+            return try await render(data, options: options, candidates: candidates, watermarks: watermarks)
+        }
+    }
+
+    /// What every result's pipeline does around its own work (`make`, given the source's bytes): takes a
+    /// concurrency slot (or throws `.saturated`), loads the source, forgets bytes that turn out not to be an image,
+    /// stores the result, and names the tier the source came from.
+    func produce(source url: URL, key: String, deadline: ContinuousClock.Instant,
+                 make: (Data) async throws -> ImageResult) async throws -> (result: ImageResult, tier: ResultTier) {
         let admitted = running.withLock { count -> Bool in
             guard count < configuration.maxConcurrency else { return false }
             count += 1
@@ -21,17 +36,12 @@ extension ImageService {
         }
         defer { running.withLock { $0 -= 1 } }
 
-        let source = try await sourceBytes(for: options.source, deadline: deadline)
-        // Watermarks: loaded as sources are (policy, limits, caches, coalescing), after the image itself.
-        var watermarks: [URL: Data] = [:]
-        for url in options.watermarkURLs where watermarks[url] == nil {
-            watermarks[url] = try await sourceBytes(for: url, deadline: deadline).data
-        }
+        let source = try await sourceBytes(for: url, deadline: deadline)
         let result: ImageResult
         do {
-            result = try await render(source.data, options: options, candidates: candidates, watermarks: watermarks)
+            result = try await make(source.data)
         } catch ImageServiceError.notAnImage(let message) {
-            forgetSource(options.source)
+            forgetSource(url)
             throw ImageServiceError.notAnImage(message)
         }
         if configuration.cachesResults {
