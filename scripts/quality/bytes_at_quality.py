@@ -8,7 +8,7 @@ S = the median score of thumbor's default JPEG (PIL engine, q80). Ours = webimag
 thumbor's JPEG total, the median score, the worst score against S − 3; the same against vipsthumbnail's q80
 JPEG; and, with --curves, bytes-versus-score points of fixed qualities for each encoder.
 
-    /work/venv-tools/bin/python scripts/quality/bytes_at_quality.py --server .build/debug/webimage-server
+    .build/bench-service/venv/bin/python scripts/quality/bytes_at_quality.py --server .build/debug/webimage-server
 `make bench-service` runs it after the throughput runs (release build, the bench venv).
 """
 
@@ -44,7 +44,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--server", default=str(common.ROOT / ".build/debug/webimage-server"))
     p.add_argument("--corpus", default=str(common.ROOT.parent / "shared/corpus/photos"))
-    p.add_argument("--venv", default="/work/venv-tools")
+    p.add_argument("--venv", default=".build/bench-service/venv")
     p.add_argument("--work", default=str(common.ROOT / ".build/quality"))
     p.add_argument("--formats", nargs="*", default=["jpeg", "webp"])
     p.add_argument("--sizes", nargs="*", default=list(SIZES))

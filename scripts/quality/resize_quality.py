@@ -6,7 +6,7 @@ its own crop geometry), scored by SSIMULACRA2 (PyPI `ssimulacra2`), for every fi
 that would be an enlargement, not the shrink this measures).
 
 Run with the tools venv (thumbor 7.8, ssimulacra2, Pillow):
-    /work/venv-tools/bin/python scripts/quality/resize_quality.py --server .build/debug/webimage-server
+    .build/bench-service/venv/bin/python scripts/quality/resize_quality.py --server .build/debug/webimage-server
 Writes a Markdown table (stdout and --output). Thumbor's outputs and the references are kept in --work and
 reused on the next run (`--fresh` to redo them).
 """
@@ -27,7 +27,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--server", default=str(common.ROOT / ".build/debug/webimage-server"))
     p.add_argument("--corpus", default=str(common.ROOT.parent / "shared/corpus/photos"))
-    p.add_argument("--venv", default="/work/venv-tools")
+    p.add_argument("--venv", default=".build/bench-service/venv")
     p.add_argument("--work", default=str(common.ROOT / ".build/quality"))
     p.add_argument("--files", nargs="*", help="only these file names")
     p.add_argument("--sizes", nargs="*", default=list(SIZES))

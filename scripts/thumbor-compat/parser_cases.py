@@ -1,7 +1,7 @@
 """Writes Tests/WebImageServerTests/ThumborPathCases.swift: thumbor's own URL-parsing cases (its tests/test_url.py,
 with the `unsafe/` part its route adds) and more, each matched by thumbor 7.8's route regex (libthumbor's
 `Url.regex()` with Tornado's `$` and its one percent-decoding per group), as the expectations our `ThumborPath`
-must meet. Run with /work/venv-tools/bin/python (any Python with libthumbor 2.0.2)."""
+must meet. Run with .build/bench-service/venv/bin/python (any Python with libthumbor 2.0.2)."""
 import re
 import sys
 from pathlib import Path

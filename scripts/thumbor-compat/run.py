@@ -8,7 +8,7 @@ format and size (width x height), and the pixels (mean CIEDE2000 <= 2, else SSIM
 differs). Writes a markdown table (--out, default .build/thumbor-compat/compat.md) and the raw results as JSON, and
 with --record, the expectations of `ThumborCompatTests` (a fixed subset, recorded from thumbor's answers).
 
-Run: /work/venv-tools/bin/python scripts/thumbor-compat/run.py [--server .build/debug/webimage-server] [--record]
+Run: .build/bench-service/venv/bin/python scripts/thumbor-compat/run.py [--server .build/debug/webimage-server] [--record]
 (`make bench-service` runs it against the release build where thumbor is installed.)
 """
 import argparse
@@ -354,7 +354,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     parser = argparse.ArgumentParser()
     parser.add_argument("--server", default=str(ROOT / ".build/debug/webimage-server"))
-    parser.add_argument("--venv", default=os.environ.get("THUMBOR_VENV", "/work/venv-tools"))
+    parser.add_argument("--venv", default=os.environ.get("THUMBOR_VENV", ".build/bench-service/venv"))
     parser.add_argument("--out", default=str(ROOT / ".build/thumbor-compat/compat.md"))
     parser.add_argument("--record", action="store_true", help="write Tests/WebImageServerTests/ThumborCompatRecorded.swift")
     parser.add_argument("--limit", type=int, default=0, help="run only the first N URLs (a quick look)")
