@@ -44,7 +44,10 @@ final class ImageFormatSniffingTests: XCTestCase {
         XCTAssertEqual(ImageFormat.sniff([0x42, 0x4D] + [UInt8](repeating: 0, count: 12)), .bmp)
         XCTAssertEqual(ImageFormat.sniff([0, 0, 0, 0x1C] + Array("ftypavif".utf8) + [0, 0, 0, 0] + Array("avifmif1".utf8)), .avif)
         XCTAssertEqual(ImageFormat.sniff([0, 0, 0, 0x18] + Array("ftypheic".utf8) + [0, 0, 0, 0] + Array("mif1".utf8)), .heif)
-        XCTAssertTrue(ImageFormat.heif.isRecognizedButUnsupported)
+        // TIFF: recognised, and no codec here decodes it. (Not HEIF: whether it is supported depends on whether
+        // a test earlier in this process registered WebImageHEIF, as every ImageService does.)
+        XCTAssertTrue(ImageFormat.tiff.isRecognizedButUnsupported)
+        XCTAssertEqual(ImageFormat.heif.isRecognizedButUnsupported, !ImageFormat.heif.isDecodable)
         XCTAssertFalse(ImageFormat.webp.isRecognizedButUnsupported)
         XCTAssertFalse(ImageFormat.unknown.isRecognizedButUnsupported)
     }
