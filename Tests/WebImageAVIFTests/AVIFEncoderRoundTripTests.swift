@@ -22,15 +22,8 @@ final class AVIFEncoderRoundTripTests: XCTestCase {
         if let directory { try FileManager.default.removeItem(at: directory) }
     }
 
-    /// A straight RGBA frame: gradients, and alpha falling from 255 (left) to 0 (right) when `alpha`.
     private func frame(width: Int, height: Int, seed: Int = 0, alpha: Bool = false) throws -> PixelBuffer {
-        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: .rgba8)
-        for y in 0..<height { for x in 0..<width {
-            let a = alpha ? UInt8(255 - 255 * x / max(width - 1, 1)) : 255
-            buffer.setPixel(x: x, y: y, to: RGBA(r: UInt8((x * 255 / max(width, 1) + seed * 40) % 256), g: UInt8(y * 255 / max(height, 1)),
-                                                 b: UInt8((seed * 70) % 256), a: a))
-        } }
-        return buffer
+        try GradientFrame.make(width: width, height: height, seed: seed, alpha: alpha)
     }
 
     /// `data` written to a file and decoded by `avifdec` to PNG, read back by the built-in PNG decoder.

@@ -23,9 +23,10 @@ public enum QueryString {
         return pairs
     }
 
-    /// `text` with every byte outside RFC 3986's unreserved set (`A–Z a–z 0–9 - . _ ~`) percent-encoded, upper
-    /// case hex: one spelling per value, so signer and server agree.
-    public static func escape(_ text: String) -> String {
+    /// `text` with every byte outside RFC 3986's unreserved set (`A–Z a–z 0–9 - . _ ~`) and `safe` percent-encoded,
+    /// upper case hex: one spelling per value, so signer and server agree (`safe` empty), and Python's
+    /// `quote(text, safe=…)` for thumbor's URLs.
+    public static func escape(_ text: String, keeping safe: Set<UInt8> = []) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
@@ -33,6 +34,8 @@ public enum QueryString {
             case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
                  UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
                  UInt8(ascii: "~"):
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            case _ where safe.contains(byte):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:
                 out += String(format: "%%%02X", byte)

@@ -31,23 +31,7 @@ enum ThumborPercent {
     /// `text` as UTF-8 with every byte outside the letters, digits, `_.-~` and `safe` percent-encoded in upper
     /// case hex (Python's `quote(text, safe=safe)`).
     static func quote(_ text: String, safe: String) -> String {
-        let safeBytes = Set(safe.utf8)
-        var out = ""
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "-"),
-                 UInt8(ascii: "~"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                if safeBytes.contains(byte) {
-                    out.unicodeScalars.append(Unicode.Scalar(byte))
-                } else {
-                    out += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 15, radix: 16, uppercase: true)
-                }
-            }
-        }
-        return out
+        QueryString.escape(text, keeping: Set(safe.utf8))
     }
 
     private static func hex(_ byte: UInt8) -> UInt8? {
