@@ -21,6 +21,11 @@ final class RenderBudgetAccountingTests: XCTestCase {
     /// Requests `pairs` with a watcher on the budget; returns the reply status, the most bytes the budget held
     /// and the resident growth, or skips where the peak cannot be reset.
     private func measure(_ harness: ServerHarness, _ pairs: [(String, String)]) async throws -> (status: Int, most: Int, growth: Int) {
+        try await measure(harness, url: harness.imageURL(pairs))
+    }
+
+    /// `measure` for any URL of the server (a thumbor path).
+    private func measure(_ harness: ServerHarness, url: URL) async throws -> (status: Int, most: Int, growth: Int) {
         let budget = harness.service.manager.decodeBudget
         let watch = Watch()
         let watcher = Thread {
@@ -33,7 +38,7 @@ final class RenderBudgetAccountingTests: XCTestCase {
         guard ResidentMemory.resetPeak() else { throw XCTSkip("/proc/self/clear_refs is not writable here") }
         let before = ResidentMemory.current
         watcher.start()
-        let reply = await harness.image(pairs, timeout: 600)
+        let reply = await harness.get(url, timeout: 600)
         let growth = max(0, ResidentMemory.peak - before)
         watch.done.store(true, ordering: .releasing)
         XCTAssertEqual(budget.bytesInUse, 0, "the reservation was not given back")
@@ -73,27 +78,11 @@ final class RenderBudgetAccountingTests: XCTestCase {
         let harness = try await ServerHarness()
         harness.origin.route("/tiny.png", .bytes(try TestImages.gradient(width: 64, height: 64, format: .png),
                                                  contentType: "image/png"))
-        let budget = harness.service.manager.decodeBudget
-        let watch = Watch()
-        let watcher = Thread {
-            while !watch.done.load(ordering: .acquiring) {
-                let inUse = budget.bytesInUse
-                watch.most.withLock { $0 = max($0, inUse) }
-                usleep(200)
-            }
-        }
-        guard ResidentMemory.resetPeak() else { throw XCTSkip("/proc/self/clear_refs is not writable here") }
-        let before = ResidentMemory.current
-        watcher.start()
         let origin = "127.0.0.1:\(harness.origin.url("/").port!)"
-        let reply = await harness.get(URL(string: "http://127.0.0.1:\(harness.port)/unsafe/fit-in/4096x4096/"
-                                          + "filters:fill(blur):sharpen(1,2,false):format(jpeg)/\(origin)/tiny.png")!, timeout: 600)
-        let growth = max(0, ResidentMemory.peak - before)
-        watch.done.store(true, ordering: .releasing)
-        let most = watch.most.withLock { $0 }
+        let (status, most, growth) = try await measure(harness, url: URL(string: "http://127.0.0.1:\(harness.port)/unsafe/fit-in/4096x4096/"
+            + "filters:fill(blur):sharpen(1,2,false):format(jpeg)/\(origin)/tiny.png")!)
         await harness.stop()
-        XCTAssertEqual(reply.status, 200)
-        XCTAssertEqual(budget.bytesInUse, 0, "the reservation was not given back")
+        XCTAssertEqual(status, 200)
         print("ACCOUNTING thumbor fill(blur)+sharpen at 4096²: budget held \(most) bytes at most, resident grew \(growth)")
         XCTAssertGreaterThanOrEqual(most, 4096 * 4096 * 4 * 4, "the budget did not count the filters' buffers")
         XCTAssertLessThanOrEqual(growth, most + Self.overhead, "the render held \(growth) bytes, the budget \(most)")

@@ -1,4 +1,5 @@
 @testable import ImageCodec
+import TestSupport
 import XCTest
 
 /// Our SSIMULACRA2 against the published metric's PyPI port on real photographs and real codec output, and its
@@ -83,16 +84,5 @@ final class SSIMULACRA2Tests: XCTestCase {
         XCTAssertEqual(try SSIMULACRA2.score(reference: a, distorted: b), 100, accuracy: 1e-9)
     }
 
-    static func opaque(_ buffer: PixelBuffer) throws -> PixelBuffer {
-        let premultiplied = buffer.converted(to: .rgba8Premultiplied)
-        var out = try PixelBuffer(width: buffer.width, height: buffer.height)
-        for y in 0..<buffer.height {
-            for x in 0..<buffer.width {
-                let p = premultiplied.pixel(x: x, y: y)
-                func c(_ v: UInt8) -> UInt8 { UInt8((Double(v) + 127.5 * Double(255 - p.a) / 255).rounded()) }
-                out.setPixel(x: x, y: y, to: RGBA(r: c(p.r), g: c(p.g), b: c(p.b), a: 255))
-            }
-        }
-        return out
-    }
+    static func opaque(_ buffer: PixelBuffer) throws -> PixelBuffer { try OpaqueComposite.onMidGrey(buffer) }
 }
