@@ -19,34 +19,49 @@ final class ImagePrefetcherCallerTests: XCTestCase {
     }
 
     /// Caller A and caller B prefetch the same slow URL (and `startPrefetching` wants another one); cancelling
-    /// A returns A at once with the URL cancelled, while B's load goes on and B sees it loaded.
+    /// A returns A at once with its URLs cancelled, while B's load goes on and B sees it loaded.
+    ///
+    /// Both callers are registered before A is cancelled, by what the server saw: B's URL was requested before A
+    /// was started, and A's own third URL (wanted by nobody else) was requested before A is cancelled. (Starting
+    /// both tasks at once let A's cancel land before B registered: the shared URL, then wanted by nobody, was
+    /// rightly stopped and loaded again for B, and the request count said 2.)
     func testCancellingOneCallerDoesNotCancelTheOthers() async throws {
         fixture.server.route("/shared.png", .bytes(try TestImages.png(seed: 1), contentType: "image/png").delayed(by: 0.5))
         fixture.server.route("/bulk.png", .bytes(try TestImages.png(seed: 2), contentType: "image/png").delayed(by: 0.5))
+        fixture.server.route("/a-only.png", .bytes(try TestImages.png(seed: 4), contentType: "image/png").delayed(by: 5))
         let shared = fixture.server.url("/shared.png")
         let bulk = fixture.server.url("/bulk.png")
-        let prefetcher = ImagePrefetcher(manager: fixture.manager)
+        let aOnly = fixture.server.url("/a-only.png")
+        let prefetcher = ImagePrefetcher(manager: fixture.manager, maxConcurrentRequests: 3)
         let finished = Mutex<[ImagePrefetcher.Summary]>([])
         prefetcher.onFinish = { summary in finished.withLock { $0.append(summary) } }
         prefetcher.startPrefetching(with: [bulk])
-        let a = Task { await prefetcher.prefetch([shared, bulk]) }
         let b = Task { await prefetcher.prefetch([shared]) }
         waitForRequest("/shared.png")
+        let a = Task { await prefetcher.prefetch([shared, bulk, aOnly]) }
+        waitForRequest("/a-only.png")
         a.cancel()
         let summaryA = await a.value
-        XCTAssertEqual(summaryA.cancelled, 2, "A's own URLs count cancelled for A")
+        XCTAssertEqual(summaryA.cancelled, 3, "A's own URLs count cancelled for A")
         XCTAssertEqual(summaryA.loaded, 0)
         let summaryB = await b.value
         XCTAssertEqual(summaryB.loaded, 1, "B's load was not cancelled by A")
         XCTAssertEqual(summaryB.cancelled, 0)
-        // `startPrefetching` still wanted bulk.png: it loaded too.
+        // `startPrefetching` still wanted bulk.png: it loaded too; a-only.png, wanted by A alone, stopped. The
+        // queue drains once (a-only.png stopped while the others loaded), and `onFinish` reports it after the
+        // last URL left the queue: wait for the report, not for `pendingCount`.
         let deadline = Date().addingTimeInterval(10)
-        while prefetcher.pendingCount > 0, Date() < deadline { usleep(1_000) }
+        while finished.withLock({ $0.isEmpty }), Date() < deadline { usleep(1_000) }
         XCTAssertEqual(fixture.load(bulk).source, .memoryCache)
         XCTAssertEqual(fixture.load(shared).source, .memoryCache)
         XCTAssertEqual(fixture.server.requestCount(for: "/shared.png"), 1)
         XCTAssertEqual(fixture.server.requestCount(for: "/bulk.png"), 1)
-        XCTAssertEqual(finished.withLock { $0.reduce(0) { $0 + $1.cancelled } }, 0, "nothing was stopped for everyone")
+        XCTAssertEqual(fixture.server.requestCount(for: "/a-only.png"), 1, "A's own URL was not loaded again")
+        var expected = ImagePrefetcher.Summary()
+        expected.loaded = 2
+        expected.cancelled = 1
+        XCTAssertEqual(finished.withLock { $0 }, [expected],
+                       "one drain: shared.png and bulk.png loaded, only a-only.png (wanted by nobody else) stopped")
     }
 
     /// The last caller that wants a URL withdrawing stops it.
