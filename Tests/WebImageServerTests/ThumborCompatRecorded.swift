@@ -24,6 +24,9 @@ enum ThumborCompatRecorded {
         "banana.gif": "gif/kingfisher_dancing-banana.gif",
     ]
 
+    /// A uniform image the test makes: name, width, height, and its colour (R, G, B).
+    static let uniform = (name: "uniform.png", width: 64, height: 48, rgb: (40, 120, 200))
+
     static let expectations: [ThumborCompatExpectation] = [
         .init(path: "/unsafe/300x200/{o}/katherine.jpg", status: 200, format: "jpeg", width: 300, height: 200, thumborBytes: 11413),
         .init(path: "/unsafe/x/{o}/katherine.jpg", status: 200, format: "jpeg", width: 800, height: 533, thumborBytes: 56216),
