@@ -499,8 +499,20 @@ struct RenderPlan: Sendable {
         // whole source is decoded at twice the output's scale (at most its own size), so that last resample is a
         // shrink, not a re-interpolation at a fractional offset (which softened the crop against thumbor's single
         // resize of the full-size crop).
+        // (A smart or entropy window is chosen on the decode and cut on its whole pixels, as before: its decode is
+        // the output's scale.)
         var decodePixelSize = geometry.decodePixelSize
-        if sourceCrop != nil || geometry.scaledWidth != geometry.outputWidth || geometry.scaledHeight != geometry.outputHeight {
+        let windowFromPixels: Bool
+        switch options.gravity {
+        case .smart, .entropy: windowFromPixels = options.focalRegions.isEmpty
+        default: windowFromPixels = false
+        }
+        if windowFromPixels {
+            if sourceCrop != nil {
+                let scale = max(Double(geometry.scaledWidth) / Double(cw), Double(geometry.scaledHeight) / Double(ch))
+                decodePixelSize = scale < 1 ? Int((Double(max(w, h)) * scale).rounded(.up)) : nil
+            }
+        } else if sourceCrop != nil || geometry.scaledWidth != geometry.outputWidth || geometry.scaledHeight != geometry.outputHeight {
             let scale = 2 * max(Double(geometry.scaledWidth) / Double(cw), Double(geometry.scaledHeight) / Double(ch))
             decodePixelSize = scale < 1 ? Int((Double(max(w, h)) * scale).rounded(.up)) : nil
         }
