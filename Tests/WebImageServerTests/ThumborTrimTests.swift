@@ -164,6 +164,25 @@ final class ThumborTrimTests: XCTestCase {
         XCTAssertEqual(harness.service.statistics.decodes, 0, "nothing was decoded")
     }
 
+    func testBadInputGetsThumborsStatusesWithATrim() async throws {
+        harness.origin.route("/page.png", .bytes(Array("<html>maintenance</html>".utf8), contentType: "image/png"))
+        let notAnImage = await get("trim", "page.png")
+        XCTAssertEqual(notAnImage.status, 400, "thumbor answers 400 for a source its engine cannot read")
+        let missing = await get("trim:bottom-right:3", "missing.png")
+        XCTAssertEqual(missing.status, 404)
+        // A 1 × 1 image is its own reference: nothing differs, the trim is ignored.
+        try serve("one.png", width: 1, height: 1, content: nil)
+        let one = try await size("trim", "one.png")
+        XCTAssertEqual(one, [1, 1])
+        // A truncated PNG: an error, and the budget is given back.
+        var truncated = try TestImages.gradient(width: 300, height: 200, format: .png)
+        truncated.removeLast(truncated.count / 2)
+        harness.origin.route("/truncated.png", .bytes(truncated, contentType: "image/png"))
+        let broken = await get("trim", "truncated.png")
+        XCTAssertGreaterThanOrEqual(broken.status, 400)
+        XCTAssertEqual(harness.service.manager.decodeBudget.bytesInUse, 0)
+    }
+
     func testTrimmedResultsAreCachedApartFromUntrimmed() async throws {
         try serve("box.png")
         let plain = try await size("0x0", "box.png")
