@@ -496,9 +496,9 @@ struct RenderPlan: Sendable {
             }
         }
         // With a crop (manual, or a `cover` that crops) the window is resampled from the decode once more: the
-        // whole source is decoded at twice the output's scale (at most its own size), so that last resample is a
-        // shrink, not a re-interpolation at a fractional offset (which softened the crop against thumbor's single
-        // resize of the full-size crop).
+        // whole source is decoded at twice the output's scale (at most its own size; for a JPEG, no larger IDCT than
+        // the output's scale takes), so that last resample is a shrink, not a re-interpolation at a fractional offset
+        // (which softened the crop against thumbor's single resize of the full-size crop).
         // (A smart or entropy window is chosen on the decode and cut on its whole pixels, as before: its decode is
         // the output's scale.)
         var decodePixelSize = geometry.decodePixelSize
@@ -513,8 +513,17 @@ struct RenderPlan: Sendable {
                 decodePixelSize = scale < 1 ? Int((Double(max(w, h)) * scale).rounded(.up)) : nil
             }
         } else if sourceCrop != nil || geometry.scaledWidth != geometry.outputWidth || geometry.scaledHeight != geometry.outputHeight {
-            let scale = 2 * max(Double(geometry.scaledWidth) / Double(cw), Double(geometry.scaledHeight) / Double(ch))
-            decodePixelSize = scale < 1 ? Int((Double(max(w, h)) * scale).rounded(.up)) : nil
+            let scale = max(Double(geometry.scaledWidth) / Double(cw), Double(geometry.scaledHeight) / Double(ch))
+            let longest = max(w, h)
+            let atOutputScale = Int((Double(longest) * scale).rounded(.up))
+            var side = 2 * atOutputScale
+            if info.format == .jpeg, scale < 1 {
+                // No more than the DCT scale the output's own scale gets (libjpeg's 1/8…1/1; the decoder keeps a 2×
+                // margin above what it is asked for): twice the output's scale must not cost a four times larger IDCT.
+                let dct = JPEGDecoder.thumbnailIntermediateSize(width: info.width, height: info.height, maxPixelSize: atOutputScale)
+                side = max(atOutputScale, min(side, max(dct.width, dct.height) / 2))
+            }
+            decodePixelSize = side < longest ? side : nil
         }
         watermarkDecodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: false,
                                                firstFrameOnly: true, keepsOriginalData: false, maxPixelSize: nil)
