@@ -38,6 +38,9 @@ final class ProcessingWindowResizeTests: XCTestCase {
             XCTAssertThrowsError(try source.resized(width: 5, height: 5, fromX: x, y: y, sourceWidth: w, sourceHeight: h),
                                  "\(x),\(y) \(w)×\(h)")
         }
+        // A window far narrower than a pixel reads the one pixel it lies in.
+        let sliver = try source.resized(width: 3, height: 3, fromX: 50.25, y: 10.5, sourceWidth: 1e-12, sourceHeight: 1e-12)
+        XCTAssertEqual(sliver.pixel(x: 1, y: 1), source.pixel(x: 50, y: 10))
         // Exactly at the edges is inside.
         XCTAssertNoThrow(try source.resized(width: 5, height: 5, fromX: 0, y: 0, sourceWidth: 120, sourceHeight: 40))
         XCTAssertNoThrow(try source.resized(width: 5, height: 5, fromX: 119.5, y: 39.5, sourceWidth: 0.5, sourceHeight: 0.5))

@@ -41,7 +41,7 @@ final class ResampleWeights: @unchecked Sendable {
         precondition(span > 0 && origin >= 0 && origin + span <= Double(sourceCount) + 1e-9)
         // The samples (blocks) the window touches, the only ones read.
         let lowest = Int(floor(origin + 1e-9)) / f
-        let samples = min((sourceCount + f - 1) / f, (Int(ceil(origin + span - 1e-9)) + f - 1) / f)
+        let samples = max(lowest + 1, min((sourceCount + f - 1) / f, (Int(ceil(origin + span - 1e-9)) + f - 1) / f))
         let scale = span / Double(destinationCount)
         let filterScale = max(scale, 1)
         // Enlarging with area averaging is bilinear.
