@@ -88,6 +88,22 @@ final class RenderBudgetAccountingTests: XCTestCase {
         XCTAssertLessThanOrEqual(growth, most + Self.overhead, "the render held \(growth) bytes, the budget \(most)")
     }
 
+    /// thumbor's `trim` decodes the whole first frame (and an oriented copy) to find its box before the render is
+    /// planned: that decode is reserved too, though the output is a thumbnail.
+    func testATrimsFullSizeDecodeIsReserved() async throws {
+        let harness = try await ServerHarness()
+        let jpeg = TestImages.withEXIFOrientation(Array(DecodeBombs.grayJPEG(width: 4000, height: 3000)), orientation: 6)
+        harness.origin.route("/rotated.jpg", .bytes(jpeg, contentType: "image/jpeg"))
+        let origin = "127.0.0.1:\(harness.origin.url("/").port!)"
+        let (status, most, growth) = try await measure(harness, url: URL(string: "http://127.0.0.1:\(harness.port)/unsafe/trim/"
+            + "200x150/\(origin)/rotated.jpg")!)
+        await harness.stop()
+        XCTAssertEqual(status, 200)
+        print("ACCOUNTING thumbor trim of 4000×3000 (EXIF 6): budget held \(most) bytes at most, resident grew \(growth)")
+        XCTAssertGreaterThanOrEqual(most, 4000 * 3000 * 4 * 2, "the budget did not count the trim's decode and its oriented copy")
+        XCTAssertLessThanOrEqual(growth, most + Self.overhead, "the trim held \(growth) bytes, the budget \(most)")
+    }
+
     /// An animation kept as animated WebP at 2048²: eight output frames (128 MiB) held for libwebp's animation
     /// encoder, whose own canvases and candidate frames are counted too.
     func testAnAnimatedWebPRenderIsReserved() async throws {

@@ -22,7 +22,12 @@ enum ThumborCompatRecorded {
         "icon.png": "photos/imagor_icon.png",
         "logo.png": "photos/kingfisher_logo@2x.png",
         "banana.gif": "gif/kingfisher_dancing-banana.gif",
+        "library.png": "photos/kingfisher_add-library.png",
+        "memtrace.png": "photos/libvips_Memtrace.png",
     ]
+
+    /// A uniform image the test makes: name, width, height, and its colour (R, G, B).
+    static let uniform = (name: "uniform.png", width: 64, height: 48, rgb: (40, 120, 200))
 
     static let expectations: [ThumborCompatExpectation] = [
         .init(path: "/unsafe/300x200/{o}/katherine.jpg", status: 200, format: "jpeg", width: 300, height: 200, thumborBytes: 11413),
@@ -48,6 +53,23 @@ enum ThumborCompatRecorded {
         .init(path: "/unsafe/fit-in/600x600/filters:fill(transparent)/{o}/icon.png", status: 200, format: "png", width: 600, height: 600, thumborBytes: 10778),
         .init(path: "/unsafe/300x200/filters:grayscale():quality(60):format(webp):brightness(10)/{o}/kodak.png", status: 200, format: "webp", width: 300, height: 200, thumborBytes: 13584),
         .init(path: "/unsafe/fit-in/300x300/{o}/logo.png", status: 200, format: "png", width: 300, height: 273, thumborBytes: 3747),
+        .init(path: "/unsafe/trim/{o}/logo.png", status: 200, format: "png", width: 893, height: 779, thumborBytes: 8864),
+        .init(path: "/unsafe/trim:top-left/{o}/library.png", status: 200, format: "png", width: 814, height: 711, thumborBytes: 30934),
+        .init(path: "/unsafe/trim:bottom-right/{o}/memtrace.png", status: 200, format: "png", width: 713, height: 435, thumborBytes: 57222),
+        .init(path: "/unsafe/trim:top-left:10/{o}/memtrace.png", status: 200, format: "png", width: 713, height: 443, thumborBytes: 57273),
+        .init(path: "/unsafe/trim:top-left:50/{o}/library.png", status: 200, format: "png", width: 752, height: 660, thumborBytes: 29956),
+        .init(path: "/unsafe/trim:bottom-right:200/{o}/library.png", status: 200, format: "png", width: 736, height: 636, thumborBytes: 29182),
+        .init(path: "/unsafe/trim:bottom-right:200/{o}/katherine.jpg", status: 200, format: "jpeg", width: 435, height: 453, thumborBytes: 36169),
+        .init(path: "/unsafe/trim:15/{o}/memtrace.png", status: 200, format: "png", width: 713, height: 435, thumborBytes: 57222),
+        .init(path: "/unsafe/trim:top-left:442/{o}/library.png", status: 200, format: "png", width: 667, height: 619, thumborBytes: 27930),
+        .init(path: "/unsafe/trim/{o}/uniform.png", status: 200, format: "png", width: 64, height: 48, thumborBytes: 140),
+        .init(path: "/unsafe/trim/{o}/icon.png", status: 200, format: "png", width: 512, height: 512, thumborBytes: 10011),
+        .init(path: "/unsafe/trim/{o}/banana.gif", status: 200, format: "gif", width: 224, height: 288, thumborBytes: 58605),
+        .init(path: "/unsafe/trim/300x200/{o}/logo.png", status: 200, format: "png", width: 300, height: 200, thumborBytes: 3384),
+        .init(path: "/unsafe/trim/fit-in/300x300/{o}/logo.png", status: 200, format: "png", width: 300, height: 262, thumborBytes: 3838),
+        .init(path: "/unsafe/trim/100x100:600x500/200x150/{o}/logo.png", status: 200, format: "png", width: 200, height: 150, thumborBytes: 2473),
+        .init(path: "/unsafe/trim:top-left:50/200x200/smart/{o}/library.png", status: 200, format: "png", width: 200, height: 200, thumborBytes: 4563),
+        .init(path: "/unsafe/trim/filters:format(webp)/{o}/logo.png", status: 200, format: "webp", width: 893, height: 779, thumborBytes: 10440),
         .init(path: "/unsafe/200x100/{o}/missing.jpg", status: 404, format: "", width: 0, height: 0, thumborBytes: 0),
         .init(path: "/unsafe/200x100/{o}/README.txt", status: 400, format: "", width: 0, height: 0, thumborBytes: 0),
     ]

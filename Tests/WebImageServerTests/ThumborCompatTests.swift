@@ -18,6 +18,14 @@ final class ThumborCompatTests: XCTestCase {
             harness.origin.route("/\(name)", .bytes(Array(data), contentType: "application/octet-stream"))
         }
         harness.origin.route("/README.txt", .bytes(Array("not an image\n".utf8), contentType: "text/plain"))
+        // The uniform image the script makes with PIL, made here as PNG (lossless: the same pixels).
+        let uniform = ThumborCompatRecorded.uniform
+        var flat = try PixelBuffer(width: uniform.width, height: uniform.height, pixelFormat: .rgba8)
+        let colour = RGBA(r: UInt8(uniform.rgb.0), g: UInt8(uniform.rgb.1), b: UInt8(uniform.rgb.2))
+        for y in 0..<uniform.height { for x in 0..<uniform.width { flat.setPixel(x: x, y: y, to: colour) } }
+        var encoder = ImageEncoder(format: .png)
+        encoder.addFrame(flat)
+        harness.origin.route("/\(uniform.name)", .bytes(Array(try encoder.encode()), contentType: "image/png"))
         let origin = "127.0.0.1:\(harness.origin.url("/").port!)"
         for expected in ThumborCompatRecorded.expectations {
             let path = expected.path.replacingOccurrences(of: "{o}", with: origin)

@@ -56,7 +56,12 @@ IMAGES = {
     "icon.png": "photos/imagor_icon.png",                                # 512x512 with alpha
     "logo.png": "photos/kingfisher_logo@2x.png",                         # 1025x933 with alpha
     "banana.gif": "gif/kingfisher_dancing-banana.gif",                   # animated GIF
+    "library.png": "photos/kingfisher_add-library.png",                  # 818x719 with alpha, a soft border (trim)
+    "memtrace.png": "photos/libvips_Memtrace.png",                       # 713x444 opaque, a white border (trim)
 }
+# Made by this script (and by ThumborCompatTests) rather than taken from the corpus: a uniform image, which `trim`
+# would leave empty (thumbor then ignores the trim).
+UNIFORM = ("uniform.png", (64, 48), (40, 120, 200))
 
 # The fixed subset recorded for the Swift test (indices into urls(), stable: urls() only ever grows at its end).
 RECORDED = 25
@@ -120,6 +125,15 @@ def urls():
     for args in ["{o}/icon.png,10,10,50", "{o}/icon.png,-10,-10,0,30", "{o}/icon.png,center,center,20,20,20",
                  "{o}/icon.png,repeat,repeat,50,10", "{o}/icon.png,10p,-20p,0,25", "http://{o}/icon.png,0,repeat,30,none,15"]:
         add(f"watermark({args})", f"fit-in/400x400/filters:watermark({args})/{{o}}/katherine.jpg")
+    # trim: every form, tolerances, alpha, a uniform image, then the crop, the manual crop and fit-in after it.
+    for part, img in [("trim", "logo.png"), ("trim:top-left", "library.png"), ("trim:bottom-right", "memtrace.png"),
+                      ("trim:top-left:10", "memtrace.png"), ("trim:top-left:50", "library.png"),
+                      ("trim:bottom-right:200", "library.png"), ("trim:bottom-right:200", "katherine.jpg"),
+                      ("trim:15", "memtrace.png"), ("trim:top-left:442", "library.png"), ("trim", "uniform.png"),
+                      ("trim", "icon.png"), ("trim", "banana.gif"), ("trim/300x200", "logo.png"),
+                      ("trim/fit-in/300x300", "logo.png"), ("trim/100x100:600x500/200x150", "logo.png"),
+                      ("trim:top-left:50/200x200/smart", "library.png"), ("trim/filters:format(webp)", "logo.png")]:
+        add(f"trim {part} {img}", f"{part}/{{o}}/{img}")
     return out
 
 
@@ -310,10 +324,11 @@ def write_recorded(rows, target: Path):
     eligible = [r for r in rows if r["status_match"] and r["path"].startswith("/unsafe/")
                 and ("size_match" not in r or (r["size_match"] and r["format_match"]))]
     errors = [r for r in eligible if "size_match" not in r][:3]  # thumbor's error statuses, a few of them
-    rest = [r for r in eligible if r not in errors]
+    trims = [r for r in eligible if r["name"].startswith("trim ")]  # every trim row: the box comes from the pixels
+    rest = [r for r in eligible if r not in errors and r not in trims]
     count = min(RECORDED - len(errors), len(rest))
     step = max(1, len(rest) / max(count, 1))
-    chosen = [rest[int(i * step)] for i in range(count)] + errors
+    chosen = [rest[int(i * step)] for i in range(count)] + trims + errors
     entries = []
     for r in chosen:
         template = re.sub(r"127\.0\.0\.1:\d+", "{o}", r["path"])  # the origin's port of that run
@@ -339,6 +354,9 @@ enum ThumborCompatRecorded {{
     static let images: [String: String] = [
 {images},
     ]
+
+    /// A uniform image the test makes: name, width, height, and its colour (R, G, B).
+    static let uniform = (name: "{UNIFORM[0]}", width: {UNIFORM[1][0]}, height: {UNIFORM[1][1]}, rgb: ({UNIFORM[2][0]}, {UNIFORM[2][1]}, {UNIFORM[2][2]}))
 
     static let expectations: [ThumborCompatExpectation] = [
 {chr(10).join(entries)}
@@ -380,6 +398,7 @@ def main():
     for name, rel in IMAGES.items():
         os.symlink(CORPUS / rel, folder / name)
     (folder / "README.txt").write_text("not an image\n")
+    Image.new("RGB", UNIFORM[1], UNIFORM[2]).save(folder / UNIFORM[0])
     procs = []
     origin = start_origin(folder)
     try:

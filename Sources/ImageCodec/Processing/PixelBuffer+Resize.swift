@@ -50,6 +50,50 @@ extension PixelBuffer {
         return try resampler.finish()
     }
 
+    /// The part of this image from (`x`, `y`), `sourceWidth` × `sourceHeight` pixels (fractional edges allowed),
+    /// resized to exactly `width × height`: a crop and a resize in one resample, so a window that does not fall on
+    /// whole pixels (a crop box of the full-size image mapped onto a downsampled decode) is placed exactly instead
+    /// of rounded to the nearest pixel. The filter reads only the pixels the window touches; for a window on whole
+    /// pixels the result is that of `cropped` then `resized(width:height:)`.
+    ///
+    /// - Throws: `ImageProcessingError.invalidSize` for a non-positive size or one over `maxProcessedPixelCount`, or a
+    ///   window that is empty, not finite or not inside the image; `ImageCodecError.allocationFailed`.
+    /// - Important: O(source pixels), as `resized(width:height:)`; pure, thread-safe.
+    public func resized(width: Int, height: Int, fromX x: Double, y: Double, sourceWidth: Double, sourceHeight: Double,
+                        filter: ResamplingFilter = .default) throws -> PixelBuffer {
+        try Self.checkProcessedSize(width: width, height: height)
+        let slack = 1e-9
+        guard x.isFinite, y.isFinite, sourceWidth.isFinite, sourceHeight.isFinite, x >= 0, y >= 0,
+              sourceWidth > 0, sourceHeight > 0, x + sourceWidth <= Double(self.width) + slack,
+              y + sourceHeight <= Double(self.height) + slack else {
+            throw ImageProcessingError.invalidSize(width: width, height: height)
+        }
+        // The whole pixels the window touches are cut first, so that the resample (and a large shrink's block
+        // averages) starts where a crop would: a window on whole pixels is then exactly a crop and a resize.
+        let (x0, y0) = (min(Int((x + slack).rounded(.down)), self.width - 1), min(Int((y + slack).rounded(.down)), self.height - 1))
+        let x1 = max(x0 + 1, min(self.width, Int((x + sourceWidth - slack).rounded(.up))))
+        let y1 = max(y0 + 1, min(self.height, Int((y + sourceHeight - slack).rounded(.up))))
+        let region = x0 == 0 && y0 == 0 && x1 == self.width && y1 == self.height ? self
+            : try cropped(x: x0, y: y0, width: x1 - x0, height: y1 - y0)
+        func window(_ origin: Double, _ span: Double, _ count: Int) -> SampleWindow? {
+            let o = min(max(origin, 0), Double(count) - 1e-6)
+            let s = min(span, Double(count) - o)
+            return abs(o) < slack && abs(s - Double(count)) < slack ? nil : SampleWindow(origin: o, span: s)
+        }
+        let resampler = try RowResampler(sourceWidth: region.width, sourceHeight: region.height, destinationWidth: width,
+                                         destinationHeight: height, filter: filter, sourceFormat: pixelFormat,
+                                         resultFormat: nil, windowX: window(x - Double(x0), sourceWidth, region.width),
+                                         windowY: window(y - Double(y0), sourceHeight, region.height))
+        let rowBytes = region.width * 4
+        try region.withUnsafeBytes { bytes in
+            for row in 0..<region.height {
+                let start = row * region.bytesPerRow
+                try resampler.consume(row: UnsafeRawBufferPointer(rebasing: bytes[start ..< start + rowBytes]))
+            }
+        }
+        return try resampler.finish()
+    }
+
     /// This image scaled down so its longer side is at most `maxPixelSize`, keeping the aspect ratio
     /// (each side rounded to the nearest pixel, at least 1). Never enlarges: returns `self` when it already fits.
     ///

@@ -27,12 +27,22 @@ final class ResampleWeights: @unchecked Sendable {
     /// - Parameter blockFactor: when a `BoxPrefilter` averaged blocks of this many source samples first, the
     ///   weights apply to those block averages: each block is weighed at its true centre and by its true size
     ///   (the last block may be narrower), in source coordinates, so the geometry stays exact. Default 1.
+    /// - Parameter window: the part of the axis resampled, `origin ..< origin + span` in source samples (fractional
+    ///   edges allowed), or `nil` (default) for the whole axis. The filter reads only the samples the window
+    ///   touches (`floor(origin) ..< ceil(origin + span)`), as if the axis had been cropped to them: for a window on
+    ///   whole samples the weights are exactly those of a crop followed by a resize.
     /// - Throws: `ImageProcessingError.invalidSize` when the tables would be unreasonably large.
-    init(sourceCount: Int, destinationCount: Int, filter: ResamplingFilter, blockFactor: Int = 1) throws {
+    init(sourceCount: Int, destinationCount: Int, filter: ResamplingFilter, blockFactor: Int = 1,
+         window: SampleWindow? = nil) throws {
         precondition(sourceCount > 0 && destinationCount > 0 && blockFactor > 0)
         let f = blockFactor
-        let samples = (sourceCount + f - 1) / f
-        let scale = Double(sourceCount) / Double(destinationCount)
+        let origin = window?.origin ?? 0
+        let span = window?.span ?? Double(sourceCount)
+        precondition(span > 0 && origin >= 0 && origin + span <= Double(sourceCount) + 1e-9)
+        // The samples (blocks) the window touches, the only ones read.
+        let lowest = Int(floor(origin + 1e-9)) / f
+        let samples = max(lowest + 1, min((sourceCount + f - 1) / f, (Int(ceil(origin + span - 1e-9)) + f - 1) / f))
+        let scale = span / Double(destinationCount)
         let filterScale = max(scale, 1)
         // Enlarging with area averaging is bilinear.
         let kernel: ResamplingFilter = (filter == .area && scale < 1) ? .triangle : filter
@@ -56,8 +66,8 @@ final class ResampleWeights: @unchecked Sendable {
         var scratch = [Double](repeating: 0, count: taps)
         let one = Double(1 << Self.fractionBits)
         for i in 0..<destinationCount {
-            let center = (Double(i) + 0.5) * scale
-            var first = max(0, Int(floor((center - support) / Double(f))))
+            let center = origin + (Double(i) + 0.5) * scale
+            var first = max(lowest, Int(floor((center - support) / Double(f))))
             let last = min(samples - 1, Int(ceil((center + support) / Double(f))))
             var count = 0
             var sum = 0.0
@@ -66,7 +76,7 @@ final class ResampleWeights: @unchecked Sendable {
                 let w: Double
                 if exactArea {
                     // Exact overlap of source pixel [j, j+1) with [i, i+1) × scale.
-                    let lo = Double(i) * scale, hi = Double(i + 1) * scale
+                    let lo = origin + Double(i) * scale, hi = origin + Double(i + 1) * scale
                     w = max(0, min(hi, Double(j + 1)) - max(lo, Double(j)))
                 } else {
                     // Block j covers source samples [j·f, min((j+1)·f, n)).
@@ -82,7 +92,7 @@ final class ResampleWeights: @unchecked Sendable {
             while count > 1 && scratch[count - 1] == 0 { count -= 1 } // trim trailing zeros
             if count == 0 || sum == 0 {
                 // Cannot happen for the kernels above; fall back to the nearest sample.
-                first = min(samples - 1, max(0, Int(center) / f))
+                first = min(samples - 1, max(lowest, Int(center) / f))
                 scratch[0] = 1; sum = 1; count = 1
             }
             // Quantise the running sum, not each weight: every weight is off by less than one unit, the errors
@@ -102,4 +112,10 @@ final class ResampleWeights: @unchecked Sendable {
     }
 
     deinit { free(start) }
+}
+
+/// A part of one axis of a source, in source samples: `origin ..< origin + span` (fractional edges allowed).
+struct SampleWindow: Hashable, Sendable {
+    var origin: Double
+    var span: Double
 }

@@ -77,9 +77,20 @@ public final class RowResampler {
     ///
     /// - Throws: `ImageProcessingError.invalidSize` for a non-positive or oversized source or destination;
     ///   `ImageCodecError.allocationFailed` when the result cannot be allocated.
-    public init(sourceWidth: Int, sourceHeight: Int, destinationWidth: Int, destinationHeight: Int,
-                filter: ResamplingFilter = .default, sourceFormat: PixelBuffer.PixelFormat = .rgba8Premultiplied,
-                resultFormat: PixelBuffer.PixelFormat? = nil) throws {
+    public convenience init(sourceWidth: Int, sourceHeight: Int, destinationWidth: Int, destinationHeight: Int,
+                            filter: ResamplingFilter = .default, sourceFormat: PixelBuffer.PixelFormat = .rgba8Premultiplied,
+                            resultFormat: PixelBuffer.PixelFormat? = nil) throws {
+        try self.init(sourceWidth: sourceWidth, sourceHeight: sourceHeight, destinationWidth: destinationWidth,
+                      destinationHeight: destinationHeight, filter: filter, sourceFormat: sourceFormat,
+                      resultFormat: resultFormat, windowX: nil, windowY: nil)
+    }
+
+    /// A resampler of the part `windowX` × `windowY` of the source (each `nil` for the whole axis): what
+    /// `PixelBuffer.resized(width:height:from:filter:)` runs. Every source row is still consumed; rows outside the
+    /// window are skipped.
+    init(sourceWidth: Int, sourceHeight: Int, destinationWidth: Int, destinationHeight: Int,
+         filter: ResamplingFilter, sourceFormat: PixelBuffer.PixelFormat, resultFormat: PixelBuffer.PixelFormat?,
+         windowX: SampleWindow?, windowY: SampleWindow?) throws {
         guard sourceWidth > 0, sourceHeight > 0 else {
             throw ImageProcessingError.invalidSize(width: sourceWidth, height: sourceHeight)
         }
@@ -95,8 +106,10 @@ public final class RowResampler {
         self.filter = filter
         self.sourceFormat = sourceFormat
         self.resultFormat = resultFormat ?? sourceFormat
-        let factorX = BoxPrefilter.factor(source: sourceWidth, destination: destinationWidth, filter: filter)
-        let factorY = BoxPrefilter.factor(source: sourceHeight, destination: destinationHeight, filter: filter)
+        let spanX = windowX.map { max(1, Int($0.span.rounded())) } ?? sourceWidth
+        let spanY = windowY.map { max(1, Int($0.span.rounded())) } ?? sourceHeight
+        let factorX = BoxPrefilter.factor(source: spanX, destination: destinationWidth, filter: filter)
+        let factorY = BoxPrefilter.factor(source: spanY, destination: destinationHeight, filter: filter)
         if factorX > 1 || factorY > 1 {
             prefilter = try BoxPrefilter(sourceWidth: sourceWidth, sourceHeight: sourceHeight, factorX: factorX, factorY: factorY)
         } else {
@@ -105,9 +118,9 @@ public final class RowResampler {
         let filteredWidth = prefilter?.width ?? sourceWidth
         let filteredHeight = prefilter?.height ?? sourceHeight
         horizontal = try ResampleWeights.cached(sourceCount: sourceWidth, destinationCount: destinationWidth, filter: filter,
-                                         blockFactor: factorX)
+                                         blockFactor: factorX, window: windowX)
         vertical = try ResampleWeights.cached(sourceCount: sourceHeight, destinationCount: destinationHeight, filter: filter,
-                                       blockFactor: factorY)
+                                       blockFactor: factorY, window: windowY)
         destination = try PixelBuffer(width: destinationWidth, height: destinationHeight)
         slots = Self.maximumRowsInFlight(vertical, sourceHeight: filteredHeight)
         filteredElements = filteredWidth * 4

@@ -73,8 +73,11 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// `fp=x,y` (0…1 each). Default `.center`. `gravity` and `fp` exclude each other.
     public var gravity: CropGravity = .center
 
-    /// A box cut from the (oriented) source before anything else, in source pixels (thumbor's `AxB:CxD`);
-    /// clamped to the source, ignored when empty after clamping. Default `nil`.
+    /// The border cut away from the (oriented) source before anything else, found on its pixels (thumbor's
+    /// `trim`; see `SourceTrim`). Default `nil`.
+    public var trim: SourceTrim?
+    /// A box cut from the (oriented) source before anything else but `trim`, in source pixels (thumbor's
+    /// `AxB:CxD`); clamped to the source (to what `trim` left of it), ignored when empty after clamping. Default `nil`.
     public var sourceCrop: SourceCrop?
     /// Mirror the output left-right (thumbor's `-W`). Default `false`.
     public var flipsHorizontally = false
@@ -218,6 +221,7 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// that the keys of `/image` results are unchanged).
     private var thumborProcessing: String {
         var parts: [String] = []
+        if let trim { parts.append("trim=\(trim.canonicalName)") }
         if let sourceCrop { parts.append("crop=\(sourceCrop.canonicalName)") }
         if flipsHorizontally || flipsVertically { parts.append("flip=\(flipsHorizontally ? 1 : 0)\(flipsVertically ? 1 : 0)") }
         if !allowsUpscale { parts.append("upscale=0") }

@@ -25,7 +25,7 @@ public enum OutputFilter: Sendable, Hashable {
     /// Round the corners with ellipse radii `a` × `b`, painting outside them `color` or transparency
     /// (thumbor's `round_corner(a|b, r, g, b, transparent)`).
     case roundCorner(a: Int, b: Int, color: RGBA, transparent: Bool)
-    /// Unsharp mask (thumbor's `sharpen(amount, radius, luminance_only)`).
+    /// thumbor's `sharpen(amount, radius, luminance_only)`: its wavelet sharpen (`ThumborSharpen`), alpha kept.
     case sharpen(amount: Double, radius: Double, luminanceOnly: Bool)
     /// Add `percent` of 255 to each channel (thumbor's `brightness`).
     case brightness(percent: Int)

@@ -147,13 +147,27 @@ extension ImageService {
                     answer.resume(with: result)
                 }
             }
-            renderQueue.async { [self] in
+            let planAndRun: @Sendable (SourceCrop?) -> Void = { [self] trimmed in
                 let plan: RenderPlan
-                do { plan = try RenderPlan(data: data, options: options, candidates: candidates, configuration: configuration) } catch {
+                do {
+                    plan = try RenderPlan(data: data, options: options, candidates: candidates, configuration: configuration,
+                                          trimmed: trimmed)
+                } catch {
                     finish(.failure(error))
                     return
                 }
                 reserveAndRun(plan, data: data, watermarks: watermarks, deadline: deadline, finish: finish)
+            }
+            renderQueue.async { [self] in
+                guard let trim = options.trim else { return planAndRun(nil) }
+                // The trim's box comes from the pixels: found first, within its own reservation, then the render is
+                // planned from the trimmed size (ImageService+Trim).
+                findTrim(trim, in: data, deadline: deadline) { result in
+                    switch result {
+                    case .success(let box): planAndRun(box)
+                    case .failure(let error): finish(.failure(error))
+                    }
+                }
             }
         }
     }
@@ -272,7 +286,7 @@ extension ImageService {
     }
 
     /// Throws `.renderTimeout` once `deadline` has passed.
-    private static func check(_ deadline: ContinuousClock.Instant?) throws(ImageServiceError) {
+    static func check(_ deadline: ContinuousClock.Instant?) throws(ImageServiceError) {
         if let deadline, ContinuousClock.now >= deadline { throw .renderTimeout(seconds: 0) }
     }
 
@@ -284,14 +298,36 @@ extension ImageService {
         let g = plan.geometry
         return try codec {
             var b = try buffer.applyingOrientation(orientation)
-            if let crop = plan.sourceCrop {
+            if let box = plan.sourceWindow {
+                // One window of the oriented source (thumbor's manual crop and `auto_crop` boxes, whole source pixels)
+                // mapped onto the decoded buffer, then resized to the output in one resample: on a full-size decode
+                // that is thumbor's crop then resize exactly; on a downsampled one the window keeps its fractional
+                // edges instead of moving to the nearest decoded pixel (up to half an output pixel: SSIMULACRA2 48
+                // against thumbor on kodak's manual crops, docs/thumbor-compat.md).
+                let (sx, sy) = (Double(b.width) / Double(plan.orientedWidth), Double(b.height) / Double(plan.orientedHeight))
+                let (x, y) = (Double(box.left) * sx, Double(box.top) * sy)
+                let (w, h) = (Double(box.right - box.left) * sx, Double(box.bottom - box.top) * sy)
+                let whole = [x, y, w, h].allSatisfy { abs($0 - $0.rounded()) < 1e-6 }
+                if whole {
+                    let (ix, iy, iw, ih) = (Int(x.rounded()), Int(y.rounded()), Int(w.rounded()), Int(h.rounded()))
+                    if ix != 0 || iy != 0 || iw != b.width || ih != b.height {
+                        b = try b.cropped(x: ix, y: iy, width: max(1, iw), height: max(1, ih))
+                    }
+                    if b.width != g.outputWidth || b.height != g.outputHeight {
+                        b = try b.resized(width: g.outputWidth, height: g.outputHeight)
+                    }
+                } else {
+                    b = try b.resized(width: g.outputWidth, height: g.outputHeight, fromX: x, y: y,
+                                      sourceWidth: min(w, Double(b.width) - x), sourceHeight: min(h, Double(b.height) - y))
+                }
+            } else if let crop = plan.sourceCrop {
                 // In the decoded buffer's pixels: a downsampled decode is smaller than the source by `scale`.
                 let scale = Double(b.width) / Double(plan.orientedWidth)
                 let x = Int((Double(crop.left) * scale).rounded(.down)), y = Int((Double(crop.top) * scale).rounded(.down))
                 let right = Int((Double(crop.right) * scale).rounded(.up)), bottom = Int((Double(crop.bottom) * scale).rounded(.up))
                 b = try b.cropped(x: x, y: y, width: max(1, right - x), height: max(1, bottom - y))
             }
-            if g.scaledWidth != g.outputWidth || g.scaledHeight != g.outputHeight {
+            if plan.sourceWindow == nil, g.scaledWidth != g.outputWidth || g.scaledHeight != g.outputHeight {
                 // Crop first, in the buffer's own pixels, the part that scales to the output: scaling the whole
                 // image then cropping would make a cover of an extreme aspect ratio allocate up to 16384² pixels
                 // (1000 × 1 into 1 × 512: 512,000 × 512, 1 GiB) for a few hundred pixels of output. The gravity
@@ -323,7 +359,7 @@ extension ImageService {
     }
 
     /// Runs `body`, turning codec and processing errors into service errors.
-    private func codec<T>(_ body: () throws -> T) throws -> T {
+    func codec<T>(_ body: () throws -> T) throws -> T {
         do { return try body() } catch let error as ImageCodecError {
             throw ImageServiceError(error)
         } catch let error as ImageProcessingError {
@@ -363,6 +399,10 @@ struct RenderPlan: Sendable {
     var maxBytes: Int?
     /// How a watermark is decoded: its first frame, within the source limits.
     var watermarkDecodeOptions: DecodeOptions
+    /// The part of the oriented source that becomes the output, in its pixels, for every crop placed by geometry
+    /// alone (no smart or entropy window): the manual crop (or the whole source), and within it, for a `cover` that
+    /// crops, thumbor's `auto_crop` box around `focus`. `nil` with a smart or entropy window (chosen from the pixels).
+    var sourceWindow: SourceCrop?
     /// The smart or entropy window's strategy (chosen from the pixels); `nil` for the anchors, focal points and
     /// thumbor's focal regions, placed by `focus` as thumbor places them.
     var cropStrategy: CropWindowStrategy?
@@ -371,7 +411,11 @@ struct RenderPlan: Sendable {
     /// The memory a lossless JPEG recompression holds (reserved instead of `cost` while `recompressesJPEG`).
     var recompressionCost = RenderCost(jpegRecompressionOf: 0, sourceBytes: 0)
 
-    init(data: Data, options: ImageRequestOptions, candidates: [ImageFormat], configuration: ImageServiceConfiguration) throws(ImageServiceError) {
+    /// The plan for `data` with `options`. `trimmed` is the box `options.trim` found on the decoded pixels (in the
+    /// oriented source's pixels; `nil` without a trim, or when the trim is ignored): the source is then that box, and
+    /// the manual crop keeps what of it lies inside.
+    init(data: Data, options: ImageRequestOptions, candidates: [ImageFormat], configuration: ImageServiceConfiguration,
+         trimmed: SourceCrop? = nil) throws(ImageServiceError) {
         let info: ImageInfo
         do { info = try ImageDecoder.info(data) } catch let error as ImageCodecError { throw ImageServiceError(error) } catch {
             throw .notAnImage("\(error)")
@@ -381,7 +425,21 @@ struct RenderPlan: Sendable {
         // Source limits (pixels, frames) are the decoder's: it checks them from the header before allocating,
         // and for a downsampled decode on what it allocates.
         (orientedWidth, orientedHeight) = (w, h)
-        sourceCrop = options.sourceCrop?.clamped(width: w, height: h)
+        if let trimmed {
+            // thumbor shifts the manual crop by the trim's origin and clamps it to the trimmed image (an empty one is
+            // ignored); both compose into one box of the oriented source.
+            let (tw, th) = (trimmed.right - trimmed.left, trimmed.bottom - trimmed.top)
+            let inner = options.sourceCrop.flatMap {
+                SourceCrop(left: $0.left - trimmed.left, top: $0.top - trimmed.top, right: $0.right - trimmed.left,
+                           bottom: $0.bottom - trimmed.top).clamped(width: tw, height: th)
+            }
+            sourceCrop = inner.map {
+                SourceCrop(left: $0.left + trimmed.left, top: $0.top + trimmed.top, right: $0.right + trimmed.left,
+                           bottom: $0.bottom + trimmed.top)
+            } ?? trimmed
+        } else {
+            sourceCrop = options.sourceCrop?.clamped(width: w, height: h)
+        }
         let (cw, ch) = sourceCrop.map { ($0.right - $0.left, $0.bottom - $0.top) } ?? (w, h)
         croppedSourceSize = (cw, ch)
         var (tw, th) = (options.width, options.height)
@@ -437,11 +495,35 @@ struct RenderPlan: Sendable {
                                   + "pixels in all frames")
             }
         }
-        // With a source crop the geometry is the crop's: the whole source is decoded at the crop's scale.
+        // With a crop (manual, or a `cover` that crops) the window is resampled from the decode once more: the
+        // whole source is decoded at twice the output's scale (at most its own size; for a JPEG, no larger IDCT than
+        // the output's scale takes), so that last resample is a shrink, not a re-interpolation at a fractional offset
+        // (which softened the crop against thumbor's single resize of the full-size crop).
+        // (A smart or entropy window is chosen on the decode and cut on its whole pixels, as before: its decode is
+        // the output's scale.)
         var decodePixelSize = geometry.decodePixelSize
-        if sourceCrop != nil {
+        let windowFromPixels: Bool
+        switch options.gravity {
+        case .smart, .entropy: windowFromPixels = options.focalRegions.isEmpty
+        default: windowFromPixels = false
+        }
+        if windowFromPixels {
+            if sourceCrop != nil {
+                let scale = max(Double(geometry.scaledWidth) / Double(cw), Double(geometry.scaledHeight) / Double(ch))
+                decodePixelSize = scale < 1 ? Int((Double(max(w, h)) * scale).rounded(.up)) : nil
+            }
+        } else if sourceCrop != nil || geometry.scaledWidth != geometry.outputWidth || geometry.scaledHeight != geometry.outputHeight {
             let scale = max(Double(geometry.scaledWidth) / Double(cw), Double(geometry.scaledHeight) / Double(ch))
-            decodePixelSize = scale < 1 ? Int((Double(max(w, h)) * scale).rounded(.up)) : nil
+            let longest = max(w, h)
+            let atOutputScale = Int((Double(longest) * scale).rounded(.up))
+            var side = 2 * atOutputScale
+            if info.format == .jpeg, scale < 1 {
+                // No more than the DCT scale the output's own scale gets (libjpeg's 1/8…1/1; the decoder keeps a 2×
+                // margin above what it is asked for): twice the output's scale must not cost a four times larger IDCT.
+                let dct = JPEGDecoder.thumbnailIntermediateSize(width: info.width, height: info.height, maxPixelSize: atOutputScale)
+                side = max(atOutputScale, min(side, max(dct.width, dct.height) / 2))
+            }
+            decodePixelSize = side < longest ? side : nil
         }
         watermarkDecodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: false,
                                                firstFrameOnly: true, keepsOriginalData: false, maxPixelSize: nil)
@@ -455,6 +537,12 @@ struct RenderPlan: Sendable {
         switch options.gravity {
         case .smart where options.focalRegions.isEmpty, .entropy where options.focalRegions.isEmpty: cropStrategy = options.gravity.cropWindowStrategy
         default: cropStrategy = nil
+        }
+        if cropStrategy == nil {
+            let frame = sourceCrop ?? SourceCrop(left: 0, top: 0, right: w, bottom: h)
+            let crops = geometry.scaledWidth != geometry.outputWidth || geometry.scaledHeight != geometry.outputHeight
+            sourceWindow = crops ? Self.autoCrop(frame: frame, output: (geometry.outputWidth, geometry.outputHeight), focus: focus)
+                : frame
         }
         // Lossless recompression only for the JPEG as it is: no resize, crop, blur, rotation, flip or filter.
         recompressesJPEG = format == .jpegXL && info.format == .jpeg && info.frameCount == 1 && info.orientation == .up
@@ -503,6 +591,28 @@ struct RenderPlan: Sendable {
         }
         return (origin(size.width, window.width, source.width, g.outputWidth, g.scaledWidth, focus.x),
                 origin(size.height, window.height, source.height, g.outputHeight, g.scaledHeight, focus.y))
+    }
+
+    /// thumbor's `auto_crop` box (thumbor/transformer.py) in `frame` (the manually cropped source, in source pixels)
+    /// for an `output` of another aspect ratio: the whole of one side, the other `output`'s aspect ratio of it
+    /// (a width rounded up then half to even, a height half to even, as thumbor's `ceil` and `round`), placed around
+    /// `focus` (its pixel floored, as thumbor's centre of mass divides with `//`) as far as the frame allows, the
+    /// origin rounded half to even (Python's `round`).
+    static func autoCrop(frame: SourceCrop, output: (width: Int, height: Int), focus: (x: Double, y: Double)) -> SourceCrop {
+        let (width, height) = (Double(frame.right - frame.left), Double(frame.bottom - frame.top))
+        let (tw, th) = (Double(max(output.width, 1)), Double(max(output.height, 1)))
+        var (cw, ch) = (width, height)
+        if tw / width > th / height {
+            ch = min(max((width * th / tw).rounded(.toNearestOrEven), 1), height)
+        } else {
+            cw = min(max((tw * height / th).rounded(.up), 1), width)
+        }
+        func origin(_ f: Double, _ side: Double, _ window: Double) -> Int {
+            let focal = (f * side + 1e-9).rounded(.down)
+            return Int(min(max(focal - window / 2, 0), side - window).rounded(.toNearestOrEven))
+        }
+        let (x, y) = (origin(focus.x, width, cw), origin(focus.y, height, ch))
+        return SourceCrop(left: frame.left + x, top: frame.top + y, right: frame.left + x + Int(cw), bottom: frame.top + y + Int(ch))
     }
 
     /// The crop's focus: the weighted centre of the focal regions inside the source crop (weight: area, as

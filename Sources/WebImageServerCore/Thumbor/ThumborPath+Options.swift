@@ -5,7 +5,8 @@ extension ThumborPath {
     ///
     /// | thumbor | options |
     /// |---|---|
-    /// | `AxB:CxD` | `sourceCrop` (before anything else) |
+    /// | `trim[:top-left\|:bottom-right][:N]` | `trim` (before anything else) |
+    /// | `AxB:CxD` | `sourceCrop` (source pixels; clamped to what the trim left) |
     /// | `WxH` (crop) | `.cover` to W × H, scaled up when smaller (0: aspect ratio) |
     /// | `fit-in` | `.contain`, never scaled up (unless `upscale()`) |
     /// | `full-fit-in` | `.outside`, no crop |
@@ -20,16 +21,19 @@ extension ThumborPath {
     /// Without `format()` the output keeps the source's format (`.original`), as thumbor's does; `acceptsWebP`
     /// is not consulted (thumbor's `AUTO_WEBP` is off by default).
     ///
-    /// - Throws: `ImageServiceError.badOptions` for a malformed filter, an image that is not a URL, or `trim`,
-    ///   `debug` and `meta` (not served).
+    /// - Throws: `ImageServiceError.badOptions` for a malformed filter, an image that is not a URL, or `debug` and
+    ///   `meta` (not served).
     public func requestOptions() throws(ImageServiceError) -> ImageRequestOptions {
         guard let source = URL(string: imageURL), let host = source.host, !host.isEmpty else {
             throw .badOptions("no original image was specified in the given URL")
         }
-        if trim != nil { throw .badOptions("trim is not supported") }
         if isDebug || isMeta { throw .badOptions("\(isDebug ? "debug" : "meta") is not supported") }
         var options = ImageRequestOptions(source: source)
         options.format = .original
+        if let trim {
+            guard let parsed = SourceTrim(thumbor: trim) else { throw .badOptions("trim: expected trim[:top-left|:bottom-right][:N]") }
+            options.trim = parsed
+        }
         options.sourceCrop = crop
         switch width {
         case .pixels(let w): options.width = w > 0 ? w : nil
