@@ -67,6 +67,8 @@ struct wi_jpeg_decoder {
     int header_read;
     int started;
     int raw_cmyk;  ///< CMYK/YCCK rows are left as inks (for a colour transform), not converted to RGBA
+    int failed;    ///< a decode step failed (libjpeg's state is no longer usable)
+    int finished;  ///< decode_finish ran
 };
 
 /// libjpeg calls this between chunks of input (each iMCU row and each marker while absorbing a multi-scan
@@ -232,9 +234,15 @@ void wi_jpeg_cmyk_row_to_rgba(uint8_t *row, uint32_t width, int inverted) {
 }
 
 JDIMENSION wi_jpeg_read_rgba_rows(j_decompress_ptr cinfo, uint8_t *pixels, size_t stride) {
+    return wi_jpeg_read_rgba_rows_until(cinfo, pixels, stride, cinfo->output_height);
+}
+
+JDIMENSION wi_jpeg_read_rgba_rows_until(j_decompress_ptr cinfo, uint8_t *pixels, size_t stride, JDIMENSION until) {
     JSAMPROW rows[8];
     JDIMENSION first = cinfo->output_scanline;
-    JDIMENSION count = cinfo->output_height - first;
+    if (until > cinfo->output_height) until = cinfo->output_height;
+    if (first >= until) return 0;
+    JDIMENSION count = until - first;
     if (count > 8) count = 8;
     for (JDIMENSION i = 0; i < count; i++) rows[i] = pixels + (size_t)(first + i) * stride;
     JDIMENSION read = jpeg_read_scanlines(cinfo, rows, count);
@@ -247,15 +255,28 @@ JDIMENSION wi_jpeg_read_rgba_rows(j_decompress_ptr cinfo, uint8_t *pixels, size_
 wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels, size_t stride,
                                       uint32_t *rows_decoded, uint32_t *warnings, int *premature_end,
                                       char *message) {
-    struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
     *rows_decoded = 0;
+    *warnings = 0;
+    *premature_end = 0;
+    wi_status status = wi_jpeg_decoder_decode_start(decoder, stride, message);
+    if (status == WI_OK) {
+        status = wi_jpeg_decoder_decode_rows(decoder, pixels, stride, decoder->cinfo.output_height, rows_decoded,
+                                             message);
+    }
+    if (status == WI_OK) status = wi_jpeg_decoder_decode_finish(decoder, pixels, stride, warnings, premature_end, message);
+    *warnings = decoder->err.warnings;
+    *premature_end = decoder->err.premature_end;
+    return status;
+}
+
+wi_status wi_jpeg_decoder_decode_start(wi_jpeg_decoder *decoder, size_t stride, char *message) {
+    struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
     if (!decoder->header_read || decoder->started) {
         wi_set_message(message, "decode needs a header read and runs once");
         return WI_ERROR;
     }
     if (setjmp(decoder->err.jump)) {
-        *warnings = decoder->err.warnings;
-        *premature_end = decoder->err.premature_end;
+        decoder->failed = 1;
         return wi_jpeg_decoder_failure(decoder, message);
     }
     decoder->started = 1;
@@ -263,20 +284,56 @@ wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels,
     if (cinfo->output_components != 4 || stride < (size_t)cinfo->output_width * 4) {
         wi_set_message(message, "unexpected output layout");
         jpeg_abort_decompress(cinfo);
+        decoder->failed = 1;
         return WI_ERROR;
     }
-    while (cinfo->output_scanline < cinfo->output_height) {
+    return WI_OK;
+}
+
+wi_status wi_jpeg_decoder_decode_rows(wi_jpeg_decoder *decoder, uint8_t *pixels, size_t stride, uint32_t until_row,
+                                      uint32_t *rows_decoded, char *message) {
+    struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+    *rows_decoded = decoder->started && !decoder->failed ? cinfo->output_scanline : 0;
+    if (!decoder->started || decoder->failed || decoder->finished) {
+        wi_set_message(message, "rows are read between decode_start and decode_finish");
+        return WI_ERROR;
+    }
+    if (setjmp(decoder->err.jump)) {
+        decoder->failed = 1;
+        return wi_jpeg_decoder_failure(decoder, message);
+    }
+    JDIMENSION until = until_row < cinfo->output_height ? until_row : cinfo->output_height;
+    while (cinfo->output_scanline < until) {
         // A memory source never suspends, so 0 rows means libjpeg gave up.
         JDIMENSION read;
         if (decoder->raw_cmyk && cinfo->out_color_space == JCS_CMYK) {
             JSAMPROW row = pixels + (size_t)cinfo->output_scanline * stride;
             read = jpeg_read_scanlines(cinfo, &row, 1);
         } else {
-            read = wi_jpeg_read_rgba_rows(cinfo, pixels, stride);
+            read = wi_jpeg_read_rgba_rows_until(cinfo, pixels, stride, until);
         }
         if (read == 0) break;
         *rows_decoded = cinfo->output_scanline;
     }
+    return WI_OK;
+}
+
+wi_status wi_jpeg_decoder_decode_finish(wi_jpeg_decoder *decoder, uint8_t *pixels, size_t stride, uint32_t *warnings,
+                                        int *premature_end, char *message) {
+    struct jpeg_decompress_struct *cinfo = &decoder->cinfo;
+    *warnings = decoder->err.warnings;
+    *premature_end = decoder->err.premature_end;
+    if (!decoder->started || decoder->failed || decoder->finished) {
+        wi_set_message(message, "decode_finish follows a successful decode_start, once");
+        return WI_ERROR;
+    }
+    if (setjmp(decoder->err.jump)) {
+        decoder->failed = 1;
+        *warnings = decoder->err.warnings;
+        *premature_end = decoder->err.premature_end;
+        return wi_jpeg_decoder_failure(decoder, message);
+    }
+    decoder->finished = 1;
     // The caller's buffer may be uninitialized: never leave rows unwritten.
     for (JDIMENSION y = cinfo->output_scanline; y < cinfo->output_height; y++) {
         memset(pixels + (size_t)y * stride, 0, (size_t)cinfo->output_width * 4);

@@ -20,4 +20,7 @@ void wi_jpeg_cmyk_row_to_rgba(uint8_t *row, uint32_t width, int inverted);
 /// converting CMYK rows to RGBA. Returns the rows read: 0 when a suspending source ran out of data.
 JDIMENSION wi_jpeg_read_rgba_rows(j_decompress_ptr cinfo, uint8_t *pixels, size_t stride);
 
+/// As `wi_jpeg_read_rgba_rows`, reading no row at or past `until` (a band's end).
+JDIMENSION wi_jpeg_read_rgba_rows_until(j_decompress_ptr cinfo, uint8_t *pixels, size_t stride, JDIMENSION until);
+
 #endif

@@ -26,8 +26,25 @@ public struct AVIFDecoder: ImageDecoding {
         try AVIFGridTiles.check(data, maximum: Self.maximumGridTiles)
         let session = try AVIFSession(data: data, limits: options.limits, colorManagement: options.colorManagement)
         let frameCount = options.firstFrameOnly ? 1 : session.frameCount
-        let first = try session.frame(at: 0, pixelFormat: options.pixelFormat)
         let original = options.keepsOriginalData ? data : nil
+        if let size = options.maxPixelSize, size > 0, session.conversion.changesPixels {
+            // The colour transform is per pixel: a thumbnail (the first frame, as a still) is made small first and
+            // converted at (about) its own size. A 10/12-bit source keeps 16 bits until its conversion: averaged
+            // at 16 bits to twice the thumbnail, converted, then resized (`ColorConversion.deepThumbnail`); an
+            // 8-bit one is resized, straight in and straight out, then converted.
+            var thumbnail: PixelBuffer
+            if let deep = try session.deepThumbnail(maxPixelSize: size) {
+                thumbnail = deep
+            } else {
+                thumbnail = try session.frame(at: 0, pixelFormat: .rgba8, convertsColor: false).resized(maxPixelSize: size)
+                session.conversion.apply(to: &thumbnail)
+            }
+            thumbnail.convert(to: options.pixelFormat)
+            return Image(frames: [ImageFrame(buffer: thumbnail)], format: .avif, loopCount: 1, hasAlpha: session.hasAlpha,
+                         originalData: original, colorSpace: session.colorSpace,
+                         pixelICCProfile: session.conversion.pixelICCProfile)
+        }
+        let first = try session.frame(at: 0, pixelFormat: options.pixelFormat)
         let image: Image
         if frameCount == 1 {
             image = Image(frames: [ImageFrame(buffer: first)], format: .avif, loopCount: 1, hasAlpha: session.hasAlpha,
@@ -48,6 +65,23 @@ public struct AVIFDecoder: ImageDecoding {
                           pixelICCProfile: session.conversion.pixelICCProfile)
         }
         return try image.stillThumbnail(maxPixelSize: options.maxPixelSize)
+    }
+
+    /// The 16-bit temporary (8 bytes a pixel) of a decode of a 10/12-bit image whose colour is converted before
+    /// it is reduced to 8 bits, and for a thumbnail also the grid it is averaged to
+    /// (`ColorConversion.deepThumbnailWorkingByteCount`); 0 for 8-bit images, `.preserve`, untagged and sRGB
+    /// sources. Parses the file (libavif's headers, no pixels).
+    public func colorTemporaryByteCount(of data: Data, options: DecodeOptions) -> Int {
+        guard options.colorManagement != .preserve,
+              (try? AVIFGridTiles.check(data, maximum: Self.maximumGridTiles)) != nil,
+              let session = try? AVIFSession(data: data, limits: options.limits, colorManagement: options.colorManagement)
+        else { return 0 }
+        guard let size = options.maxPixelSize, size > 0 else { return session.deepTemporaryByteCount }
+        guard session.makesDeepThumbnails else { return 0 }
+        let grid = ColorConversion.deepThumbnailWorkingByteCount(width: session.displaySize.width,
+                                                                 height: session.displaySize.height, maxPixelSize: size)
+        let (sum, overflow) = session.deepTemporaryByteCount.addingReportingOverflow(grid)
+        return overflow ? .max : sum
     }
 
     /// The most tiles the grid images of a file may have together (color and alpha): 512, e.g. a 16 × 16

@@ -23,6 +23,9 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
     let colorSpace: ImageColorSpace?
     /// The colour stage for every frame (from `colorSpace` and the decode's `ColorManagement`).
     let conversion: ColorConversion
+    /// Bytes of the 16-bit temporary `frame(at:pixelFormat:)` allocates for a 10/12-bit image whose colour is
+    /// converted before it is reduced to 8 bits (8 bytes a coded pixel); 0 when that path does not run.
+    let deepTemporaryByteCount: Int
     private let durations: [Double]
     private let transform: AVIFTransform
     private let decoder: UnsafeMutablePointer<avifDecoder>
@@ -49,6 +52,8 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
             displaySize = parsed.displaySize
             colorSpace = parsed.colorSpace
             conversion = ColorConversion(colorSpace: parsed.colorSpace, management: colorManagement)
+            deepTemporaryByteCount = parsed.depth > 8 && conversion.convertsDeepPixels
+                ? Self.deepByteCount(width: parsed.codedSize.width, height: parsed.codedSize.height) : 0
         } catch {
             // libavif 0.11 reports a box cut short as a BMFF parse failure ("Exceeded avifIO's sizeHint, possibly
             // truncated data"): when the data ends inside a top-level box (a download cut in its `mdat`), the
@@ -70,6 +75,15 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
         var frameCount: Int, hasAlpha: Bool, durations: [Double], transform: AVIFTransform
         var displaySize: (width: Int, height: Int)
         var colorSpace: ImageColorSpace?
+        var depth: Int
+        var codedSize: (width: Int, height: Int)
+    }
+
+    /// 8 bytes a pixel (16-bit RGBA), `.max` when that overflows.
+    static func deepByteCount(width: Int, height: Int) -> Int {
+        let (pixels, o1) = width.multipliedReportingOverflow(by: height)
+        let (bytes, o2) = pixels.multipliedReportingOverflow(by: 8)
+        return o1 || o2 ? .max : bytes
     }
 
     private static func parse(_ decoder: UnsafeMutablePointer<avifDecoder>, bytes: UnsafeRawBufferPointer,
@@ -103,7 +117,8 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
             durations = [0]
         }
         return Parsed(frameCount: frameCount, hasAlpha: decoder.pointee.alphaPresent != AVIF_FALSE, durations: durations,
-                      transform: transform, displaySize: transform.outputSize, colorSpace: colorSpace(of: image.pointee))
+                      transform: transform, displaySize: transform.outputSize, colorSpace: colorSpace(of: image.pointee),
+                      depth: Int(image.pointee.depth), codedSize: (width, height))
     }
 
     /// The `colr` boxes as libavif read them: the ICC profile (`prof`/`rICC`) and the CICP code points (`nclx`;
@@ -129,7 +144,10 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
         try frame(at: index, pixelFormat: pixelFormat)
     }
 
-    func frame(at index: Int, pixelFormat: PixelBuffer.PixelFormat) throws -> PixelBuffer {
+    /// Frame `index` in `pixelFormat`, through the colour stage unless `convertsColor` is false (a thumbnail,
+    /// converted after its resize: the pixels then stay as the file's colour space says).
+    func frame(at index: Int, pixelFormat: PixelBuffer.PixelFormat, convertsColor: Bool = true) throws -> PixelBuffer {
+        let conversion = convertsColor ? conversion : ColorConversion(colorSpace: nil, management: .preserve)
         let decoded = try lock.withLock { _ -> PixelBuffer in
             // A progressive still: the last layer is the full image.
             let layer = decoder.pointee.progressiveState == AVIF_PROGRESSIVE_STATE_ACTIVE ? Int(decoder.pointee.imageCount) - 1 : index
@@ -152,25 +170,10 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
     /// A deep image's straight 8-bit RGBA pixels through the colour stage from libavif's 16-bit RGBA (a
     /// temporary 8 bytes per pixel); `nil` when the stage declines.
     private static func convertedDeep(_ image: UnsafeMutablePointer<avifImage>, _ conversion: ColorConversion) throws -> PixelBuffer? {
-        let width = Int(image.pointee.width), height = Int(image.pointee.height)
-        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: .rgba8)
-        let (rowBytes, o1) = width.multipliedReportingOverflow(by: 8)
-        let (total, o2) = rowBytes.multipliedReportingOverflow(by: height)
-        guard !o1, !o2 else { throw ImageCodecError.invalidDimensions(width: width, height: height) }
-        let deep = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 16)
-        defer { deep.deallocate() }
-        var rgb = avifRGBImage()
-        avifRGBImageSetDefaults(&rgb, image)
-        rgb.depth = 16
-        rgb.format = AVIF_RGB_FORMAT_RGBA
-        rgb.alphaPremultiplied = AVIF_FALSE
-        rgb.rowBytes = UInt32(rowBytes)
-        rgb.pixels = deep.baseAddress?.assumingMemoryBound(to: UInt8.self)
-        let result = avifImageYUVToRGB(image, &rgb)
-        guard result == AVIF_RESULT_OK else {
-            throw ImageCodecError.corruptData(format: .avif, message: String(cString: avifResultToString(result)))
+        var buffer = try PixelBuffer(width: Int(image.pointee.width), height: Int(image.pointee.height), pixelFormat: .rgba8)
+        return try withDeepPixels(image) { deep, rowBytes in
+            conversion.convert(rgba16: deep, bytesPerRow: rowBytes, into: &buffer) ? buffer : nil
         }
-        return conversion.convert(rgba16: UnsafeRawBufferPointer(deep), bytesPerRow: rowBytes, into: &buffer) ? buffer : nil
     }
 
     /// The 8-bit RGBA pixels of a decoded YUV image (any depth; libavif scales 10/12-bit down).
@@ -190,6 +193,51 @@ final class AVIFSession: ImageFrameSource, @unchecked Sendable {
             throw ImageCodecError.corruptData(format: .avif, message: String(cString: avifResultToString(result)))
         }
         return buffer
+    }
+
+    /// Whether a thumbnail keeps 16 bits until its conversion (`deepThumbnail(maxPixelSize:)` runs): a 10/12-bit
+    /// image converted at 16 bits, without `clap`/`irot`/`imir` (those images take the 8-bit path).
+    var makesDeepThumbnails: Bool { deepTemporaryByteCount > 0 && transform.isIdentity }
+
+    /// The first frame's thumbnail through `ColorConversion.deepThumbnail` (16-bit RGBA from libavif, averaged,
+    /// converted, resized), or `nil` when `makesDeepThumbnails` is false or the stage declines.
+    func deepThumbnail(maxPixelSize: Int) throws -> PixelBuffer? {
+        guard makesDeepThumbnails else { return nil }
+        return try lock.withLock { _ -> PixelBuffer? in
+            let layer = decoder.pointee.progressiveState == AVIF_PROGRESSIVE_STATE_ACTIVE ? Int(decoder.pointee.imageCount) - 1 : 0
+            try Self.check(avifDecoderNthImage(decoder, UInt32(layer)), decoder)
+            guard let image = decoder.pointee.image else { throw ImageCodecError.corruptData(format: .avif, message: "no image") }
+            guard image.pointee.depth > 8 else { return nil }
+            let (width, height) = (Int(image.pointee.width), Int(image.pointee.height))
+            return try Self.withDeepPixels(image) { deep, rowBytes in
+                try conversion.deepThumbnail(rgba16: deep, width: width, height: height, bytesPerRow: rowBytes,
+                                             maxPixelSize: maxPixelSize)
+            }
+        }
+    }
+
+    /// Calls `body` with the image's straight 16-bit RGBA (libavif's `avifImageYUVToRGB` into a temporary of
+    /// 8 bytes a pixel, freed after `body`) and its row stride.
+    private static func withDeepPixels<T>(_ image: UnsafeMutablePointer<avifImage>,
+                                          _ body: (UnsafeRawBufferPointer, Int) throws -> T) throws -> T {
+        let width = Int(image.pointee.width), height = Int(image.pointee.height)
+        let (rowBytes, o1) = width.multipliedReportingOverflow(by: 8)
+        let (total, o2) = rowBytes.multipliedReportingOverflow(by: height)
+        guard !o1, !o2 else { throw ImageCodecError.invalidDimensions(width: width, height: height) }
+        let deep = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 16)
+        defer { deep.deallocate() }
+        var rgb = avifRGBImage()
+        avifRGBImageSetDefaults(&rgb, image)
+        rgb.depth = 16
+        rgb.format = AVIF_RGB_FORMAT_RGBA
+        rgb.alphaPremultiplied = AVIF_FALSE
+        rgb.rowBytes = UInt32(rowBytes)
+        rgb.pixels = deep.baseAddress?.assumingMemoryBound(to: UInt8.self)
+        let result = avifImageYUVToRGB(image, &rgb)
+        guard result == AVIF_RESULT_OK else {
+            throw ImageCodecError.corruptData(format: .avif, message: String(cString: avifResultToString(result)))
+        }
+        return try body(UnsafeRawBufferPointer(deep), rowBytes)
     }
 
     /// Throws `limitExceeded` when libavif's parse stopped on one of the limits set from `limits` (libavif 0.11

@@ -31,16 +31,25 @@ public struct HEIFDecoder: ImageDecoding {
     ///   (checked before libheif reads the file), `.allocationFailed`.
     public func decode(_ data: Data, options: DecodeOptions) throws -> Image {
         let management = options.colorManagement
+        let isThumbnail = (options.maxPixelSize ?? 0) > 0
         var (buffer, hasAlpha, colorSpace, isConverted) = try Self.withPrimaryImage(data, limits: options.limits,
                                                                                      decoding: true) { handle, limits in
             let colorSpace = Self.colorSpace(of: handle)
             let conversion = ColorConversion(colorSpace: colorSpace, management: management)
             let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
-            // Deep (10/12-bit) images are converted from 16 bits, before they are reduced to 8.
-            if conversion.convertsDeepPixels, heif_image_handle_get_luma_bits_per_pixel(handle) > 8,
-               !hasAlpha || heif_image_handle_is_premultiplied_alpha(handle) == 0,
-               let deep = try Self.decodeDeepPixels(handle, limits: limits, conversion: conversion) {
-                return (deep, hasAlpha, colorSpace, true)
+            // Deep (10/12-bit) images are converted from 16 bits, before they are reduced to 8. A thumbnail keeps
+            // 16 bits too, but is averaged to twice its size first and converted there, then resized
+            // (`ColorConversion.deepThumbnail`): the transform runs on a small image.
+            if Self.convertsAtSixteenBits(handle, conversion: conversion, hasAlpha: hasAlpha) {
+                let converted = try Self.withDeepPlane(handle, limits: limits) { plane, width, height, stride -> PixelBuffer? in
+                    if isThumbnail {
+                        return try conversion.deepThumbnail(rgba16: plane, width: width, height: height, bytesPerRow: stride,
+                                                            maxPixelSize: options.maxPixelSize ?? 0)
+                    }
+                    var buffer = try PixelBuffer(width: width, height: height, pixelFormat: .rgba8)
+                    return conversion.convert(rgba16: plane, bytesPerRow: stride, into: &buffer) ? buffer : nil
+                }
+                if let converted { return (converted, hasAlpha, colorSpace, true) }
             }
             let (buffer, alpha) = try Self.decodePixels(handle, limits: limits)
             return (buffer, alpha, colorSpace, false)
@@ -70,6 +79,13 @@ public struct HEIFDecoder: ImageDecoding {
                       height: Int(heif_image_handle_get_height(handle)),
                       hasAlpha: heif_image_handle_has_alpha_channel(handle) != 0)
         }
+    }
+
+    /// Whether a full-size decode of `handle` takes the deep path (`decodeDeepPixels`): a 10/12-bit image with
+    /// straight (or no) alpha whose colour `conversion` converts at 16 bits.
+    static func convertsAtSixteenBits(_ handle: OpaquePointer, conversion: ColorConversion, hasAlpha: Bool) -> Bool {
+        conversion.convertsDeepPixels && heif_image_handle_get_luma_bits_per_pixel(handle) > 8
+            && (!hasAlpha || heif_image_handle_is_premultiplied_alpha(handle) == 0)
     }
 
     /// The longest chain of nested decodes a file may start (a grid's tile, an identity item's source, an
@@ -180,11 +196,11 @@ public struct HEIFDecoder: ImageDecoding {
         return colorSpace.isEmpty ? nil : colorSpace
     }
 
-    /// A deep image decoded at its own depth (`heif_chroma_interleaved_RRGGBBAA_LE`, rescaled to 16 bits in a
-    /// temporary of 8 bytes per pixel) and converted by the colour stage into straight 8-bit RGBA; `nil` when
-    /// libheif does not give such a plane (the 8-bit path then runs).
-    private static func decodeDeepPixels(_ handle: OpaquePointer, limits: DecodeLimits,
-                                         conversion: ColorConversion) throws -> PixelBuffer? {
+    /// Decodes a deep image at its own depth (`heif_chroma_interleaved_RRGGBBAA_LE`: libheif's plane of 8 bytes
+    /// a pixel is the 16-bit temporary, rescaled to native 16-bit full range in place) and calls `body` with the
+    /// plane, its size and stride; `nil` when libheif does not give such a plane (the 8-bit path then runs).
+    private static func withDeepPlane<T>(_ handle: OpaquePointer, limits: DecodeLimits,
+                                         _ body: (UnsafeRawBufferPointer, Int, Int, Int) throws -> T?) throws -> T? {
         try limits.check(width: Int(heif_image_handle_get_width(handle)), height: Int(heif_image_handle_get_height(handle)))
         guard let options = heif_decoding_options_alloc() else { throw ImageCodecError.allocationFailed(byteCount: 0) }
         defer { heif_decoding_options_free(options) }
@@ -199,25 +215,53 @@ public struct HEIFDecoder: ImageDecoding {
         try limits.check(width: width, height: height)
         let bits = Int(heif_image_get_bits_per_pixel_range(decoded, heif_channel_interleaved))
         var stride: Int32 = 0
-        guard (9...16).contains(bits), let plane = heif_image_get_plane_readonly(decoded, heif_channel_interleaved, &stride),
-              Int(stride) >= width * 8 else { return nil }
-        let rowBytes = width * 8
-        let (total, overflow) = rowBytes.multipliedReportingOverflow(by: height)
+        // The decoded image is ours (released above): its plane is rescaled where it is, not copied (a copy was a
+        // second 8 bytes a pixel, held beside libheif's).
+        guard (9...16).contains(bits), let plane = heif_image_get_plane(decoded, heif_channel_interleaved, &stride),
+              Int(stride) >= width * 8, Int(stride) % 2 == 0 else { return nil }
+        let (total, overflow) = Int(stride).multipliedReportingOverflow(by: height)
         guard !overflow else { throw ImageCodecError.invalidDimensions(width: width, height: height) }
-        let deep = UnsafeMutableRawBufferPointer.allocate(byteCount: max(total, 1), alignment: 16)
-        defer { deep.deallocate() }
         // Little-endian samples of `bits` bits → native 16-bit full range (the top bits repeated below).
         let (up, down) = (16 - bits, max(0, 2 * bits - 16))
+        let raw = UnsafeMutableRawPointer(plane)
         for y in 0..<height {
-            let source = plane + y * Int(stride)
-            let target = deep.baseAddress!.advanced(by: y * rowBytes).assumingMemoryBound(to: UInt16.self)
+            let row = (raw + y * Int(stride)).assumingMemoryBound(to: UInt16.self)
             for i in 0..<(width * 4) {
-                let v = UInt16(source[2 * i]) | UInt16(source[2 * i + 1]) << 8
-                target[i] = up == 0 ? v : (v << up) | (v >> down)
+                let v = UInt16(littleEndian: row[i])
+                row[i] = up == 0 ? v : (v << up) | (v >> down)
             }
         }
-        var buffer = try PixelBuffer(width: width, height: height, pixelFormat: .rgba8)
-        return conversion.convert(rgba16: UnsafeRawBufferPointer(deep), bytesPerRow: rowBytes, into: &buffer) ? buffer : nil
+        return try body(UnsafeRawBufferPointer(start: raw, count: total), width, height, Int(stride))
+    }
+
+    /// Bytes a pixel libheif holds for a 10/12-bit image decoded at 16 bits (`withDeepPlane`): 14, its interleaved
+    /// 16-bit RGBA plane (8) and one planar 16-bit RGB image of its colour conversion (6) alive with it at the peak.
+    /// Measured (DeepColorDecodeBudgetTests, 1500² 4:2:0): the deep decode's peak is about 10 bytes a pixel above
+    /// the same image's 8-bit decode, whose own 8-bit plane (4) it replaces.
+    public static let deepTemporaryBytesPerPixel = 14
+
+    /// The 16-bit temporaries of a decode that converts a 10/12-bit image at 16 bits: libheif's
+    /// (`deepTemporaryBytesPerPixel`), and for a thumbnail also the grid it is shrunk to
+    /// (`ColorConversion.deepThumbnailWorkingByteCount`); 0 for 8-bit images, `.preserve`, untagged and sRGB
+    /// sources. Reads the file's boxes (libheif's parse, no pixels).
+    public func colorTemporaryByteCount(of data: Data, options: DecodeOptions) -> Int {
+        guard options.colorManagement != .preserve else { return 0 }
+        let maxPixelSize = options.maxPixelSize ?? 0
+        let management = options.colorManagement
+        let count = try? Self.withPrimaryImage(data, limits: options.limits, decoding: false) { handle, _ -> Int in
+            let conversion = ColorConversion(colorSpace: Self.colorSpace(of: handle), management: management)
+            let hasAlpha = heif_image_handle_has_alpha_channel(handle) != 0
+            guard Self.convertsAtSixteenBits(handle, conversion: conversion, hasAlpha: hasAlpha) else { return 0 }
+            let (width, height) = (Int(heif_image_handle_get_width(handle)), Int(heif_image_handle_get_height(handle)))
+            let (pixels, o1) = width.multipliedReportingOverflow(by: height)
+            let (bytes, o2) = pixels.multipliedReportingOverflow(by: Self.deepTemporaryBytesPerPixel)
+            guard !o1, !o2 else { return .max }
+            guard maxPixelSize > 0 else { return bytes }
+            let grid = ColorConversion.deepThumbnailWorkingByteCount(width: width, height: height, maxPixelSize: maxPixelSize)
+            let (sum, o3) = bytes.addingReportingOverflow(grid)
+            return o3 ? .max : sum
+        }
+        return count ?? 0
     }
 
     /// Throws the `ImageCodecError` for a libheif error, keeping its message.

@@ -6,7 +6,8 @@ import WebImage
 /// untagged (the profile is the only difference: an APP2 segment spliced in), full size and as a 400 px
 /// thumbnail; an sRGB-tagged copy and the untagged file with colour management off, which must cost nothing;
 /// the transform's throughput from the difference and alone (ours, the matrix-shaper fast path, against Little CMS
-/// from C); and `vipsthumbnail --export-profile srgb` on the tagged file.
+/// from C); and `vipsthumbnail --export-profile srgb` on the tagged file. Times are the process's CPU time (all
+/// threads), and for the tagged full decode, whose conversion is pipelined on a helper thread, wall time too.
 enum ColorBench: BenchSuite {
     static let name = "color"
     static let displayP3 = "/usr/share/color/argyll/ref/DisplayP3.icm"
@@ -28,8 +29,19 @@ enum ColorBench: BenchSuite {
         let thumbnail = DecodeOptions(maxPixelSize: 400)
         var preserve = DecodeOptions()
         preserve.colorManagement = .preserve
-        let untaggedFull = cpuMedian(count) { _ = try? ImageDecoder.decode(untagged) }
-        let taggedFull = cpuMedian(count) { _ = try? ImageDecoder.decode(tagged) }
+        // Full decodes: wall time and the process's CPU time (getrusage, every thread). A tagged full decode
+        // converts its colour band by band on a helper thread while libjpeg decodes the next band
+        // (ColorBandPipeline), so its wall time drops but its CPU time does not: both are reported, the goal is
+        // on wall time. Alternated, so both files see the same machine load.
+        var untaggedSamples: [Timing] = [], taggedSamples: [Timing] = []
+        _ = try? ImageDecoder.decode(untagged)
+        _ = try? ImageDecoder.decode(tagged)
+        for _ in 0..<count {
+            untaggedSamples.append(timing { _ = try? ImageDecoder.decode(untagged) })
+            taggedSamples.append(timing { _ = try? ImageDecoder.decode(tagged) })
+        }
+        let untaggedTiming = Timing.median(untaggedSamples), taggedTiming = Timing.median(taggedSamples)
+        let untaggedFull = untaggedTiming.cpu, taggedFull = taggedTiming.cpu
         let untaggedThumb = cpuMedian(count * 4) { _ = try? ImageDecoder.decode(untagged, options: thumbnail) }
         let taggedThumb = cpuMedian(count * 4) { _ = try? ImageDecoder.decode(tagged, options: thumbnail) }
         let srgbFull = cpuMedian(count) { _ = try? ImageDecoder.decode(srgbTagged) }
@@ -37,8 +49,15 @@ enum ColorBench: BenchSuite {
 
         BenchResult.colour("12 Mpx Display P3 JPEG, 400 px thumbnail vs the same file untagged", ours: taggedThumb,
                            peer: untaggedThumb, peerName: "untagged thumbnail", goal: "≤ 1.10×", limit: 1.10)
-        BenchResult.colour("12 Mpx Display P3 JPEG, full decode vs the same file untagged", ours: taggedFull,
-                           peer: untaggedFull, peerName: "untagged full decode", goal: "≤ 1.30×", limit: 1.30)
+        BenchResult.colour("12 Mpx Display P3 JPEG, full decode vs the same file untagged (wall time)", ours: taggedTiming.wall,
+                           peer: untaggedTiming.wall, peerName: "untagged full decode", goal: "≤ 1.30×", limit: 1.30)
+        BenchReport.shared.add(BenchResult(
+            suite: name, name: "12 Mpx Display P3 JPEG, full decode vs the same file untagged (process CPU time, all threads)",
+            unit: "ms", ours: taggedFull * 1000, peer: untaggedFull * 1000, peerName: "untagged full decode",
+            higherIsBetter: false, goal: nil, goalMet: nil))
+        print(String(format: "  full decode wall %.1f / %.1f ms (%.2f×), CPU %.1f / %.1f ms (%.2f×)", taggedTiming.wall * 1000,
+                     untaggedTiming.wall * 1000, taggedTiming.wall / untaggedTiming.wall, taggedFull * 1000,
+                     untaggedFull * 1000, taggedFull / untaggedFull))
         BenchResult.colour("12 Mpx sRGB-tagged JPEG (no transform) vs untagged, full decode", ours: srgbFull,
                            peer: untaggedFull, peerName: "untagged full decode", goal: "≤ 1.01×", limit: 1.01)
         BenchResult.colour("12 Mpx untagged JPEG, colour management on (default) vs off (.preserve)", ours: untaggedFull,
@@ -84,6 +103,25 @@ enum ColorBench: BenchSuite {
             for index in 0..<bytes.count { bytes[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 24) }
         }
         let oursAlone = cpuMedian(max(3, count / 3)) { conversion.apply(to: &canvas) }
+        // The alternative to the pipeline: convert after the decode, split in strips over the cores
+        // (concurrentPerform). Its wall time is what it would add to the untagged decode.
+        var strips = try (0..<2).map { _ in try PixelBuffer(width: 4000, height: 1500, pixelFormat: .rgba8) }
+        for index in strips.indices {
+            strips[index].withUnsafeMutableBytes { bytes in
+                for i in 0..<bytes.count { bytes[i] = UInt8(truncatingIfNeeded: (i + index * bytes.count) &* 2_654_435_761 >> 24) }
+            }
+        }
+        let boxes = strips.map(StripBox.init)
+        let splitWall = Clock.median(iterations: max(3, count / 3)) {
+            DispatchQueue.concurrentPerform(iterations: boxes.count) { index in boxes[index].convert(conversion) }
+        }
+        let wholeWall = Clock.median(iterations: max(3, count / 3)) { conversion.apply(to: &canvas) }
+        print(String(format: "  transform of 12 Mpx after the decode: whole %.1f ms, two strips with concurrentPerform %.1f ms (wall)",
+                     wholeWall * 1000, splitWall * 1000))
+        BenchReport.shared.add(BenchResult(
+            suite: name, name: "Colour transform of 12 Mpx after the decode, two strips with concurrentPerform vs one thread (wall time)",
+            unit: "ms", ours: splitWall * 1000, peer: wholeWall * 1000, peerName: "one thread",
+            higherIsBetter: false, goal: nil, goalMet: nil))
         let extra = max(taggedFull - untaggedFull, 1e-9)
         if let lcms = lcmsSamples.isEmpty ? nil : lcmsSamples[lcmsSamples.count / 2] {
             BenchReport.shared.add(BenchResult(
@@ -140,14 +178,42 @@ enum ColorBench: BenchSuite {
         return jpeg.prefix(2) + segment + jpeg.dropFirst(2)
     }
 
-    /// Median CPU seconds of this thread over `iterations` runs (robust to other processes on the machine).
+    /// Wall and process CPU seconds of one run.
+    struct Timing {
+        var wall: Double
+        var cpu: Double
+
+        /// The medians of each, taken separately.
+        static func median(_ samples: [Timing]) -> Timing {
+            let walls = samples.map(\.wall).sorted(), cpus = samples.map(\.cpu).sorted()
+            return Timing(wall: walls[walls.count / 2], cpu: cpus[cpus.count / 2])
+        }
+    }
+
+    /// Times one run of `body`: wall clock and the process's CPU time (all threads, getrusage).
+    private static func timing(_ body: () -> Void) -> Timing {
+        let (w0, c0) = (Clock.now(), Clock.processCPUTime())
+        body()
+        return Timing(wall: Clock.now() - w0, cpu: Clock.processCPUTime() - c0)
+    }
+
+    /// One strip, converted by one thread at a time.
+    private final class StripBox: @unchecked Sendable {
+        // @unchecked: concurrentPerform's iteration `index` touches box `index` only.
+        private var buffer: PixelBuffer
+        init(_ buffer: PixelBuffer) { self.buffer = buffer }
+        func convert(_ conversion: ColorConversion) { conversion.apply(to: &buffer) }
+    }
+
+    /// Median CPU seconds of this process (every thread: a pipelined colour conversion runs on a helper) over
+    /// `iterations` runs (robust to other processes on the machine).
     private static func cpuMedian(_ iterations: Int, _ body: () -> Void) -> Double {
         body()
         var samples: [Double] = []
         for _ in 0..<iterations {
-            let t0 = bench_thread_cpu_ns()
+            let t0 = Clock.processCPUTime()
             body()
-            samples.append(Double(bench_thread_cpu_ns() - t0) / 1e9)
+            samples.append(Clock.processCPUTime() - t0)
         }
         samples.sort()
         return samples[samples.count / 2]

@@ -90,6 +90,22 @@ wi_status wi_jpeg_decoder_decode_rgba(wi_jpeg_decoder *decoder, uint8_t *pixels,
                                       uint32_t *rows_decoded, uint32_t *warnings, int *premature_end,
                                       char *message);
 
+/// The same decode in steps, for a caller that works on rows as they come (the colour stage converts band k
+/// on another thread while band k + 1 is decoded): `decode_start` (`jpeg_start_decompress`; checks `stride`
+/// against the output width), then `decode_rows` until it reports every row or no progress, then
+/// `decode_finish`. The pixels are the ones `decode_rgba` writes. Each step runs once in that order; after a
+/// failure only `wi_jpeg_decoder_destroy` may follow.
+wi_status wi_jpeg_decoder_decode_start(wi_jpeg_decoder *decoder, size_t stride, char *message);
+/// Decodes rows up to (not including) `until_row` into `pixels` (the whole image's buffer, rows `stride` bytes
+/// apart); `*rows_decoded` gets the rows written so far. Fewer than asked means libjpeg gave up (a memory source
+/// never suspends): call `decode_finish` next.
+wi_status wi_jpeg_decoder_decode_rows(wi_jpeg_decoder *decoder, uint8_t *pixels, size_t stride, uint32_t until_row,
+                                      uint32_t *rows_decoded, char *message);
+/// Clears every row not decoded (the buffer may be uninitialized) and ends the decode (`jpeg_finish_decompress`);
+/// `warnings` and `premature_end` as for `decode_rgba`.
+wi_status wi_jpeg_decoder_decode_finish(wi_jpeg_decoder *decoder, uint8_t *pixels, size_t stride, uint32_t *warnings,
+                                        int *premature_end, char *message);
+
 // MARK: - JPEG streaming (incremental) decoding
 
 /// An opaque incremental JPEG decoder: data is appended as it arrives (copied and kept), a suspending source

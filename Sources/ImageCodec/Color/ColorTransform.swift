@@ -72,25 +72,32 @@ final class ColorTransform: @unchecked Sendable {
     func apply(to buffer: inout PixelBuffer) {
         let (width, height, stride) = (buffer.width, buffer.height, buffer.bytesPerRow)
         guard layout != .rgba16 else { return }  // not an in-place layout: apply(rgba16:bytesPerRow:into:)
+        buffer.withUnsafeMutableBytes { bytes in
+            guard let base = bytes.baseAddress else { return }
+            apply(rows: base, width: width, height: height, bytesPerRow: stride)
+        }
+    }
+
+    /// Converts `height` rows of `width` 4-byte pixels at `rows` (`bytesPerRow` apart) in place, as
+    /// `apply(to:)` does for a whole buffer: the colour stage's band pipeline converts a decoder's rows band by
+    /// band with it. Any number of threads may convert disjoint rows at once.
+    func apply(rows: UnsafeMutableRawPointer, width: Int, height: Int, bytesPerRow: Int) {
+        guard layout != .rgba16, width > 0, height > 0 else { return }
         let handle: cmsHTRANSFORM
         switch engine {
         case .matrixShaper(let fast):
-            fast.apply(to: &buffer)
+            fast.apply(rows: rows.assumingMemoryBound(to: UInt8.self), width: width, height: height, bytesPerRow: bytesPerRow)
             return
         case .littleCMS(let lcms):
             handle = lcms
         }
-        let isCMYK = layout == .cmyk || layout == .invertedCMYK
-        buffer.withUnsafeMutableBytes { bytes in
-            guard let base = bytes.baseAddress else { return }
-            cmsDoTransformLineStride(handle, base, base, cmsUInt32Number(width), cmsUInt32Number(height),
-                                     cmsUInt32Number(stride), cmsUInt32Number(stride), 0, 0)
-            guard isCMYK else { return }
-            for y in 0..<height {
-                let row = base.advanced(by: y * stride).assumingMemoryBound(to: UInt8.self)
-                var x = 3
-                while x < width * 4 { row[x] = 255; x += 4 }
-            }
+        cmsDoTransformLineStride(handle, rows, rows, cmsUInt32Number(width), cmsUInt32Number(height),
+                                 cmsUInt32Number(bytesPerRow), cmsUInt32Number(bytesPerRow), 0, 0)
+        guard layout == .cmyk || layout == .invertedCMYK else { return }
+        for y in 0..<height {
+            let row = rows.advanced(by: y * bytesPerRow).assumingMemoryBound(to: UInt8.self)
+            var x = 3
+            while x < width * 4 { row[x] = 255; x += 4 }
         }
     }
 }

@@ -80,6 +80,12 @@ final class MatrixShaperTransform: @unchecked Sendable {
         }
     }
 
+    /// Converts `height` rows of `width` RGBA8 pixels at `rows`, `bytesPerRow` apart, in place (a band of a
+    /// buffer; any number of threads may convert disjoint rows at once). Wraps `wi_matrix_shaper_apply`.
+    func apply(rows: UnsafeMutablePointer<UInt8>, width: Int, height: Int, bytesPerRow: Int) {
+        wi_matrix_shaper_apply(tables, rows, width, height, bytesPerRow)
+    }
+
     /// Converts `count` RGBA8 pixels at `pixels` in place (for tests and benchmarks).
     func apply(pixels: UnsafeMutablePointer<UInt8>, count: Int) {
         wi_matrix_shaper_apply(tables, pixels, count, 1, count * 4)

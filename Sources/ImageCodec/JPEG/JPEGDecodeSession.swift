@@ -116,6 +116,35 @@ final class JPEGDecodeSession {
         return Outcome(rowsDecoded: Int(rows), warnings: Int(warnings), isPrematureEnd: premature != 0)
     }
 
+    /// Decodes every row as `decode(into:bytesPerRow:)` does (the same pixels), in bands of `bandRows` rows,
+    /// calling `bandFinished` with each band's rows once libjpeg has written them (in order, from this thread).
+    /// Rows libjpeg could not produce are cleared and handed over last, so every row is handed over exactly once
+    /// when this returns; after a throw, the rows handed over are those written before the failure. Wraps
+    /// `wi_jpeg_decoder_decode_start`, `_decode_rows` and `_decode_finish`.
+    func decode(into pixels: UnsafeMutableRawPointer, bytesPerRow: Int, height: Int, bandRows: Int,
+                bandFinished: (Range<Int>) -> Void) throws -> Outcome {
+        let base = pixels.assumingMemoryBound(to: UInt8.self)
+        try Self.check { wi_jpeg_decoder_decode_start(decoder, bytesPerRow, $0) }
+        var done = 0
+        while done < height {
+            let until = min(height, done + max(1, bandRows))
+            var rows: UInt32 = 0
+            try Self.check { wi_jpeg_decoder_decode_rows(decoder, base, bytesPerRow, UInt32(until), &rows, $0) }
+            let reached = min(Int(rows), height)
+            if reached > done {
+                bandFinished(done..<reached)
+                done = reached
+            }
+            if reached < until { break }  // libjpeg gave up: the rest is cleared by finish
+        }
+        var warnings: UInt32 = 0
+        var premature: Int32 = 0
+        try Self.check { wi_jpeg_decoder_decode_finish(decoder, base, bytesPerRow, &warnings, &premature, $0) }
+        let decoded = done
+        if decoded < height { bandFinished(decoded..<height) }
+        return Outcome(rowsDecoded: decoded, warnings: Int(warnings), isPrematureEnd: premature != 0)
+    }
+
     /// Runs a shim call with a message buffer and turns a failure into `ImageCodecError.corruptData`.
     private static func check(_ call: (UnsafeMutablePointer<CChar>) -> wi_status) throws {
         var message = [CChar](repeating: 0, count: Int(WI_MESSAGE_MAX))

@@ -33,9 +33,8 @@ public enum JPEGDecoder {
             }
             try options.limits.check(width: header.width, height: header.height)
             let size = try session.setScale(1, 1)
-            var (buffer, partial) = try decodePixels(session, width: size.width, height: size.height,
-                                                     format: options.pixelFormat)
-            color.apply(to: &buffer)
+            let (buffer, partial) = try decodePixels(session, width: size.width, height: size.height,
+                                                     format: options.pixelFormat, converting: color.transform)
             return (buffer, header, orientation, partial, colorSpace, color)
         }
         return Image(frames: [ImageFrame(buffer: decoded.buffer)], format: .jpeg, loopCount: 1, hasAlpha: false,
@@ -65,13 +64,29 @@ public enum JPEGDecoder {
         }
     }
 
-    /// Decodes every row of `session` (scale already set) into a new `width × height` buffer.
-    static func decodePixels(_ session: JPEGDecodeSession, width: Int, height: Int,
-                             format: PixelBuffer.PixelFormat) throws -> (PixelBuffer, partial: Bool) {
+    /// Decodes every row of `session` (scale already set) into a new `width × height` buffer, converting its
+    /// colour with `transform` when given. A large image is converted band by band on a helper thread while
+    /// libjpeg decodes the next band (`ColorBandPipeline`; `pipelinesColor` false converts after the decode, on
+    /// this thread, as small images are): the same pixels either way.
+    static func decodePixels(_ session: JPEGDecodeSession, width: Int, height: Int, format: PixelBuffer.PixelFormat,
+                             converting transform: ColorTransform? = nil,
+                             pipelinesColor: Bool = true) throws -> (PixelBuffer, partial: Bool) {
         // Not zeroed: libjpeg writes every row (the shim clears any row it could not produce).
         var buffer = try PixelBuffer(width: width, height: height, pixelFormat: format, zeroed: false)
         let stride = buffer.bytesPerRow
-        let outcome = try buffer.withUnsafeMutableBytes { try session.decode(into: $0.baseAddress!, bytesPerRow: stride) }
+        guard let transform, pipelinesColor, ColorBandPipeline.isWorthwhile(width: width, height: height) else {
+            let outcome = try buffer.withUnsafeMutableBytes { try session.decode(into: $0.baseAddress!, bytesPerRow: stride) }
+            // JPEG pixels are opaque: premultiplied or not, they are what the transform expects.
+            transform?.apply(to: &buffer)
+            return (buffer, outcome.isPrematureEnd)
+        }
+        // Every band is converted (or, after a throw, waited for) before the buffer's pointer goes out of scope.
+        let outcome = try buffer.withUnsafeMutableBytes { bytes in
+            try ColorBandPipeline.run(transform, pixels: bytes.baseAddress!, width: width, bytesPerRow: stride) { bandFinished in
+                try session.decode(into: bytes.baseAddress!, bytesPerRow: stride, height: height,
+                                   bandRows: ColorBandPipeline.bandRows(width: width), bandFinished: bandFinished)
+            }
+        }
         return (buffer, outcome.isPrematureEnd)
     }
 

@@ -82,8 +82,9 @@ public enum PNGDecoder {
 
     /// Decodes the pixels of a session whose header was read; a colour transform runs on straight pixels,
     /// which are then premultiplied when `options.pixelFormat` asks for it.
+    /// `pipelinesColor` false converts a large image after its decode, on this thread (tests compare the two).
     static func decodeBuffer(_ session: PNGDecodeSession, header: PNGDecodeSession.Header, options: DecodeOptions,
-                             color: ColorPlan) throws -> PixelBuffer {
+                             color: ColorPlan, pipelinesColor: Bool = true) throws -> PixelBuffer {
         let format: PixelBuffer.PixelFormat = color.transform == nil ? options.pixelFormat : .rgba8
         if let plan = try DownsamplePlan.make(width: header.width, height: header.height,
                                               maxPixelSize: options.maxPixelSize) {
@@ -96,11 +97,42 @@ public enum PNGDecoder {
         // Not zeroed: libpng writes every pixel (all rows; Adam7's seven passes cover every pixel once).
         var buffer = try PixelBuffer(width: header.width, height: header.height, pixelFormat: format, zeroed: false)
         let stride = buffer.bytesPerRow
-        try buffer.withUnsafeMutableBytes {
-            try session.decode(into: $0.baseAddress!, bytesPerRow: stride, premultiply: format == .rgba8Premultiplied)
+        if let transform = color.transform, pipelinesColor, !header.isInterlaced,
+           ColorBandPipeline.isWorthwhile(width: header.width, height: header.height) {
+            // Rows are final as libpng writes them (not interlaced): each band is converted on a helper while the
+            // next is decoded (`ColorBandPipeline`); the same rows as `session.decode` (straight, same transforms).
+            try buffer.withUnsafeMutableBytes { bytes in
+                try decodeRows(session, header: header, into: bytes.baseAddress!, bytesPerRow: stride, transform: transform)
+            }
+        } else {
+            try buffer.withUnsafeMutableBytes {
+                try session.decode(into: $0.baseAddress!, bytesPerRow: stride, premultiply: format == .rgba8Premultiplied)
+            }
+            color.apply(to: &buffer)
         }
-        color.apply(to: &buffer)
         buffer.convert(to: options.pixelFormat)
         return buffer
+    }
+
+    /// Decodes a non-interlaced PNG's rows into `pixels` through a `ColorBandPipeline` that converts them with
+    /// `transform`; every band is converted (or, after a throw, waited for) before this returns.
+    private static func decodeRows(_ session: PNGDecodeSession, header: PNGDecodeSession.Header,
+                                   into pixels: UnsafeMutableRawPointer, bytesPerRow: Int,
+                                   transform: ColorTransform) throws {
+        try ColorBandPipeline.run(transform, pixels: pixels, width: header.width, bytesPerRow: bytesPerRow) { bandFinished in
+            guard try session.startRows() == 1 else {
+                throw ImageCodecError.corruptData(format: .png, message: "unexpected interlace passes")
+            }
+            let bandRows = ColorBandPipeline.bandRows(width: header.width)
+            var bandStart = 0
+            for y in 0..<header.height {
+                try session.readRow(into: pixels + y * bytesPerRow)
+                if y + 1 - bandStart == bandRows || y + 1 == header.height {
+                    bandFinished(bandStart..<(y + 1))
+                    bandStart = y + 1
+                }
+            }
+            try session.finishRows()
+        }
     }
 }

@@ -39,6 +39,13 @@ public protocol ImageDecoding: Sendable {
     func info(_ data: Data) throws -> ImageInfo
     /// A session that makes partial images while data arrives, or `nil` (default) when it cannot.
     func makeIncrementalDecoder(options: DecodeOptions) -> (any IncrementalImageDecoding)?
+    /// Bytes the decode of `data` with `options` allocates for its colour stage beside the bitmap it returns
+    /// (e.g. a 16-bit temporary of 8 bytes a pixel when a 10/12-bit source is converted before it is reduced
+    /// to 8 bits), read from the headers before decoding; `ImageDecoder.colorTemporaryByteCount(of:options:)`
+    /// asks the decoder that takes the data, for memory budgets (`DecodeBudget`). Default: 0.
+    ///
+    /// - Important: Called from any thread, before the decode: parse headers only, never decode pixels.
+    func colorTemporaryByteCount(of data: Data, options: DecodeOptions) -> Int
 }
 
 extension ImageDecoding {
@@ -52,6 +59,8 @@ extension ImageDecoding {
     }
     /// No incremental session.
     public func makeIncrementalDecoder(options: DecodeOptions) -> (any IncrementalImageDecoding)? { nil }
+    /// No colour temporary.
+    public func colorTemporaryByteCount(of data: Data, options: DecodeOptions) -> Int { 0 }
 }
 
 /// A decoding session for one download, made by `ImageDecoding.makeIncrementalDecoder(options:)` and driven

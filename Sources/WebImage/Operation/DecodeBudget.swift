@@ -256,8 +256,9 @@ public final class DecodeBudget: Sendable {
 extension DecodeBudget {
     /// The bytes a decode of `data` with `options` allocates for its bitmaps, from the header alone, so that
     /// the budget counts what the decoder really holds, not the size of what it returns:
-    /// - a still image: the full frame, plus the colour stage's 16-bit temporary when a 16-bit PNG is converted
-    ///   at 16 bits (`ImageDecoder.colorTemporaryByteCount(of:options:)`: 8 bytes a pixel);
+    /// - a still image: the full frame, plus the colour stage's 16-bit temporary when a 16-bit PNG or a 10/12-bit
+    ///   AVIF or HEIF image is converted at 16 bits (`ImageDecoder.colorTemporaryByteCount(of:options:)`: 8 bytes
+    ///   a pixel);
     /// - an animation decoded whole: three canvases (libwebp's `WebPAnimDecoder` keeps a current and a
     ///   previous canvas and the first frame is copied out of them; APNG and GIF hold their canvas, the frame
     ///   handed out and the area a disposal saves or the frame being drawn), plus every frame with
@@ -265,7 +266,8 @@ extension DecodeBudget {
     /// - a thumbnail: the thumbnail plus its intermediates (JPEG's DCT-scaled image, an interlaced PNG at full
     ///   size, a GIF's index raster), and for an animation (APNG, animated WebP) its first frame, which may be
     ///   as large as the canvas, and the box grid its still is made on (`FirstFrameThumbnail`); an animation of
-    ///   another codec composites its first frame at canvas size and resizes it (two canvases).
+    ///   another codec composites its first frame at canvas size and resizes it (two canvases); a 10/12-bit AVIF
+    ///   or HEIF still converted at 16 bits, its 16-bit copy and the grid it is averaged to.
     /// An unreadable header, or one over `options.limits`, counts 0: that decode fails at once, before
     /// allocating.
     public static func estimatedCost(of data: Data, options: DecodeOptions) -> Int {
@@ -291,7 +293,11 @@ extension DecodeBudget {
             case .gif: return adding(output, saturating(width, height, 1), grid)
             case .apng where isAnimation, .webp where isAnimation: return adding(output, fullFrame, grid)
             case .png, .apng: return info.isProgressive ? adding(output, fullFrame) : output
-            default: return isAnimation ? adding(output, saturating(fullFrame, 2, 1)) : output
+            default:
+                // A codec module's still: its colour stage's temporaries (a 10/12-bit AVIF or HEIF thumbnail keeps
+                // a 16-bit copy of the image and averages it to a grid before converting).
+                return isAnimation ? adding(output, saturating(fullFrame, 2, 1))
+                    : adding(output, ImageDecoder.colorTemporaryByteCount(of: data, options: options))
             }
         }
         let frames = options.firstFrameOnly ? 1 : info.frameCount

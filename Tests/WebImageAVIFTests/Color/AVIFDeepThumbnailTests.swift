@@ -1,0 +1,91 @@
+import Foundation
+import ImageCodec
+import TestSupport
+import WebImageAVIF
+import XCTest
+
+/// 10/12-bit AVIF thumbnails: the colour transform is per pixel, so it runs on a small image, not on the full-size
+/// 16-bit image: averaged at 16 bits to twice the thumbnail, converted there at 16 bits, then resized.
+final class AVIFDeepThumbnailTests: XCTestCase {
+    private func decode(_ data: Data, _ management: ColorManagement = .sRGB, maxPixelSize: Int? = nil) throws -> Image {
+        try AVIFDecoder().decode(data, options: DecodeOptions(pixelFormat: .rgba8, maxPixelSize: maxPixelSize,
+                                                              colorManagement: management))
+    }
+
+    private func corpus(_ name: String) throws -> Data {
+        let dir: URL
+        do { dir = try Corpus.require() } catch { throw XCTSkip("\(error)") }
+        guard let data = FileManager.default.contents(atPath: dir.appendingPathComponent("color/avif/\(name)").path) else {
+            throw XCTSkip("color/avif/\(name) missing")
+        }
+        return data
+    }
+
+    /// A 10-bit 4:2:0 AVIF tagged Display P3 (ICC), made here: ImageMagick's plasma as a 16-bit PNG, `avifenc -d 10`.
+    static func makeDeepP3AVIF(width: Int, height: Int) throws -> Data {
+        let p3 = "/usr/share/color/argyll/ref/DisplayP3.icm"
+        for tool in ["convert", "avifenc"] where ReferenceDecoder.path(of: tool) == nil { throw XCTSkip("\(tool) missing") }
+        guard FileManager.default.fileExists(atPath: p3) else { throw XCTSkip("\(p3) missing") }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("avif-deep-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let png = dir.appendingPathComponent("in.png"), avif = dir.appendingPathComponent("out.avif")
+        _ = try ReferenceDecoder.run("convert", ["-seed", "7", "-size", "\(width)x\(height)", "plasma:", "-depth", "16",
+                                                 "-define", "png:color-type=2", "-profile", p3, "PNG48:" + png.path])
+        _ = try ReferenceDecoder.run("avifenc", ["-d", "10", "-y", "420", "-s", "10", "--min", "10", "--max", "10",
+                                                 png.path, avif.path])
+        return try Data(contentsOf: avif)
+    }
+
+    /// Converted on the small image at 16 bits: the sRGB thumbnail is close to the reference resized the same way
+    /// (the whole image converted at 16 bits, as a full-size decode does, then shrunk by the same boxes and
+    /// Lanczos-resized: CIEDE2000 mean ≤ 1.0, p95 ≤ 2.5, the goals of an ICC source), and not what converting the
+    /// 8-bit `.preserve` thumbnail gives (the deep path ran). The transform ran on the shrunk image
+    /// (`deepThumbnailGridSize`), a few times the thumbnail's pixels, not on the image.
+    private func assertConvertedAfterTheResize(_ data: Data, _ name: String, sizes: [Int],
+                                               file: StaticString = #filePath, line: UInt = #line) throws {
+        let whole = try decode(data).firstFrame.buffer
+        for size in sizes {
+            let preserved = try decode(data, .preserve, maxPixelSize: size)
+            let conversion = ColorConversion(colorSpace: preserved.colorSpace, management: .sRGB)
+            XCTAssertTrue(conversion.convertsDeepPixels, "\(name): converted at 16 bits", file: file, line: line)
+            var eightBit = preserved.firstFrame.buffer
+            conversion.apply(to: &eightBit)
+            let ours = try decode(data, maxPixelSize: size)
+            XCTAssertEqual(max(ours.width, ours.height), size, file: file, line: line)
+            XCTAssertEqual(ours.colorSpace, preserved.colorSpace, file: file, line: line)
+            XCTAssertNotEqual(ours.firstFrame.buffer, eightBit, "\(name) @\(size): kept 16 bits", file: file, line: line)
+            let factor = ColorConversion.deepThumbnailShrinkFactor(width: whole.width, height: whole.height, maxPixelSize: size)
+            let grid = ColorConversion.deepThumbnailGridSize(width: whole.width, height: whole.height, maxPixelSize: size)
+            XCTAssertLessThanOrEqual(grid.width * grid.height, 16 * ours.width * ours.height, file: file, line: line)
+            let reference = try BoxShrink.shrink(whole, factor: factor).resized(width: ours.width, height: ours.height)
+            guard let stats = ColorDifference.stats(ours.firstFrame.buffer, reference) else {
+                return XCTFail("\(name): sizes differ", file: file, line: line)
+            }
+            print("\(name) @\(size): deep thumbnail vs 16-bit whole image shrunk and resized the same way \(stats)")
+            XCTAssertLessThanOrEqual(stats.mean, 1.0, "\(name) @\(size): \(stats)", file: file, line: line)
+            XCTAssertLessThanOrEqual(stats.p95, 2.5, "\(name) @\(size): \(stats)", file: file, line: line)
+        }
+    }
+
+    func testTaggedTenBitThumbnailIsConvertedAfterTheResize() throws {
+        try assertConvertedAfterTheResize(try Self.makeDeepP3AVIF(width: 640, height: 480), "10-bit Display P3 (ICC)",
+                                          sizes: [320, 200, 33])
+        try assertConvertedAfterTheResize(try corpus("libavif_cosmos1650_yuv444_10bpc_p3pq.avif"), "10-bit P3 PQ (CICP)",
+                                          sizes: [256])
+        try assertConvertedAfterTheResize(try corpus("awx_hato-wide-gamut.avif"), "12-bit wide-gamut ICC", sizes: [400])
+    }
+
+    /// The full-size decode still converts at 16 bits (the thumbnail path must not leak into it): it differs from
+    /// converting the 8-bit `.preserve` pixels.
+    func testFullSizeDecodeStillConvertsAtSixteenBits() throws {
+        let data = try Self.makeDeepP3AVIF(width: 320, height: 240)
+        let preserved = try decode(data, .preserve)
+        var eightBit = preserved.firstFrame.buffer
+        ColorConversion(colorSpace: preserved.colorSpace, management: .sRGB).apply(to: &eightBit)
+        let ours = try decode(data).firstFrame.buffer
+        XCTAssertNotEqual(ours, eightBit, "the deep path converts before reducing to 8 bits")
+        let stats = try XCTUnwrap(ColorDifference.stats(ours, eightBit))
+        XCTAssertLessThanOrEqual(stats.mean, 1.0, "\(stats)")
+    }
+}
