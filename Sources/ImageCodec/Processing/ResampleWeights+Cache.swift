@@ -9,12 +9,13 @@ extension ResampleWeights {
     /// full: a simple bound, and a working set of sizes refills it at once); larger ones are built each time.
     /// Safe from any thread; the tables are immutable once built.
     static func cached(sourceCount: Int, destinationCount: Int, filter: ResamplingFilter,
-                       blockFactor: Int = 1) throws -> ResampleWeights {
+                       blockFactor: Int = 1, sourceExtent: Double? = nil) throws -> ResampleWeights {
+        let extent = extent(sourceExtent, sourceCount: sourceCount)
         let key = CacheKey(sourceCount: sourceCount, destinationCount: destinationCount, filter: filter,
-                           blockFactor: blockFactor)
+                           blockFactor: blockFactor, sourceExtent: extent)
         if let hit = cache.withLock({ $0[key] }) { return hit }
         let built = try ResampleWeights(sourceCount: sourceCount, destinationCount: destinationCount, filter: filter,
-                                        blockFactor: blockFactor)
+                                        blockFactor: blockFactor, sourceExtent: extent)
         guard built.stride * destinationCount <= cacheableWeights else { return built }
         return cache.withLock { tables in
             if let raced = tables[key] { return raced }
@@ -34,6 +35,7 @@ extension ResampleWeights {
         var destinationCount: Int
         var filter: ResamplingFilter
         var blockFactor: Int
+        var sourceExtent: Double
     }
 
     private static let cache = Mutex<[CacheKey: ResampleWeights]>([:])

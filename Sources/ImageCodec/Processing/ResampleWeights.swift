@@ -27,12 +27,18 @@ final class ResampleWeights: @unchecked Sendable {
     /// - Parameter blockFactor: when a `BoxPrefilter` averaged blocks of this many source samples first, the
     ///   weights apply to those block averages: each block is weighed at its true centre and by its true size
     ///   (the last block may be narrower), in source coordinates, so the geometry stays exact. Default 1.
+    /// - Parameter sourceExtent: how many source samples the image really spans, when its last sample stands for
+    ///   only part of one (`sourceCount - 1 < sourceExtent <= sourceCount`): a JPEG decoded at 1/d by DCT scaling
+    ///   is `ceil(side / d)` samples for `side / d` of picture. The destination maps onto `[0, sourceExtent)`, so
+    ///   detail lands where a resize of the full-size image puts it. Default `nil`: `sourceCount`.
     /// - Throws: `ImageProcessingError.invalidSize` when the tables would be unreasonably large.
-    init(sourceCount: Int, destinationCount: Int, filter: ResamplingFilter, blockFactor: Int = 1) throws {
+    init(sourceCount: Int, destinationCount: Int, filter: ResamplingFilter, blockFactor: Int = 1,
+         sourceExtent: Double? = nil) throws {
         precondition(sourceCount > 0 && destinationCount > 0 && blockFactor > 0)
         let f = blockFactor
         let samples = (sourceCount + f - 1) / f
-        let scale = Double(sourceCount) / Double(destinationCount)
+        let extent = Self.extent(sourceExtent, sourceCount: sourceCount)
+        let scale = extent / Double(destinationCount)
         let filterScale = max(scale, 1)
         // Enlarging with area averaging is bilinear.
         let kernel: ResamplingFilter = (filter == .area && scale < 1) ? .triangle : filter
@@ -102,4 +108,11 @@ final class ResampleWeights: @unchecked Sendable {
     }
 
     deinit { free(start) }
+
+    /// `sourceExtent` when it is a valid partial span of `sourceCount` samples, else `sourceCount`.
+    static func extent(_ sourceExtent: Double?, sourceCount: Int) -> Double {
+        guard let sourceExtent, sourceExtent.isFinite, sourceExtent > Double(sourceCount - 1),
+              sourceExtent < Double(sourceCount) else { return Double(sourceCount) }
+        return sourceExtent
+    }
 }

@@ -77,9 +77,20 @@ public final class RowResampler {
     ///
     /// - Throws: `ImageProcessingError.invalidSize` for a non-positive or oversized source or destination;
     ///   `ImageCodecError.allocationFailed` when the result cannot be allocated.
-    public init(sourceWidth: Int, sourceHeight: Int, destinationWidth: Int, destinationHeight: Int,
-                filter: ResamplingFilter = .default, sourceFormat: PixelBuffer.PixelFormat = .rgba8Premultiplied,
-                resultFormat: PixelBuffer.PixelFormat? = nil) throws {
+    public convenience init(sourceWidth: Int, sourceHeight: Int, destinationWidth: Int, destinationHeight: Int,
+                            filter: ResamplingFilter = .default, sourceFormat: PixelBuffer.PixelFormat = .rgba8Premultiplied,
+                            resultFormat: PixelBuffer.PixelFormat? = nil) throws {
+        try self.init(sourceWidth: sourceWidth, sourceHeight: sourceHeight, destinationWidth: destinationWidth,
+                      destinationHeight: destinationHeight, filter: filter, sourceFormat: sourceFormat,
+                      resultFormat: resultFormat, sourceExtent: nil)
+    }
+
+    /// Makes a resampler for a source whose last column and row stand for only part of a pixel: `sourceExtent`
+    /// is the picture's true size in source pixels (`ResampleWeights`' `sourceExtent`), e.g. `side / 4` for a
+    /// JPEG decoded at 1/4 by DCT scaling, whose `ceil(side / 4)` pixels end with a partial one.
+    init(sourceWidth: Int, sourceHeight: Int, destinationWidth: Int, destinationHeight: Int,
+         filter: ResamplingFilter = .default, sourceFormat: PixelBuffer.PixelFormat = .rgba8Premultiplied,
+         resultFormat: PixelBuffer.PixelFormat? = nil, sourceExtent: (width: Double, height: Double)?) throws {
         guard sourceWidth > 0, sourceHeight > 0 else {
             throw ImageProcessingError.invalidSize(width: sourceWidth, height: sourceHeight)
         }
@@ -105,9 +116,9 @@ public final class RowResampler {
         let filteredWidth = prefilter?.width ?? sourceWidth
         let filteredHeight = prefilter?.height ?? sourceHeight
         horizontal = try ResampleWeights.cached(sourceCount: sourceWidth, destinationCount: destinationWidth, filter: filter,
-                                         blockFactor: factorX)
+                                                blockFactor: factorX, sourceExtent: sourceExtent?.width)
         vertical = try ResampleWeights.cached(sourceCount: sourceHeight, destinationCount: destinationHeight, filter: filter,
-                                       blockFactor: factorY)
+                                              blockFactor: factorY, sourceExtent: sourceExtent?.height)
         destination = try PixelBuffer(width: destinationWidth, height: destinationHeight)
         slots = Self.maximumRowsInFlight(vertical, sourceHeight: filteredHeight)
         filteredElements = filteredWidth * 4
