@@ -116,6 +116,14 @@ def to_srgb_rgba(image: Image.Image) -> Image.Image:
 
 
 def decode(data: bytes) -> Image.Image:
+    if data[:2] == b"\xff\x0a" or data[:12] == b"\0\0\0\x0cJXL \r\n\x87\n":
+        # Pillow reads no JPEG XL: libjxl's djxl (Debian's libjxl-tools) decodes it to PNG.
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            src, out = Path(tmp) / "in.jxl", Path(tmp) / "out.png"
+            src.write_bytes(data)
+            subprocess.run(["djxl", str(src), str(out)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return to_srgb_rgba(Image.open(io.BytesIO(out.read_bytes())))
     return to_srgb_rgba(Image.open(io.BytesIO(data)))
 
 
@@ -158,22 +166,40 @@ def float_resize(source: Image.Image, width, height) -> list:
     return [np.asarray(Image.fromarray(p, mode="F").resize((width, height), Image.LANCZOS), dtype=np.float64) for p in planes]
 
 
-def composite(planes) -> np.ndarray:
+def composite(planes, background=BACKGROUND) -> np.ndarray:
     al = np.clip(planes[3], 0, 1)
-    rgb = np.stack([planes[c] + BACKGROUND * (1 - al) for c in range(3)], axis=2)
+    rgb = np.stack([planes[c] + background * (1 - al) for c in range(3)], axis=2)
     return np.clip(np.rint(rgb), 0, 255)
 
 
-def reference(source: Image.Image, size, geometry="ours") -> np.ndarray:
-    """The float reference of `source` (upright sRGB RGBA) for the output `size`, composited on BACKGROUND and
+def has_alpha(source: Image.Image) -> bool:
+    return source.mode == "RGBA" and source.getchannel("A").getextrema()[0] < 255
+
+
+def reference(source: Image.Image, size, geometry="ours", background=BACKGROUND) -> np.ndarray:
+    """The float reference of `source` (upright sRGB RGBA) for the output `size`, composited on `background` and
     rounded to 8 bits. geometry "ours": webimage-server's (resize the whole to the covering size, crop the centre);
-    "thumbor": thumbor's (crop the source's centre to the aspect ratio, resize the crop)."""
+    "thumbor": thumbor's (crop the source's centre to the aspect ratio, resize the crop).
+
+    For JPEG output of a transparent source, the reference is what the JPEG holds: webimage-server writes the
+    premultiplied colour (on black: `background=0`); thumbor (PIL) drops alpha and keeps the straight colour
+    (`jpeg_reference`)."""
     w, h = source.size
     if geometry == "thumbor":
         x, y, cw, ch, ow, oh = thumbor_geometry(w, h, size)
-        return composite(float_resize(source.crop((x, y, x + cw, y + ch)), ow, oh))
+        return composite(float_resize(source.crop((x, y, x + cw, y + ch)), ow, oh), background)
     sw, sh, x, y, ow, oh = cover_geometry(w, h, size)
-    return composite([p[y:y + oh, x:x + ow] for p in float_resize(source, sw, sh)])
+    return composite([p[y:y + oh, x:x + ow] for p in float_resize(source, sw, sh)], background)
+
+
+def jpeg_reference(source: Image.Image, size, geometry="ours") -> np.ndarray:
+    """`reference` for a JPEG made of `source`: ours premultiplied on black; thumbor's the straight colour with
+    alpha dropped (PIL's convert("RGB") before saving JPEG). The same as `reference` for opaque sources."""
+    if not has_alpha(source):
+        return reference(source, size, geometry)
+    if geometry == "thumbor":
+        return reference(source.convert("RGB").convert("RGBA"), size, geometry)
+    return reference(source, size, geometry, background=0)
 
 
 def score(ref: np.ndarray, dist: np.ndarray, scratch: Path) -> float:
