@@ -60,7 +60,7 @@ public struct ImageServiceConfiguration: Sendable {
     /// How hard JPEG and WebP output is worked for fewer bytes (`EncodeEffort`, `--encode-effort`). Default
     /// `.balanced`: Robidoux's JPEG tables (`EncodeOptions.jpegQuantization`) and libwebp's method 4, at today's
     /// encode time; `.smallest` writes progressive JPEG and WebP method 6 with sharp YUV for ~6-7 % fewer bytes at
-    /// several times the encode time.
+    /// 3-6 times the encode time.
     public var encodeEffort: EncodeEffort = .balanced
     /// Seconds in `Retry-After` of a 503. Default 1.
     public var retryAfterSeconds = 1
