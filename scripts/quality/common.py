@@ -68,7 +68,10 @@ def start_thumbor(work: Path, venv: Path, quality=80):
 def start_ours(work: Path, binary: Path, extra=()):
     port = free_port()
     args = [str(binary), "--port", str(port), "--host", "127.0.0.1", "--cache", str(work / "ours-cache"),
-            "--allow-unsigned", "--allow-network", "127.0.0.0/8", "--log-level", "error", "--no-result-cache", *extra]
+            "--allow-unsigned", "--allow-network", "127.0.0.0/8", "--log-level", "error", "--no-result-cache",
+            # No render deadline: a debug server on a busy machine takes more than the default 10 s for a 20 Mpx
+            # full-size reference decode or a q=auto search, and a 503 would end the run.
+            "--render-timeout", "0", *extra]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_http(f"http://127.0.0.1:{port}/healthz")
     return proc, port
