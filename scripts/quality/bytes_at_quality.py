@@ -51,6 +51,8 @@ def main():
     p.add_argument("--files", nargs="*")
     p.add_argument("--curves", action="store_true", help="also fixed-quality bytes-vs-score points (slow)")
     p.add_argument("--peers", nargs="*", default=["thumbor", "vips"], help="thumbor and/or vips")
+    p.add_argument("--target", type=float, help="S for thumbor (default: the median of its scores over --files; set it "
+                                                "when re-running a few files of a whole-corpus run)")
     p.add_argument("--output", help="write the Markdown report here too")
     p.add_argument("--json", help="write the raw numbers here")
     args = p.parse_args()
@@ -115,7 +117,7 @@ def main():
                     rows[name]["vips"] = (len(v), common.score(ref["jpeg"], vi, scratch) if vi.shape == ref["jpeg"].shape else None)
                 print(f"{label} {name}: thumbor {rows[name]['thumbor']}, vips {rows[name]['vips']}", file=sys.stderr, flush=True)
                 peer_cache.write_text(json.dumps(rows))
-            s = statistics.median(r["thumbor"][1] for r in rows.values() if r["thumbor"][1] is not None)
+            s = args.target or statistics.median(r["thumbor"][1] for r in rows.values() if r["thumbor"][1] is not None)
             vips_scores = [r["vips"][1] for r in rows.values() if r["vips"][1] is not None]
             s_vips = statistics.median(vips_scores) if vips_scores else s
             for fmt in args.formats:
