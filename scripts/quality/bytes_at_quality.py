@@ -14,6 +14,7 @@ JPEG; and, with --curves, bytes-versus-score points of fixed qualities for each 
 
 import argparse
 import json
+import shlex
 import statistics
 import subprocess
 import sys
@@ -51,6 +52,7 @@ def main():
     p.add_argument("--files", nargs="*")
     p.add_argument("--curves", action="store_true", help="also fixed-quality bytes-vs-score points (slow)")
     p.add_argument("--peers", nargs="*", default=["thumbor", "vips"], help="thumbor and/or vips")
+    p.add_argument("--ours-args", default="", help='extra webimage-server arguments, e.g. "--encode-effort smallest"')
     p.add_argument("--target", type=float, help="S for thumbor (default: the median of its scores over --files; set it "
                                                 "when re-running a few files of a whole-corpus run)")
     p.add_argument("--output", help="write the Markdown report here too")
@@ -69,7 +71,7 @@ def main():
 
     origin = common.serve_directory(corpus)
     thumbor, tport = common.start_thumbor(work, Path(args.venv))
-    ours, oport = common.start_ours(work, Path(args.server))
+    ours, oport = common.start_ours(work, Path(args.server), extra=shlex.split(args.ours_args))
     scratch = Path(tempfile.mkdtemp(dir=work))
     report = {}
     try:
