@@ -354,9 +354,19 @@ typedef struct wi_jpeg_encode_state {
     int created;
 } wi_jpeg_encode_state;
 
+/// N. Robidoux's quantisation table (ImageMagick forum, 2012; mozjpeg's table 3), in natural (row-major)
+/// order as `jpeg_add_quant_table` takes it. Finer than Annex K at low frequencies, coarser at the highest: fewer
+/// bytes at the same SSIMULACRA2 (docs/quality.md). Entries over 255 are clamped by the baseline scaling.
+static const unsigned int wi_robidoux_luma[DCTSIZE2] = {
+    16, 16, 16, 18, 25, 37, 56, 85,    16, 17, 20, 27, 34, 40, 53, 75,
+    16, 20, 24, 31, 43, 62, 91, 135,   18, 27, 31, 40, 53, 74, 106, 156,
+    25, 34, 43, 53, 69, 94, 131, 189,  37, 40, 62, 74, 94, 124, 169, 238,
+    56, 53, 91, 106, 131, 169, 226, 311, 85, 75, 135, 156, 189, 238, 311, 418,
+};
+
 wi_status wi_jpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
-                              int quality, int progressive, int chroma444, uint8_t **out, size_t *out_size,
-                              char *message) {
+                              int quality, int progressive, int chroma444, int optimize, int tables, uint8_t **out,
+                              size_t *out_size, char *message) {
     *out = NULL;
     *out_size = 0;
     if (width == 0 || height == 0 || width > JPEG_MAX_DIMENSION || height > JPEG_MAX_DIMENSION ||
@@ -385,7 +395,17 @@ wi_status wi_jpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t he
     state->cinfo.input_components = 4;
     state->cinfo.in_color_space = JCS_EXT_RGBA;
     jpeg_set_defaults(&state->cinfo);
-    jpeg_set_quality(&state->cinfo, quality < 0 ? 0 : (quality > 100 ? 100 : quality), TRUE);
+    quality = quality < 0 ? 0 : (quality > 100 ? 100 : quality);
+    jpeg_set_quality(&state->cinfo, quality, TRUE);
+    if (tables == 1) {
+        // Replaces the tables jpeg_set_quality just made. Chroma: Robidoux's too at 4:2:0 (1-2 % fewer bytes than
+        // Annex K's chroma table there), Annex K's at 4:4:4, where Robidoux's finer chroma cost 2-8 % more bytes
+        // at the same score (docs/quality.md, "Tuned encoders").
+        int scale = jpeg_quality_scaling(quality);
+        jpeg_add_quant_table(&state->cinfo, 0, wi_robidoux_luma, scale, TRUE);
+        if (!chroma444) jpeg_add_quant_table(&state->cinfo, 1, wi_robidoux_luma, scale, TRUE);
+    }
+    state->cinfo.optimize_coding = optimize ? TRUE : FALSE;
     if (chroma444) {
         // jpeg_set_defaults made the luma component 2×2 (4:2:0); 1×1 everywhere keeps chroma at full resolution.
         state->cinfo.comp_info[0].h_samp_factor = 1;

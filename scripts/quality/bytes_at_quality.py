@@ -14,6 +14,7 @@ JPEG; and, with --curves, bytes-versus-score points of fixed qualities for each 
 
 import argparse
 import json
+import shlex
 import statistics
 import subprocess
 import sys
@@ -50,6 +51,10 @@ def main():
     p.add_argument("--sizes", nargs="*", default=list(SIZES))
     p.add_argument("--files", nargs="*")
     p.add_argument("--curves", action="store_true", help="also fixed-quality bytes-vs-score points (slow)")
+    p.add_argument("--peers", nargs="*", default=["thumbor", "vips"], help="thumbor and/or vips")
+    p.add_argument("--ours-args", default="", help='extra webimage-server arguments, e.g. "--encode-effort smallest"')
+    p.add_argument("--target", type=float, help="S for thumbor (default: the median of its scores over --files; set it "
+                                                "when re-running a few files of a whole-corpus run)")
     p.add_argument("--output", help="write the Markdown report here too")
     p.add_argument("--json", help="write the raw numbers here")
     args = p.parse_args()
@@ -66,7 +71,7 @@ def main():
 
     origin = common.serve_directory(corpus)
     thumbor, tport = common.start_thumbor(work, Path(args.venv))
-    ours, oport = common.start_ours(work, Path(args.server))
+    ours, oport = common.start_ours(work, Path(args.server), extra=shlex.split(args.ours_args))
     scratch = Path(tempfile.mkdtemp(dir=work))
     report = {}
     try:
@@ -84,36 +89,51 @@ def main():
                     decoded = common.decode(common.fetch(f"http://127.0.0.1:{oport}/image?url=http://127.0.0.1:{origin}/{name}&format=png"))
                 except Exception:
                     decoded = source
-                cases.append((name, common.reference(decoded, size)))
-                refs_thumbor[name] = common.reference(source, size, geometry="thumbor")
+                # JPEG output of a transparent source is scored against what JPEG holds (common.jpeg_reference);
+                # formats with alpha against the grey composite.
+                cases.append((name, {"alpha": common.reference(decoded, size), "jpeg": common.jpeg_reference(decoded, size)}))
+                refs_thumbor[name] = common.jpeg_reference(source, size, geometry="thumbor")
             rows = {}
 
             def scored(data):
                 img = common.flatten(common.decode(data))
                 return img
 
-            # Thumbor's default JPEG and vipsthumbnail's q80, per file.
+            # Thumbor's default JPEG and vipsthumbnail's q80, per file (kept in --work and reused: the peers'
+            # outputs do not change between runs of ours).
+            peer_cache = work / f"peer-rows-{label}.json"
+            cached = json.loads(peer_cache.read_text()) if peer_cache.exists() else {}
             for name, ref in cases:
+                if name in cached and ("vips" not in args.peers or cached[name]["vips"][1] is not None):
+                    rows[name] = {k: tuple(v) for k, v in cached[name].items()}
+                    continue
                 # format(jpeg): without it thumbor keeps a PNG source's format.
                 t = common.fetch(f"http://127.0.0.1:{tport}" + common.thumbor_path(size, name, origin, fmt="jpeg"))
                 ti = scored(t)
                 tref = refs_thumbor[name]
-                v = vips_thumbnail(corpus / name, size, 80, scratch)
-                vi = scored(v)
                 rows[name] = {"thumbor": (len(t), common.score(tref, ti, scratch) if ti.shape == tref.shape else None),
-                              "vips": (len(v), common.score(ref, vi, scratch) if vi.shape == ref.shape else None)}
+                              "vips": (0, None)}
+                if "vips" in args.peers:
+                    v = vips_thumbnail(corpus / name, size, 80, scratch)
+                    vi = scored(v)
+                    rows[name]["vips"] = (len(v), common.score(ref["jpeg"], vi, scratch) if vi.shape == ref["jpeg"].shape else None)
                 print(f"{label} {name}: thumbor {rows[name]['thumbor']}, vips {rows[name]['vips']}", file=sys.stderr, flush=True)
-            s = statistics.median(r["thumbor"][1] for r in rows.values() if r["thumbor"][1] is not None)
-            s_vips = statistics.median(r["vips"][1] for r in rows.values() if r["vips"][1] is not None)
+                peer_cache.write_text(json.dumps(rows))
+            s = args.target or statistics.median(r["thumbor"][1] for r in rows.values() if r["thumbor"][1] is not None)
+            vips_scores = [r["vips"][1] for r in rows.values() if r["vips"][1] is not None]
+            s_vips = statistics.median(vips_scores) if vips_scores else s
             for fmt in args.formats:
                 for peer, target in (("thumbor", s), ("vips", s_vips)):
-                    if peer == "vips" and abs(s_vips - s) < 0.05:
+                    if peer not in args.peers:
+                        continue
+                    if peer == "vips" and abs(s_vips - s) < 0.05 and "thumbor" in args.peers:
                         for name in rows:
                             rows[name][f"ours-{fmt}-vips"] = rows[name][f"ours-{fmt}-thumbor"]
                         continue
                     for name, ref in cases:
                         data = common.fetch(f"http://127.0.0.1:{oport}" + common.ours_path(size, name, origin, fmt, f"auto:{target:.2f}"))
-                        rows[name][f"ours-{fmt}-{peer}"] = (len(data), common.score(ref, scored(data), scratch))
+                        rows[name][f"ours-{fmt}-{peer}"] = (len(data), common.score(ref["jpeg" if fmt == "jpeg" else "alpha"],
+                                                                                    scored(data), scratch))
                         print(f"{label} {name}: ours {fmt} for {peer} {rows[name][f'ours-{fmt}-{peer}']}", file=sys.stderr, flush=True)
             curves = {}
             if args.curves:
@@ -126,7 +146,8 @@ def main():
                             else:
                                 data = common.fetch(f"http://127.0.0.1:{tport}" + common.thumbor_path(size, name, origin, fmt="jpeg", quality=q))
                             total += len(data)
-                            scores.append(common.score(refs_thumbor[name] if peer == "thumbor" else ref, scored(data), scratch))
+                            scores.append(common.score(refs_thumbor[name] if peer == "thumbor"
+                                                       else ref["jpeg" if fmt == "jpeg" else "alpha"], scored(data), scratch))
                         curves.setdefault(f"{peer} {fmt}", []).append((q, total, statistics.median(scores)))
             report[label] = {"S": s, "S_vips": s_vips, "rows": rows, "curves": curves}
     finally:
@@ -138,6 +159,8 @@ def main():
     for label, r in report.items():
         rows = r["rows"]
         for peer, s in (("thumbor", r["S"]), ("vips", r["S_vips"])):
+            if peer not in args.peers:
+                continue
             base = sum(v[peer][0] for v in rows.values())
             lines += [f"### {label}: against {'thumbor 7.8 (PIL) q80' if peer == 'thumbor' else 'vipsthumbnail q80'} "
                       f"JPEG — S = median score {s:.2f}, {len(rows)} files", "",

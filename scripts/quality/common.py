@@ -2,6 +2,7 @@
 SSIMULACRA2 scoring (the PyPI `ssimulacra2` 0.3.0 package, a Python port of the published metric)."""
 
 import functools
+import math
 import http.server
 import io
 import os
@@ -68,7 +69,10 @@ def start_thumbor(work: Path, venv: Path, quality=80):
 def start_ours(work: Path, binary: Path, extra=()):
     port = free_port()
     args = [str(binary), "--port", str(port), "--host", "127.0.0.1", "--cache", str(work / "ours-cache"),
-            "--allow-unsigned", "--allow-network", "127.0.0.0/8", "--log-level", "error", "--no-result-cache", *extra]
+            "--allow-unsigned", "--allow-network", "127.0.0.0/8", "--log-level", "error", "--no-result-cache",
+            # No render deadline: a debug server on a busy machine takes more than the default 10 s for a 20 Mpx
+            # full-size reference decode or a q=auto search, and a 503 would end the run.
+            "--render-timeout", "0", *extra]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_http(f"http://127.0.0.1:{port}/healthz")
     return proc, port
@@ -116,6 +120,14 @@ def to_srgb_rgba(image: Image.Image) -> Image.Image:
 
 
 def decode(data: bytes) -> Image.Image:
+    if data[:2] == b"\xff\x0a" or data[:12] == b"\0\0\0\x0cJXL \r\n\x87\n":
+        # Pillow reads no JPEG XL: libjxl's djxl (Debian's libjxl-tools) decodes it to PNG.
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            src, out = Path(tmp) / "in.jxl", Path(tmp) / "out.png"
+            src.write_bytes(data)
+            subprocess.run(["djxl", str(src), str(out)], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            return to_srgb_rgba(Image.open(io.BytesIO(out.read_bytes())))
     return to_srgb_rgba(Image.open(io.BytesIO(data)))
 
 
@@ -126,15 +138,33 @@ def flatten(rgba: Image.Image) -> np.ndarray:
     return a[:, :, :3] * alpha + BACKGROUND * (1 - alpha)
 
 
+def _round(x):
+    """Swift's `rounded()`: half away from zero (Python's `round` is half to even)."""
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
+
+def _crop_origin(side, window, source, output, scaled, focus=0.5):
+    """webimage-server's `RenderPlan.cropOrigin` for the centre: placed in source pixels as thumbor's auto_crop
+    (focus floored, origin half to even), then scaled to the scaled image."""
+    if side <= window:
+        return 0
+    source_window = min(source, _round(output * source / max(scaled, 1)))
+    slack = max(source - source_window, 0)
+    at = round(min(max(math.floor(focus * source) - source_window / 2, 0), slack))  # half to even
+    return min(max(_round(at * side / max(source, 1)), 0), side - window)
+
+
 def cover_geometry(w, h, size):
-    """(scaled width, scaled height, crop x, crop y, output width, output height) as webimage-server computes it."""
+    """(scaled width, scaled height, crop x, crop y, output width, output height) as webimage-server computes it,
+    crop origin included (thumbor's centring, not `(scaled - output) // 2`: the two differ by a pixel on some
+    sizes, e.g. 1024×631 at 400×300, and a pixel's shift costs SSIMULACRA2 95 points there)."""
     tw, th = size
     if th:
         s = max(tw / w, th / h)
-        sw, sh = max(1, round(w * s)), max(1, round(h * s))
+        sw, sh = max(1, _round(w * s)), max(1, _round(h * s))
         sw, sh = max(sw, tw), max(sh, th)
-        return sw, sh, (sw - tw) // 2, (sh - th) // 2, tw, th
-    sh = max(1, round(h * tw / w))
+        return sw, sh, _crop_origin(sw, tw, w, tw, sw), _crop_origin(sh, th, h, th, sh), tw, th
+    sh = max(1, _round(h * tw / w))
     return tw, sh, 0, 0, tw, sh
 
 
@@ -158,22 +188,40 @@ def float_resize(source: Image.Image, width, height) -> list:
     return [np.asarray(Image.fromarray(p, mode="F").resize((width, height), Image.LANCZOS), dtype=np.float64) for p in planes]
 
 
-def composite(planes) -> np.ndarray:
+def composite(planes, background=BACKGROUND) -> np.ndarray:
     al = np.clip(planes[3], 0, 1)
-    rgb = np.stack([planes[c] + BACKGROUND * (1 - al) for c in range(3)], axis=2)
+    rgb = np.stack([planes[c] + background * (1 - al) for c in range(3)], axis=2)
     return np.clip(np.rint(rgb), 0, 255)
 
 
-def reference(source: Image.Image, size, geometry="ours") -> np.ndarray:
-    """The float reference of `source` (upright sRGB RGBA) for the output `size`, composited on BACKGROUND and
+def has_alpha(source: Image.Image) -> bool:
+    return source.mode == "RGBA" and source.getchannel("A").getextrema()[0] < 255
+
+
+def reference(source: Image.Image, size, geometry="ours", background=BACKGROUND) -> np.ndarray:
+    """The float reference of `source` (upright sRGB RGBA) for the output `size`, composited on `background` and
     rounded to 8 bits. geometry "ours": webimage-server's (resize the whole to the covering size, crop the centre);
-    "thumbor": thumbor's (crop the source's centre to the aspect ratio, resize the crop)."""
+    "thumbor": thumbor's (crop the source's centre to the aspect ratio, resize the crop).
+
+    For JPEG output of a transparent source, the reference is what the JPEG holds: webimage-server writes the
+    premultiplied colour (on black: `background=0`); thumbor (PIL) drops alpha and keeps the straight colour
+    (`jpeg_reference`)."""
     w, h = source.size
     if geometry == "thumbor":
         x, y, cw, ch, ow, oh = thumbor_geometry(w, h, size)
-        return composite(float_resize(source.crop((x, y, x + cw, y + ch)), ow, oh))
+        return composite(float_resize(source.crop((x, y, x + cw, y + ch)), ow, oh), background)
     sw, sh, x, y, ow, oh = cover_geometry(w, h, size)
-    return composite([p[y:y + oh, x:x + ow] for p in float_resize(source, sw, sh)])
+    return composite([p[y:y + oh, x:x + ow] for p in float_resize(source, sw, sh)], background)
+
+
+def jpeg_reference(source: Image.Image, size, geometry="ours") -> np.ndarray:
+    """`reference` for a JPEG made of `source`: ours premultiplied on black; thumbor's the straight colour with
+    alpha dropped (PIL's convert("RGB") before saving JPEG). The same as `reference` for opaque sources."""
+    if not has_alpha(source):
+        return reference(source, size, geometry)
+    if geometry == "thumbor":
+        return reference(source.convert("RGB").convert("RGBA"), size, geometry)
+    return reference(source, size, geometry, background=0)
 
 
 def score(ref: np.ndarray, dist: np.ndarray, scratch: Path) -> float:

@@ -39,6 +39,33 @@ enum QualityBench: BenchSuite {
                 unit: "ms", ours: automatic * 1000, peer: fixed * 1000, peerName: "one fixed-quality (q80) encode each",
                 higherIsBetter: false, goal: "≤ 2× fixed", goalMet: automatic <= fixed * 2))
         }
+        // Encoder effort: each setting's fixed-quality (q80) encode time and bytes against the settings before the
+        // tuning (Annex K tables, method 4), at 400 px. The goal is on JPEG's default (`.balanced`, Robidoux tables):
+        // within 1.5× of the old encode time. Bytes at equal SSIMULACRA2 are docs/quality.md's ("Tuned encoders").
+        for format in [ImageFormat.jpeg, .webp] {
+            func encodeAll(_ options: EncodeOptions) throws -> Int {
+                var bytes = 0
+                for buffer in thumbnails {
+                    var encoder = ImageEncoder(format: format, options: options)
+                    encoder.addFrame(buffer)
+                    bytes += try encoder.encode().count
+                }
+                return bytes
+            }
+            var oldBytes = 0
+            let old = try Clock.median(iterations: iterations) {
+                oldBytes = try encodeAll(EncodeOptions(quality: 0.8, jpegQuantization: .annexK))
+            }
+            for effort in EncodeEffort.allCases {
+                var bytes = 0
+                let time = try Clock.median(iterations: iterations) { bytes = try encodeAll(EncodeOptions(quality: 0.8, effort: effort)) }
+                let isDefault = effort == .balanced && format == .jpeg
+                BenchReport.shared.add(BenchResult(
+                    suite: name, name: "\(format) q80 effort \(effort) of \(thumbnails.count) photos at 400 px (\(bytes) B; before \(oldBytes) B)",
+                    unit: "ms", ours: time * 1000, peer: old * 1000, peerName: "Annex K tables, method 4 (before)",
+                    higherIsBetter: false, goal: isDefault ? "≤ 1.5× before" : nil, goalMet: isDefault ? time <= old * 1.5 : nil))
+            }
+        }
         let metric = try Clock.median(iterations: iterations) {
             for buffer in thumbnails { _ = try SSIMULACRA2.score(reference: buffer, distorted: buffer) }
         }

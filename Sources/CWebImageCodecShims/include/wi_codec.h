@@ -148,11 +148,14 @@ uint32_t wi_jpeg_stream_warnings(const wi_jpeg_stream *stream);
 // MARK: - JPEG encoding
 
 /// Encodes RGBA8 pixels (alpha ignored) as JPEG with `quality` 0…100, progressive when `progressive` != 0,
-/// full-resolution chroma (4:4:4) when `chroma444` != 0, else 4:2:0.
+/// full-resolution chroma (4:4:4) when `chroma444` != 0, else 4:2:0; optimised Huffman tables when `optimize` != 0
+/// (progressive JPEG always has them). `tables`: 0 = the standard tables of the JPEG spec's Annex K (libjpeg's), 1 =
+/// N. Robidoux's table for luma, and for chroma at 4:2:0 (Annex K's chroma table at 4:4:4), scaled by `quality` as libjpeg scales its own and
+/// kept baseline (entries ≤ 255).
 /// On success `*out` is a buffer of `*out_size` bytes to release with `wi_free`.
 wi_status wi_jpeg_encode_rgba(const uint8_t *pixels, uint32_t width, uint32_t height, size_t stride,
-                              int quality, int progressive, int chroma444, uint8_t **out, size_t *out_size,
-                              char *message);
+                              int quality, int progressive, int chroma444, int optimize, int tables, uint8_t **out,
+                              size_t *out_size, char *message);
 
 // MARK: - PNG decoding (libpng)
 

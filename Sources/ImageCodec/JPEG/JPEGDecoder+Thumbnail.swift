@@ -43,8 +43,13 @@ extension JPEGDecoder {
                                                  format: options.pixelFormat)
         let convertsInks = color.transform.map { $0.layout == .cmyk || $0.layout == .invertedCMYK } ?? false
         if convertsInks { color.apply(to: &buffer) }
-        // JPEG pixels are opaque: premultiplied or not, the resized RGB is what the transform expects.
-        var thumbnail = try buffer.resized(width: plan.width, height: plan.height)
+        // JPEG pixels are opaque: premultiplied or not, the resized RGB is what the transform expects. The scaled
+        // image is `ceil(side / d)` pixels for `side / d` of picture (its last pixel is partly padding): the resize
+        // maps onto the picture only, or detail drifts by up to 0.2 output pixels towards the far edges (a
+        // 5470 px photo at 400×300: SSIMULACRA2 88.7 instead of 97.0, scripts/quality/resize_quality.py).
+        let extent: (width: Double, height: Double)? = denominator == 1 ? nil
+            : (Double(plan.sourceWidth) / Double(denominator), Double(plan.sourceHeight) / Double(denominator))
+        var thumbnail = try buffer.resized(width: plan.width, height: plan.height, sourceExtent: extent)
         if !convertsInks { color.apply(to: &thumbnail) }
         return (thumbnail, partial)
     }

@@ -35,11 +35,20 @@ extension PixelBuffer {
     /// - Important: O(source pixels): about 12 ms of CPU for 4000×3000 → 400×300 with any filter (shrinks by 4
     ///   or more average pixel blocks first, see `RowResampler`); pure, thread-safe.
     public func resized(width: Int, height: Int, filter: ResamplingFilter = .default) throws -> PixelBuffer {
+        try resized(width: width, height: height, filter: filter, sourceExtent: nil)
+    }
+
+    /// `resized(width:height:filter:)` of a buffer whose last column and row hold only part of a pixel of picture:
+    /// `sourceExtent` is its true size in its own pixels (a DCT-scaled JPEG: `side / d` for `ceil(side / d)`
+    /// pixels). Mapping the output onto the whole last pixel instead shifts detail by up to a fraction of an output
+    /// pixel towards the far edges, which SSIMULACRA2 scores as a loss of up to 8 points on sharp lines.
+    func resized(width: Int, height: Int, filter: ResamplingFilter = .default,
+                 sourceExtent: (width: Double, height: Double)?) throws -> PixelBuffer {
         try Self.checkProcessedSize(width: width, height: height)
-        if width == self.width && height == self.height { return self }
+        if width == self.width && height == self.height && sourceExtent == nil { return self }
         let resampler = try RowResampler(sourceWidth: self.width, sourceHeight: self.height,
                                          destinationWidth: width, destinationHeight: height, filter: filter,
-                                         sourceFormat: pixelFormat)
+                                         sourceFormat: pixelFormat, sourceExtent: sourceExtent)
         let rowBytes = self.width * 4
         try withUnsafeBytes { bytes in
             for y in 0..<self.height {

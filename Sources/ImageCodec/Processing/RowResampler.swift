@@ -85,6 +85,24 @@ public final class RowResampler {
                       resultFormat: resultFormat, windowX: nil, windowY: nil)
     }
 
+    /// Makes a resampler for a source whose last column and row stand for only part of a pixel: `sourceExtent`
+    /// is the picture's true size in source pixels, e.g. `side / 4` for a JPEG decoded at 1/4 by DCT scaling,
+    /// whose `ceil(side / 4)` pixels end with a partial one. The output maps onto `[0, extent)` of each axis (a
+    /// window from 0), so detail lands where a resize of the full-size image puts it. An extent that is not a
+    /// partial last pixel (`count - 1 < extent < count`) is ignored: the whole axis.
+    convenience init(sourceWidth: Int, sourceHeight: Int, destinationWidth: Int, destinationHeight: Int,
+                     filter: ResamplingFilter = .default, sourceFormat: PixelBuffer.PixelFormat = .rgba8Premultiplied,
+                     resultFormat: PixelBuffer.PixelFormat? = nil, sourceExtent: (width: Double, height: Double)?) throws {
+        func window(_ extent: Double?, _ count: Int) -> SampleWindow? {
+            guard let extent, extent.isFinite, extent > Double(count - 1), extent < Double(count) else { return nil }
+            return SampleWindow(origin: 0, span: extent)
+        }
+        try self.init(sourceWidth: sourceWidth, sourceHeight: sourceHeight, destinationWidth: destinationWidth,
+                      destinationHeight: destinationHeight, filter: filter, sourceFormat: sourceFormat,
+                      resultFormat: resultFormat, windowX: window(sourceExtent?.width, sourceWidth),
+                      windowY: window(sourceExtent?.height, sourceHeight))
+    }
+
     /// A resampler of the part `windowX` × `windowY` of the source (each `nil` for the whole axis): what
     /// `PixelBuffer.resized(width:height:from:filter:)` runs. Every source row is still consumed; rows outside the
     /// window are skipped.

@@ -3,7 +3,8 @@ import Foundation
 
 /// Encodes WebP through libwebp: still images with `WebPEncode`, animations with `WebPAnimEncoder`.
 ///
-/// - Lossy by default, `EncodeOptions.quality` 0…1 mapped to libwebp's 0…100 (alpha is kept losslessly);
+/// - Lossy by default, `EncodeOptions.quality` 0…1 mapped to libwebp's 0…100 (alpha is kept losslessly), with
+///   `EncodeOptions.effort`'s method (2, 4 or 6; sharp RGB→YUV at `.smallest`);
 ///   `isLossless` writes VP8L with `exact` set, so every pixel, including the colour of transparent ones,
 ///   survives a round trip.
 /// - Input may be premultiplied or straight; it is converted to straight alpha for the encoder.
@@ -97,6 +98,17 @@ public enum WebPEncoder {
             throw ImageCodecError.encodingFailed(format: .webp, message: "libwebp version mismatch")
         }
         config.quality = Float(max(0, min(1, options.quality)) * 100)
+        // `EncodeEffort` for lossy output: method 2 / 4 (libwebp's default) / 6 with sharp RGB→YUV (docs/quality.md,
+        // "Tuned encoders"). Lossless keeps libwebp's defaults: its method 6 is many times slower for little gain.
+        if !options.isLossless {
+            switch options.effort {
+            case .fast: config.method = 2
+            case .balanced: config.method = 4
+            case .smallest:
+                config.method = 6
+                config.use_sharp_yuv = 1
+            }
+        }
         if options.isLossless {
             config.lossless = 1
             config.exact = 1

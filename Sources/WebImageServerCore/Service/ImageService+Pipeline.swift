@@ -213,7 +213,7 @@ extension ImageService {
         // A render that waited for the budget past its deadline has been answered already: it does no work.
         try Self.check(deadline)
         let encodeOptions = EncodeOptions(quality: Double(plan.quality) / 100, deadline: deadline,
-                                          automaticQuality: plan.automaticQuality)
+                                          automaticQuality: plan.automaticQuality, effort: configuration.encodeEffort)
         if plan.recompressesJPEG {
             do {
                 let body = try JXLEncoder.recompressJPEG(data, options: encodeOptions)

@@ -56,14 +56,17 @@ public struct OutputGeometry: Sendable, Hashable {
         }
         (scaledWidth, scaledHeight) = (sw, sh)
         // The decoder keeps the aspect ratio, so ask for the smallest longest side whose decode covers both scaled
-        // sides, starting from the rounded one: the decode is then exactly the scaled size in nearly every case, so
-        // `shape` only crops. Rounding up instead (as before) often decoded one pixel more than the scaled size,
-        // and the second resize that followed (e.g. 401 → 400 px) blurred fine detail and shifted it by up to half
-        // a pixel (SSIMULACRA2 88 instead of 99 on a chart; scripts/quality/resize_quality.py).
+        // sides: the decode is then exactly the scaled size in nearly every case, so `shape` only crops. Rounding up
+        // instead (as before) often decoded one pixel more than the scaled size, and the second resize that
+        // followed (e.g. 401 → 400 px) blurred fine detail and shifted it by up to half a pixel (SSIMULACRA2 88
+        // instead of 99 on a chart; scripts/quality/resize_quality.py). The search starts from the scaled size's
+        // own longest side (a decode's longest side is the side asked for, so none smaller can cover it), not from
+        // the larger axis ratio: a rounded-up short side made that ratio 1201/1707 for `w=1200` of a 1707×1008
+        // diagram, and a 1201 → 1200 resize cost it 13 points.
         let decodeScale = max(Double(sw) / w, Double(sh) / h)
         if decodeScale < 1 {
             let longest = max(width, height)
-            var side = max(1, Int((Double(longest) * decodeScale).rounded()))
+            var side = max(1, width >= height ? sw : sh)
             while side < longest {
                 let fitted = PixelBuffer.fittingSize(width: width, height: height, maxPixelSize: side)
                 if fitted.width >= sw && fitted.height >= sh { break }

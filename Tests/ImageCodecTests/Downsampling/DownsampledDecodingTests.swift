@@ -38,6 +38,46 @@ final class DownsampledDecodingTests: XCTestCase {
         }
     }
 
+    /// A DCT-scaled decode is `ceil(side / d)` pixels for `side / d` of picture; resizing it as if its last pixel
+    /// were whole put detail up to 0.2 output pixels off near the far edges (SSIMULACRA2 88.7 instead of 97 on a
+    /// 5470 px photo at 400×300). Thin lines near the right and bottom edges of a 1601×1201 JPEG (1/2 scaling:
+    /// 801×601 for 800.5×600.5) must land where the full decode's resize puts them.
+    func testJPEGThumbnailPlacesDetailWhereTheFullSizeResizeDoes() throws {
+        for (width, height, size) in [(1601, 1201, 400), (1601, 1201, 200)] {  // 1/2 and 1/4 scaling
+            var source = try PixelBuffer(width: width, height: height, pixelFormat: .rgba8)
+            let (lineX, lineY) = (width * 15 / 16, height * 15 / 16)
+            for y in 0..<height {
+                for x in 0..<width {
+                    let dark = (x >= lineX && x < lineX + 3) || (y >= lineY && y < lineY + 3)
+                    source.setPixel(x: x, y: y, to: dark ? RGBA(r: 0, g: 0, b: 0, a: 255) : RGBA(r: 255, g: 255, b: 255, a: 255))
+                }
+            }
+            var encoder = ImageEncoder(format: .jpeg, options: EncodeOptions(quality: 1, chromaSubsampling: .yuv444))
+            encoder.addFrame(source)
+            let data = try encoder.encode()
+            let image = try thumbnail(data, size)
+            let expected = try reference(data, width: image.width, height: image.height)
+            // The darkness-weighted centre of the vertical line along the middle row, and of the horizontal one
+            // along the middle column.
+            func centre(_ buffer: PixelBuffer, vertical: Bool) -> Double {
+                var (sum, weight) = (0.0, 0.0)
+                let count = vertical ? buffer.height : buffer.width
+                for i in count / 2 ..< count {
+                    let p = vertical ? buffer.pixel(x: buffer.width / 4, y: i) : buffer.pixel(x: i, y: buffer.height / 4)
+                    let darkness = 255 - Double(p.g)
+                    sum += darkness * Double(i)
+                    weight += darkness
+                }
+                return sum / max(weight, 1)
+            }
+            for vertical in [false, true] {
+                let got = centre(image.firstFrame.buffer, vertical: vertical)
+                let want = centre(expected, vertical: vertical)
+                XCTAssertEqual(got, want, accuracy: 0.05, "\(width)×\(height) \(vertical ? "row" : "column") of the line")
+            }
+        }
+    }
+
     func testNeverEnlargesAndEqualsFullDecode() throws {
         let source = try DownsampleFixtures.photo(width: 120, height: 80, alpha: true)
         for format in [ImageFormat.jpeg, .png] {
