@@ -11,8 +11,9 @@ extension SourceTrim {
     /// is its leftmost one therefore does not move the right edge; a single far pixel or a one-pixel-wide line
     /// leaves the right edge left of the left one, and the trim is ignored, as thumbor ignores it.
     ///
-    /// - Important: O(pixels) at worst, no allocation; straight alpha is recovered from a premultiplied buffer per
-    ///   pixel (a fully transparent pixel reads as transparent black). Pure; thread-safe.
+    /// - Important: O(pixels) at worst, no allocation. Give it a straight (`.rgba8`) buffer to measure thumbor's
+    ///   distance: straight alpha recovered from a premultiplied buffer per pixel is only an approximation (a fully
+    ///   transparent pixel reads as transparent black, a faint one loses its low bits). Pure; thread-safe.
     func boundingBox(of buffer: PixelBuffer) -> SourceCrop? {
         let (width, height) = (buffer.width, buffer.height)
         guard width > 0, height > 0 else { return nil }
