@@ -49,7 +49,7 @@ final class ThumborAnimationTests: XCTestCase {
     func testGeometryKeepsEveryFrameOfAGIF() async throws {
         try serve("anim.gif", format: .gif, contentType: "image/gif")
         for (part, size) in [("20x15", [20, 15]), ("-20x-15", [20, 15]), ("fit-in/20x20", [20, 15]),
-                             ("10x10:36x26/0x0", [26, 16]), ("smart/20x20", [20, 20])] {
+                             ("10x10:36x26/0x0", [26, 16]), ("20x20/smart", [20, 20])] {
             let image = try await get(part, "anim.gif")
             XCTAssertEqual(image.format, .gif, part)
             XCTAssertEqual(image.frameCount, 3, "\(part): thumbor keeps every frame of a GIF")
