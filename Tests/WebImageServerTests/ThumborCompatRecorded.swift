@@ -9,6 +9,8 @@ struct ThumborCompatExpectation {
     var width: Int
     var height: Int
     var thumborBytes: Int
+    /// The frames of thumbor's answer (an animated GIF keeps them).
+    var frames: Int = 1
 }
 
 enum ThumborCompatRecorded {
@@ -64,7 +66,11 @@ enum ThumborCompatRecorded {
         .init(path: "/unsafe/trim:top-left:442/{o}/library.png", status: 200, format: "png", width: 667, height: 619, thumborBytes: 27930),
         .init(path: "/unsafe/trim/{o}/uniform.png", status: 200, format: "png", width: 64, height: 48, thumborBytes: 140),
         .init(path: "/unsafe/trim/{o}/icon.png", status: 200, format: "png", width: 512, height: 512, thumborBytes: 10011),
-        .init(path: "/unsafe/trim/{o}/banana.gif", status: 200, format: "gif", width: 224, height: 288, thumborBytes: 58605),
+        .init(path: "/unsafe/trim/{o}/banana.gif", status: 200, format: "gif", width: 224, height: 288, thumborBytes: 58605, frames: 8),
+        .init(path: "/unsafe/60x60/{o}/banana.gif", status: 200, format: "gif", width: 60, height: 60, thumborBytes: 15827, frames: 8),
+        .init(path: "/unsafe/-60x-60/{o}/banana.gif", status: 200, format: "gif", width: 60, height: 60, thumborBytes: 15844, frames: 8),
+        .init(path: "/unsafe/fit-in/100x100/{o}/banana.gif", status: 200, format: "gif", width: 100, height: 99, thumborBytes: 25291, frames: 8),
+        .init(path: "/unsafe/10x20:200x220/50x0/{o}/banana.gif", status: 200, format: "gif", width: 50, height: 53, thumborBytes: 9813, frames: 8),
         .init(path: "/unsafe/trim/300x200/{o}/logo.png", status: 200, format: "png", width: 300, height: 200, thumborBytes: 3384),
         .init(path: "/unsafe/trim/fit-in/300x300/{o}/logo.png", status: 200, format: "png", width: 300, height: 262, thumborBytes: 3838),
         .init(path: "/unsafe/trim/100x100:600x500/200x150/{o}/logo.png", status: 200, format: "png", width: 200, height: 150, thumborBytes: 2473),

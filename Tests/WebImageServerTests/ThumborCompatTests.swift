@@ -35,6 +35,7 @@ final class ThumborCompatTests: XCTestCase {
             let image = try ImageDecoder.decode(reply.body)
             XCTAssertEqual(image.format.rawValue, expected.format, expected.path)
             XCTAssertEqual([image.width, image.height], [expected.width, expected.height], expected.path)
+            XCTAssertEqual(image.frameCount, expected.frames, "\(expected.path): thumbor keeps an animated GIF's frames")
         }
         await harness.stop()
     }

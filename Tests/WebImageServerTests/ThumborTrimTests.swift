@@ -119,6 +119,18 @@ final class ThumborTrimTests: XCTestCase {
         XCTAssertEqual(ignored, [100, 80], "alpha 40 is within a tolerance of 40: nothing left, trim ignored")
     }
 
+    func testTheDistanceIsOnStraightPixelsAsStoredNotPremultiplied() async throws {
+        // thumbor reads PIL's straight RGBA as stored: a transparent white border around transparent black content
+        // is 441 apart, and (200,100,50,3) vs (201,100,50,3) is 1 apart, though premultiplied they are identical.
+        // thumbor 7.8's `_bounding_box.apply` gives (10, 20, 59, 49) for both: the 50 × 30 content.
+        try serve("clear.png", border: RGBA(r: 255, g: 255, b: 255, a: 0), paint: { _, _ in RGBA(r: 0, g: 0, b: 0, a: 0) })
+        let clear = try await size("trim", "clear.png")
+        XCTAssertEqual(clear, [50, 30], "transparent pixels keep their colour in thumbor's distance")
+        try serve("faint3.png", border: RGBA(r: 200, g: 100, b: 50, a: 3), paint: { _, _ in RGBA(r: 201, g: 100, b: 50, a: 3) })
+        let faint = try await size("trim", "faint3.png")
+        XCTAssertEqual(faint, [50, 30], "a one-level difference under alpha 3 is still a distance of 1")
+    }
+
     func testNothingLeftIgnoresTheTrimAsThumborDoes() async throws {
         try serve("uniform.png", content: nil)
         let uniform = try await size("trim", "uniform.png")

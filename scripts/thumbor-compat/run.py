@@ -116,7 +116,7 @@ def urls():
     add("large source manual crop", "1000x500:1800x1100/400x300/{o}/kite.jpg")
     add("henner smart", "150x300/smart/{o}/henner.jpg")
     add("logo alpha fit-in", "fit-in/300x300/{o}/logo.png")
-    add("gif first frame", "60x60/{o}/banana.gif")
+    add("gif animated", "60x60/{o}/banana.gif")
     add("gif to png", "60x60/filters:format(png)/{o}/banana.gif")
     # Malformed: thumbor ignores what we refuse (400), listed in the README.
     for f in ["nope()", "quality(abc)", "rotate(45)", "fill(notacolour)", "format(tiff)"]:
@@ -134,6 +134,9 @@ def urls():
                       ("trim/fit-in/300x300", "logo.png"), ("trim/100x100:600x500/200x150", "logo.png"),
                       ("trim:top-left:50/200x200/smart", "library.png"), ("trim/filters:format(webp)", "logo.png")]:
         add(f"trim {part} {img}", f"{part}/{{o}}/{img}")
+    # An animated GIF keeps every frame through thumbor's PIL engine: flips, fit-in and the manual crop too.
+    for part in ["-60x-60", "fit-in/100x100", "10x20:200x220/50x0"]:
+        add(f"gif animated {part}", f"{part}/{{o}}/banana.gif")
     return out
 
 
@@ -210,9 +213,9 @@ def image_info(body):
     try:
         im = Image.open(io.BytesIO(body))
         im.load()
-        return (im.format or "?").lower().replace("jpeg", "jpeg"), im.size, im
+        return (im.format or "?").lower().replace("jpeg", "jpeg"), im.size, im, getattr(im, "n_frames", 1)
     except Exception:
-        return None, None, None
+        return None, None, None, 0
 
 
 def flatten(im):
@@ -278,10 +281,11 @@ def compare(name, path_thumbor, path_ours, work, save=None, index=0):
         if o_status >= 400:
             row["ours_error"] = o_body[:120].decode("utf-8", "replace").strip()
         return row
-    tf, ts, ti = image_info(t_body)
-    of, os_, oi = image_info(o_body)
+    tf, ts, ti, tn = image_info(t_body)
+    of, os_, oi, on = image_info(o_body)
     row.update({"thumbor_format": tf, "ours_format": of, "thumbor_size": ts, "ours_size": os_,
-                "format_match": tf == of, "size_match": ts == os_})
+                "format_match": tf == of, "size_match": ts == os_, "thumbor_frames": tn, "ours_frames": on,
+                "frames_match": tn == on})
     if ti is not None and oi is not None and ts == os_:
         de = float(ciede2000(srgb_to_lab(flatten(ti)), srgb_to_lab(flatten(oi))).mean())
         row["mean_de00"] = round(de, 2)
@@ -293,7 +297,8 @@ def compare(name, path_thumbor, path_ours, work, save=None, index=0):
         row["pixels_match"] = de <= 2 or row.get("ssimulacra2", 0) >= 80
     else:
         row["pixels_match"] = False
-    row["verdict"] = "match" if row["format_match"] and row["size_match"] and row["pixels_match"] else "differs"
+    row["verdict"] = ("match" if row["format_match"] and row["size_match"] and row["pixels_match"] and row["frames_match"]
+                      else "differs")
     return row
 
 
@@ -312,6 +317,8 @@ def write_table(rows, out: Path, server: Path):
     for i, r in enumerate(rows):
         size = f"{r.get('thumbor_size')} / {r.get('ours_size')}" if "size_match" in r else ""
         fmt = f"{r.get('thumbor_format')} / {r.get('ours_format')}" if "format_match" in r else ""
+        if r.get("thumbor_frames", 1) > 1 or r.get("ours_frames", 1) > 1:
+            fmt += f" ({r.get('thumbor_frames')} / {r.get('ours_frames')} frames)"
         path = r["path"].replace(f"127.0.0.1:{ORIGIN_PORT}", "O").replace("|", "\\|")
         lines.append(f"| {i} | `{path}` | {r['thumbor_status']} | {r['ours_status']} | {fmt} | {size} | "
                      f"{r.get('mean_de00', '')} | {r.get('ssimulacra2', '')} | {r['verdict']} |")
@@ -322,9 +329,10 @@ def write_recorded(rows, target: Path):
     """RECORDED rows spread evenly over the table (every part of the grammar, the filters, errors), among those where
     we match thumbor on status (and on format and size for a 2xx), unsigned (a signature covers the origin's port)."""
     eligible = [r for r in rows if r["status_match"] and r["path"].startswith("/unsafe/")
-                and ("size_match" not in r or (r["size_match"] and r["format_match"]))]
+                and ("size_match" not in r or (r["size_match"] and r["format_match"] and r.get("frames_match", True)))]
     errors = [r for r in eligible if "size_match" not in r][:3]  # thumbor's error statuses, a few of them
-    trims = [r for r in eligible if r["name"].startswith("trim ")]  # every trim row: the box comes from the pixels
+    # every trim row (the box comes from the pixels) and every animated one
+    trims = [r for r in eligible if r["name"].startswith("trim ") or r["name"].startswith("gif animated")]
     rest = [r for r in eligible if r not in errors and r not in trims]
     count = min(RECORDED - len(errors), len(rest))
     step = max(1, len(rest) / max(count, 1))
@@ -334,7 +342,8 @@ def write_recorded(rows, target: Path):
         template = re.sub(r"127\.0\.0\.1:\d+", "{o}", r["path"])  # the origin's port of that run
         w, h = r.get("thumbor_size") or (0, 0)
         entries.append(f'        .init(path: "{template}", status: {r["thumbor_status"]}, format: "{r.get("thumbor_format") or ""}", '
-                       f'width: {w}, height: {h}, thumborBytes: {r["thumbor_bytes"] if "size_match" in r else 0}),')
+                       f'width: {w}, height: {h}, thumborBytes: {r["thumbor_bytes"] if "size_match" in r else 0}'
+                       + (f', frames: {r["thumbor_frames"]}' if r.get("thumbor_frames", 1) > 1 else "") + '),')
     images = ",\n".join(f'        "{k}": "{v}"' for k, v in IMAGES.items())
     target.write_text(f'''// Generated by scripts/thumbor-compat/run.py --record from thumbor 7.8's answers: do not edit; run it again.
 
@@ -347,6 +356,8 @@ struct ThumborCompatExpectation {{
     var width: Int
     var height: Int
     var thumborBytes: Int
+    /// The frames of thumbor's answer (an animated GIF keeps them).
+    var frames: Int = 1
 }}
 
 enum ThumborCompatRecorded {{

@@ -67,6 +67,10 @@ public struct ImageRequestOptions: Sendable, Hashable {
     public var automaticQuality: QualityTarget?
     /// Keep an animation (`anim=1`) when the output format animates (GIF, WebP). Default `false`: the first frame.
     public var keepsAnimation = false
+    /// With `keepsAnimation`, keep only a GIF source's animation; an animated PNG, WebP, AVIF or JPEG XL source gives
+    /// its first frame. thumbor URLs set it: thumbor's PIL engine (`ALLOW_ANIMATED_GIFS`) animates GIFs only.
+    /// Default `false`: every animated source is kept.
+    public var keepsAnimationOfGIFOnly = false
     /// Gaussian-like blur radius in output pixels, 0 (none, the default) … 100.
     public var blur: Double = 0
     /// Which part a `cover` crop keeps: `gravity=center|north|…|south-west|smart|entropy`, or a focal point
@@ -231,6 +235,7 @@ public struct ImageRequestOptions: Sendable, Hashable {
         if !focalRegions.isEmpty { parts.append("focal=" + focalRegions.map(\.canonicalName).joined(separator: ";")) }
         if !filters.isEmpty { parts.append("filters=" + filters.map(\.canonicalName).joined(separator: ":")) }
         if let maxBytes { parts.append("maxbytes=\(maxBytes)") }
+        if keepsAnimationOfGIFOnly { parts.append("animsource=gif") }
         return parts.isEmpty ? "" : "&" + parts.joined(separator: "&")
     }
 }

@@ -420,7 +420,8 @@ struct RenderPlan: Sendable {
         do { info = try ImageDecoder.info(data) } catch let error as ImageCodecError { throw ImageServiceError(error) } catch {
             throw .notAnImage("\(error)")
         }
-        let animated = info.frameCount > 1
+        // An animation the options keep: thumbor URLs keep a GIF's only (`keepsAnimationOfGIFOnly`).
+        let animated = info.frameCount > 1 && (!options.keepsAnimationOfGIFOnly || info.format == .gif)
         let (w, h) = info.orientation.swapsDimensions ? (info.height, info.width) : (info.width, info.height)
         // Source limits (pixels, frames) are the decoder's: it checks them from the header before allocating,
         // and for a downsampled decode on what it allocates.

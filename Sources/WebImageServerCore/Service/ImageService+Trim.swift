@@ -7,7 +7,8 @@ extension ImageService {
     /// the oriented source's pixels, and hands it to `completion` (`nil` when the trim is ignored: nothing would be
     /// left), or the error that stopped it.
     ///
-    /// The box needs every pixel, so the first frame is decoded at full size, as thumbor decodes it. That decode is
+    /// The box needs every pixel, so the first frame is decoded at full size, as thumbor decodes it, with straight
+    /// alpha (thumbor's distance is on the stored RGBA: a transparent pixel keeps its colour). That decode is
     /// not free: the decoder refuses a header over the decode limits before allocating (the same 413/422 as any
     /// render), and the decode with its oriented copy is reserved in the manager's decode budget, like a render's
     /// peak, for as long as it is held; the reservation is released before `completion` runs, and the render then
@@ -22,8 +23,10 @@ extension ImageService {
         } catch {
             return completion(.failure(ImageServiceError.notAnImage("\(error)")))
         }
-        let options = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: false, firstFrameOnly: true,
-                                    keepsOriginalData: false, maxPixelSize: nil)
+        // Straight alpha, as thumbor reads PIL's pixels: premultiplied, a transparent pixel loses its colour and a
+        // faint one its low bits, and the distance would no longer be thumbor's.
+        let options = DecodeOptions(limits: configuration.decodeLimits, pixelFormat: .rgba8, preloadAllFrames: false,
+                                    firstFrameOnly: true, keepsOriginalData: false, maxPixelSize: nil)
         var cost = DecodeBudget.estimatedCost(of: data, options: options)
         if info.orientation != .up {
             // `applyingOrientation` copies the frame.

@@ -18,6 +18,9 @@ extension ThumborPath {
     /// | format, quality, max_bytes, no_upscale | `format`, `quality`, `maxBytes`, `clampsBoxToSource` |
     /// | other filters | `filters`, in order |
     ///
+    /// An animated GIF stays animated (`keepsAnimation`, `keepsAnimationOfGIFOnly`), as thumbor keeps it; the same
+    /// window, flips and filters apply to every frame. Other animated sources give their first frame, as thumbor's.
+    ///
     /// Without `format()` the output keeps the source's format (`.original`), as thumbor's does; `acceptsWebP`
     /// is not consulted (thumbor's `AUTO_WEBP` is off by default).
     ///
@@ -30,6 +33,10 @@ extension ThumborPath {
         if isDebug || isMeta { throw .badOptions("\(isDebug ? "debug" : "meta") is not supported") }
         var options = ImageRequestOptions(source: source)
         options.format = .original
+        // thumbor's PIL engine keeps a GIF's frames through every part of the URL (`ALLOW_ANIMATED_GIFS`, on by
+        // default); other animated sources give it their first frame.
+        options.keepsAnimation = true
+        options.keepsAnimationOfGIFOnly = true
         if let trim {
             guard let parsed = SourceTrim(thumbor: trim) else { throw .badOptions("trim: expected trim[:top-left|:bottom-right][:N]") }
             options.trim = parsed
