@@ -56,7 +56,7 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "Results being made at the same time; past it, 503 with Retry-After.")
     var maxConcurrency = 64
 
-    @Option(help: "Quality of requests without q=: 1…100, or auto, auto:low, auto:high, auto:SCORE (SSIMULACRA2 target; auto is 70).")
+    @Option(help: "Quality of requests without q=: 1…100, or auto, auto:low, auto:high, auto:SCORE (SSIMULACRA2 target; auto is 70), each optionally with :predicted (unscored, one encode).")
     var defaultQuality = "80"
 
     @Option(help: "Cache-Control max-age of image responses, in seconds.")

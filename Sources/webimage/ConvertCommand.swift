@@ -35,7 +35,7 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Output format: png, apng, jpeg, webp, gif or avif (default: from OUT's extension).")
     var format: String?
 
-    @Option(help: "Quality for JPEG and lossy WebP: 0…100, or auto, auto:low, auto:high, auto:SCORE (the lowest quality keeping that SSIMULACRA2 score; auto is 70).")
+    @Option(help: "Quality for JPEG and lossy WebP: 0…100, or auto, auto:low, auto:high, auto:SCORE (the lowest quality keeping that SSIMULACRA2 score; auto is 70), each optionally with :predicted (one unscored encode at the predicted quality).")
     var quality: String = "90"
 
     /// The fixed quality (0…1) and the automatic target, from --quality.
