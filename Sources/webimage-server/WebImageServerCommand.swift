@@ -158,12 +158,12 @@ struct WebImageServerCommand: AsyncParsableCommand {
         configuration.maxConcurrency = maxConcurrency
         if defaultQuality.lowercased().hasPrefix("auto") {
             guard let target = QualityTarget(parameter: defaultQuality) else {
-                throw ValidationError("--default-quality: expected 1…100, auto, auto:low, auto:high or auto:SCORE")
+                throw ValidationError("--default-quality: expected 1…100, auto, auto:low, auto:high or auto:SCORE, optionally with :predicted")
             }
             configuration.defaultAutomaticQuality = target
         } else {
             guard let value = Int(defaultQuality), (1...100).contains(value) else {
-                throw ValidationError("--default-quality: expected 1…100, auto, auto:low, auto:high or auto:SCORE")
+                throw ValidationError("--default-quality: expected 1…100, auto, auto:low, auto:high or auto:SCORE, optionally with :predicted")
             }
             configuration.defaultQuality = value
         }

@@ -59,7 +59,7 @@ struct ConvertCommand: ParsableCommand {
     func validate() throws {
         if let thumbnail, thumbnail < 1 { throw ValidationError("--thumbnail must be 1 or more") }
         guard parsedQuality != nil else {
-            throw ValidationError("--quality must be between 0 and 100, or auto, auto:low, auto:high, auto:SCORE")
+            throw ValidationError("--quality must be between 0 and 100, or auto, auto:low, auto:high, auto:SCORE, optionally with :predicted")
         }
         if let frame, frame < 0 { throw ValidationError("--frame must be 0 or more") }
         if let maxPixels, maxPixels < 1 { throw ValidationError("--max-pixels must be 1 or more") }
