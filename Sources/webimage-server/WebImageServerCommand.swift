@@ -56,7 +56,7 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "Results being made at the same time; past it, 503 with Retry-After.")
     var maxConcurrency = 64
 
-    @Option(help: "Quality of requests without q=: 1…100, or auto, auto:low, auto:high, auto:SCORE (SSIMULACRA2 target; auto is 70).")
+    @Option(help: "Quality of requests without q=: 1…100, or auto, auto:low, auto:high, auto:SCORE (SSIMULACRA2 target; auto is 70), each optionally with :predicted (unscored, one encode).")
     var defaultQuality = "80"
 
     @Option(help: "How hard JPEG and WebP output is worked for fewer bytes: fast, balanced or smallest (progressive JPEG, WebP method 6 with sharp YUV: ~6-7 % fewer bytes, several times the encode time).")
@@ -161,12 +161,12 @@ struct WebImageServerCommand: AsyncParsableCommand {
         configuration.maxConcurrency = maxConcurrency
         if defaultQuality.lowercased().hasPrefix("auto") {
             guard let target = QualityTarget(parameter: defaultQuality) else {
-                throw ValidationError("--default-quality: expected 1…100, auto, auto:low, auto:high or auto:SCORE")
+                throw ValidationError("--default-quality: expected 1…100, auto, auto:low, auto:high or auto:SCORE, optionally with :predicted")
             }
             configuration.defaultAutomaticQuality = target
         } else {
             guard let value = Int(defaultQuality), (1...100).contains(value) else {
-                throw ValidationError("--default-quality: expected 1…100, auto, auto:low, auto:high or auto:SCORE")
+                throw ValidationError("--default-quality: expected 1…100, auto, auto:low, auto:high or auto:SCORE, optionally with :predicted")
             }
             configuration.defaultQuality = value
         }

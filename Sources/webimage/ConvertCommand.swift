@@ -35,7 +35,7 @@ struct ConvertCommand: ParsableCommand {
     @Option(help: "Output format: png, apng, jpeg, webp, gif or avif (default: from OUT's extension).")
     var format: String?
 
-    @Option(help: "Quality for JPEG and lossy WebP: 0…100, or auto, auto:low, auto:high, auto:SCORE (the lowest quality keeping that SSIMULACRA2 score; auto is 70).")
+    @Option(help: "Quality for JPEG and lossy WebP: 0…100, or auto, auto:low, auto:high, auto:SCORE (the lowest quality keeping that SSIMULACRA2 score; auto is 70), each optionally with :predicted (one unscored encode at the predicted quality).")
     var quality: String = "90"
 
     /// The fixed quality (0…1) and the automatic target, from --quality.
@@ -59,7 +59,7 @@ struct ConvertCommand: ParsableCommand {
     func validate() throws {
         if let thumbnail, thumbnail < 1 { throw ValidationError("--thumbnail must be 1 or more") }
         guard parsedQuality != nil else {
-            throw ValidationError("--quality must be between 0 and 100, or auto, auto:low, auto:high, auto:SCORE")
+            throw ValidationError("--quality must be between 0 and 100, or auto, auto:low, auto:high, auto:SCORE, optionally with :predicted")
         }
         if let frame, frame < 0 { throw ValidationError("--frame must be 0 or more") }
         if let maxPixels, maxPixels < 1 { throw ValidationError("--max-pixels must be 1 or more") }

@@ -56,10 +56,16 @@ final class ImageServerAutoQualityTests: XCTestCase {
         XCTAssertEqual(keys[1], keys[4], "auto is auto:70")
         XCTAssertEqual(keys[0], keys[5], "no q is q=80")
         XCTAssertEqual(Set(keys).count, 4)
+        // The unscored mode is a different result from the scored one at the same level.
+        let predicted = try [key("auto:predicted"), key("auto:70:predicted"), key("auto:high:predicted")]
+        XCTAssertEqual(predicted[0], predicted[1])
+        XCTAssertFalse(keys.contains(predicted[0]))
+        XCTAssertNotEqual(predicted[0], predicted[2])
     }
 
     func testBadAutoValuesAre400() throws {
-        for bad in ["auto:", "auto:best", "auto:101", "auto:-1", "automatic", "auto:nan"] {
+        for bad in ["auto:", "auto:best", "auto:101", "auto:-1", "automatic", "auto:nan", "auto:predicted:predicted",
+                    "auto:high:scored"] {
             XCTAssertThrowsError(try ImageRequestOptions(pairs: [(name: "url", value: "https://example.com/a.jpg"),
                                                                  (name: "q", value: bad)]), bad)
         }

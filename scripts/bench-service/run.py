@@ -5,9 +5,13 @@ load (wrk, 2 threads, 16 connections, rotating over the 60 URLs with rotate.lua)
 
 Runs: cold crop 400x300, cold fit-in 400x300, cold WebP 400x300 (results not cached on either side; originals
 cached on disk on both, after one priming pass), warm (result cache on both, primed), our peak RSS at 64
-connections, CPU per cold crop against vipsthumbnail.
+connections, CPU per cold crop against vipsthumbnail; then ours only: the cold JPEG and WebP crops with q=auto
+(scored) and q=auto:predicted (unscored), each against our fixed-quality cold crop of the same format (issue
+#32's goal: q=auto ≥ 0.6× the fixed-quality req/s).
 
-Usage: run.py [--duration S] [--build DIR] (from the repository root; `make bench-service` runs it).
+Usage: run.py [--duration S] [--build DIR] [--server PATH] [--runs crop,webp,auto-jpeg,…]
+(from the repository root; `make bench-service` runs it all; `--runs` with `--server .build/debug/webimage-server`
+measures a subset without a release build, e.g. the q=auto rows: `--runs crop,webp,auto-jpeg,auto-webp`).
 Writes DIR/service-results.md and DIR/service-results.json, puts the same figures as the "service" suite into
 bench-results.json (replacing that suite's rows, keeping the others `make bench` wrote) and draws
 docs/service-bench.png from them with `webimage bench-chart --suite service` when that binary is built.
@@ -119,8 +123,11 @@ def start_thumbor(work: Path, venv: Path, result_storage: bool):
     return procs
 
 
+SERVER = ROOT / ".build/release/webimage-server"
+
+
 def start_ours(work: Path, result_cache: bool):
-    args = [str(ROOT / ".build/release/webimage-server"), "--port", str(OURS_PORT), "--host", "127.0.0.1",
+    args = [str(SERVER), "--port", str(OURS_PORT), "--host", "127.0.0.1",
             "--cache", str(work / "ours-cache"), "--allow-unsigned", "--allow-network", "127.0.0.0/8",
             "--max-concurrency", "512", "--log-level", "error",  # thumbor runs with -l error too
             # Every source is on one origin (nginx on 127.0.0.1): all transfer slots for it, as thumbor has.
@@ -162,7 +169,10 @@ def paths(kind, peer):
                   "warm": "400x300"}[kind]
         return [f"/unsafe/{prefix}/{s}" for s in src]
     extra = {"crop": "w=400&h=300&format=jpeg", "fit": "w=400&h=300&fit=contain&format=jpeg",
-             "webp": "w=400&h=300&format=webp", "warm": "w=400&h=300&format=jpeg"}[kind]
+             "webp": "w=400&h=300&format=webp", "warm": "w=400&h=300&format=jpeg",
+             "auto-jpeg": "w=400&h=300&format=jpeg&q=auto", "auto-webp": "w=400&h=300&format=webp&q=auto",
+             "predicted-jpeg": "w=400&h=300&format=jpeg&q=auto:predicted",
+             "predicted-webp": "w=400&h=300&format=webp&q=auto:predicted"}[kind]
     return [f"/image?url={urllib.parse.quote('http://' + s, safe='')}&{extra}" for s in src]
 
 
@@ -211,6 +221,25 @@ def vips_cpu(work):
 
 RUN_NAMES = {"crop": "cold crop 400x300", "fit": "cold fit-in 400x300", "webp": "cold WebP 400x300",
              "warm": "warm (result cache)"}
+# Ours only, each against our fixed-quality run of the same format.
+AUTO_RUNS = {"auto-jpeg": ("q=auto JPEG cold crop 400x300", "crop"),
+             "auto-webp": ("q=auto WebP cold crop 400x300", "webp"),
+             "predicted-jpeg": ("q=auto:predicted JPEG cold crop 400x300", "crop"),
+             "predicted-webp": ("q=auto:predicted WebP cold crop 400x300", "webp")}
+PEER_RUNS = ["crop", "fit", "webp", "warm"]
+
+
+def auto_rows(o):
+    """q=auto against our own fixed-quality cold crop (goal ≥ 0.6× its req/s)."""
+    rows = []
+    for kind, (name, fixed) in AUTO_RUNS.items():
+        if kind not in o or fixed not in o:
+            continue
+        ratio = o[kind]["rps"] / o[fixed]["rps"]
+        rows.append({"suite": "service", "name": f"{name} req/s", "unit": "req/s", "ours": o[kind]["rps"],
+                     "peer": o[fixed]["rps"], "peerName": f"ours, fixed q80 ({RUN_NAMES[fixed]})",
+                     "higherIsBetter": True, "goal": "≥ 0.6× our fixed-quality req/s", "goalMet": ratio >= 0.6})
+    return rows
 
 
 def bench_rows(results):
@@ -224,19 +253,23 @@ def bench_rows(results):
                 "higherIsBetter": higher, "goal": goal, "goalMet": None if bound is None else ratio <= bound}
 
     rows = []
-    for kind in ["crop", "fit", "webp", "warm"]:
+    for kind in PEER_RUNS:
+        if kind not in o or kind not in t:
+            continue
         factor = 5 if kind == "warm" else 3
         rows.append(row(f"{RUN_NAMES[kind]} req/s", "req/s", o[kind]["rps"], t[kind]["rps"], True,
                         f"≥ {factor}× thumbor's req/s", 1 / factor))
         cold = kind != "warm"
         rows.append(row(f"{RUN_NAMES[kind]} p99", "ms", o[kind]["p99_ms"], t[kind]["p99_ms"], False,
                         "≤ 0.5× thumbor's p99" if cold else None, 0.5 if cold else None))
-    rows.append(row("peak RSS (ours at 64 connections)", "MB", o["peak_rss_64"] / 1e6, t["peak_rss_total"] / 1e6,
-                    False, "≤ 1× thumbor's total", 1))
-    rows.append(row("CPU per cold crop", "ms", o["crop"]["cpu_ms_per_request"],
-                    results["vips_cpu_ms"] - results["vips_startup_ms"], False, "≤ 1.2× vipsthumbnail's work", 1.2,
-                    peer_name="vipsthumbnail, net of start-up"))
-    return rows
+    if "peak_rss_64" in o and t.get("peak_rss_total"):
+        rows.append(row("peak RSS (ours at 64 connections)", "MB", o["peak_rss_64"] / 1e6, t["peak_rss_total"] / 1e6,
+                        False, "≤ 1× thumbor's total", 1))
+    if "crop" in o and "vips_cpu_ms" in results:
+        rows.append(row("CPU per cold crop", "ms", o["crop"]["cpu_ms_per_request"],
+                        results["vips_cpu_ms"] - results["vips_startup_ms"], False, "≤ 1.2× vipsthumbnail's work", 1.2,
+                        peer_name="vipsthumbnail, net of start-up"))
+    return rows + auto_rows(o)
 
 
 def merge_into_bench_results(rows, path: Path):
@@ -256,10 +289,20 @@ def draw_chart(results_path: Path, chart: Path):
 
 
 def main():
+    global SERVER
     parser = argparse.ArgumentParser()
     parser.add_argument("--duration", type=int, default=30)
     parser.add_argument("--build", default=str(ROOT / ".build/bench-service"))
+    parser.add_argument("--server", default=str(SERVER), help="the webimage-server binary (default: the release build)")
+    parser.add_argument("--runs", default=",".join(PEER_RUNS + list(AUTO_RUNS)),
+                        help="comma-separated subset of: " + ", ".join(PEER_RUNS + list(AUTO_RUNS)))
     args = parser.parse_args()
+    SERVER = Path(args.server).resolve()
+    runs = args.runs.split(",")
+    unknown = set(runs) - set(PEER_RUNS) - set(AUTO_RUNS)
+    if unknown:
+        parser.error(f"unknown runs: {', '.join(sorted(unknown))}")
+    full = set(PEER_RUNS) <= set(runs)
     work = Path(args.build)
     work.mkdir(parents=True, exist_ok=True)
     venv = setup(work)
@@ -268,9 +311,10 @@ def main():
     try:
         wait_http(f"http://127.0.0.1:{ORIGIN_PORT}/img00.jpg")
         thumbor_peak = 0
-        for kind in ["crop", "fit", "webp", "warm"]:
+        for kind in [r for r in PEER_RUNS + list(AUTO_RUNS) if r in runs]:
             warm = kind == "warm"
-            for peer in ["thumbor", "ours"]:
+            # thumbor has no automatic quality: the q=auto runs are ours only, against our own fixed-quality run.
+            for peer in ["ours"] if kind in AUTO_RUNS else ["thumbor", "ours"]:
                 if peer == "thumbor":
                     shutil.rmtree(work / "thumbor-results", ignore_errors=True)
                     procs, port = start_thumbor(work, venv, result_storage=warm), THUMBOR_LB_PORT
@@ -285,7 +329,7 @@ def main():
                     r["cpu_ms_per_request"] = 1000 * r["cpu_s"] / max(1, r["requests"])
                     if peer == "thumbor":
                         thumbor_peak = max(thumbor_peak, sum(proc_status(p.pid, "VmHWM") for p in procs))
-                    elif kind == "crop":
+                    elif kind == "crop" and full:
                         r64 = wrk(work, port, ps, args.duration, connections=64)
                         results["ours"]["crop64"] = r64
                         results["ours"]["peak_rss_64"] = proc_status(procs[0].pid, "VmHWM")
@@ -294,15 +338,28 @@ def main():
                 finally:
                     stop(procs)
         results["thumbor"]["peak_rss_total"] = thumbor_peak
-        per_image, startup = vips_cpu(work)
-        results["vips_cpu_ms"], results["vips_startup_ms"] = 1000 * per_image, 1000 * startup
+        if full:
+            per_image, startup = vips_cpu(work)
+            results["vips_cpu_ms"], results["vips_startup_ms"] = 1000 * per_image, 1000 * startup
     finally:
         nginx.send_signal(signal.SIGQUIT)
         nginx.wait()
     (work / "service-results.json").write_text(json.dumps(results, indent=2))
+    t, o = results["thumbor"], results["ours"]
+    auto_table = ["| run (ours only) | req/s | p99 | our fixed-quality req/s | ratio | goal |", "|---|---|---|---|---|---|"]
+    for kind, (name, fixed) in AUTO_RUNS.items():
+        if kind in o and fixed in o:
+            auto_table.append(f"| {name} | {o[kind]['rps']:.0f} | {o[kind]['p99_ms']:.1f} ms | {o[fixed]['rps']:.0f} | "
+                              f"{o[kind]['rps'] / o[fixed]['rps']:.2f}× | ≥ 0.6× |")
+    if not full:
+        # A subset (e.g. a debug server's q=auto rows): printed and saved, not merged into bench-results.json.
+        table = "\n".join(auto_table) + "\n"
+        (work / "service-results.md").write_text(table)
+        print(json.dumps(o, indent=2))
+        print(table)
+        return
     merge_into_bench_results(bench_rows(results), ROOT / "bench-results.json")
     draw_chart(ROOT / "bench-results.json", ROOT / "docs" / "service-bench.png")
-    t, o = results["thumbor"], results["ours"]
     rows = ["| run | thumbor req/s | thumbor p99 | webimage-server req/s | webimage-server p99 | req/s ratio | p99 ratio | goal |",
             "|---|---|---|---|---|---|---|---|"]
     names = {"crop": "cold crop 400×300", "fit": "cold fit-in 400×300", "webp": "cold WebP 400×300",
@@ -318,7 +375,7 @@ def main():
     rows.append(f"| CPU per cold crop | vipsthumbnail {results['vips_cpu_ms']:.1f} ms per process, {vips_net:.1f} ms "
                 f"without its start-up | | {o['crop']['cpu_ms_per_request']:.1f} ms (in the server, all included) | | "
                 f"{o['crop']['cpu_ms_per_request'] / vips_net:.2f}× (of the net) | | ≤ 1.2× |")
-    table = "\n".join(rows) + "\n"
+    table = "\n".join(rows) + "\n\n" + "\n".join(auto_table) + "\n"
     (work / "service-results.md").write_text(table)
     print(table)
 

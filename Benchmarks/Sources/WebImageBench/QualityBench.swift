@@ -2,8 +2,10 @@ import Foundation
 import WebImage
 
 /// Automatic quality's cost: for every photograph of `corpus/photos` as a 400 px thumbnail, the time of an encode
-/// with `EncodeOptions(automaticQuality: .medium)` (its tries, decodes and SSIMULACRA2) against one fixed-quality
-/// encode (q80) of the same pixels, JPEG and WebP; and SSIMULACRA2 alone on the same sizes. Totals over the set.
+/// with `EncodeOptions(automaticQuality: .medium)` (its tries, decodes and SSIMULACRA2) and with `.medium` unscored
+/// (`check: .predicted`: the predictor's quality, one encode) against one fixed-quality encode (q80) of the same
+/// pixels, JPEG and WebP; and SSIMULACRA2 alone on the same sizes: a reference and one comparison, and one more
+/// comparison against a prepared reference (the floor of any scored check). Totals over the set.
 enum QualityBench: BenchSuite {
     static let name = "quality"
 
@@ -29,15 +31,22 @@ enum QualityBench: BenchSuite {
                 }
                 return bytes
             }
-            var fixedBytes = 0, autoBytes = 0
+            var fixedBytes = 0, autoBytes = 0, predictedBytes = 0
             let fixed = try Clock.median(iterations: iterations) { fixedBytes = try encodeAll(EncodeOptions(quality: 0.8)) }
             let automatic = try Clock.median(iterations: iterations) {
                 autoBytes = try encodeAll(EncodeOptions(automaticQuality: .medium))
+            }
+            let predicted = try Clock.median(iterations: iterations) {
+                predictedBytes = try encodeAll(EncodeOptions(automaticQuality: QualityTarget.medium.checked(.predicted)))
             }
             BenchReport.shared.add(BenchResult(
                 suite: name, name: "q=auto \(format) encode of \(thumbnails.count) photos at 400 px (\(autoBytes) B; q80 \(fixedBytes) B)",
                 unit: "ms", ours: automatic * 1000, peer: fixed * 1000, peerName: "one fixed-quality (q80) encode each",
                 higherIsBetter: false, goal: "≤ 2× fixed", goalMet: automatic <= fixed * 2))
+            BenchReport.shared.add(BenchResult(
+                suite: name, name: "q=auto:predicted \(format) encode of \(thumbnails.count) photos at 400 px (\(predictedBytes) B, unscored)",
+                unit: "ms", ours: predicted * 1000, peer: fixed * 1000, peerName: "one fixed-quality (q80) encode each",
+                higherIsBetter: false, goal: "≤ 2× fixed", goalMet: predicted <= fixed * 2))
         }
         // Encoder effort: each setting's fixed-quality (q80) encode time and bytes against the settings before the
         // tuning (Annex K tables, method 4), at 400 px. The goal is on JPEG's default (`.balanced`, Robidoux tables):
@@ -72,10 +81,17 @@ enum QualityBench: BenchSuite {
         BenchReport.shared.add(BenchResult(
             suite: name, name: "SSIMULACRA2 of \(thumbnails.count) photos at 400 px (reference and comparison)", unit: "ms",
             ours: metric * 1000, peer: nil, peerName: nil, higherIsBetter: false, goal: nil, goalMet: nil))
+        let references = thumbnails.map { SSIMULACRA2.Reference($0) }
+        let comparison = try Clock.median(iterations: iterations) {
+            for (reference, buffer) in zip(references, thumbnails) { _ = try reference.score(buffer) }
+        }
+        BenchReport.shared.add(BenchResult(
+            suite: name, name: "SSIMULACRA2 of \(thumbnails.count) photos at 400 px (one comparison, reference prepared)", unit: "ms",
+            ours: comparison * 1000, peer: nil, peerName: nil, higherIsBetter: false, goal: nil, goalMet: nil))
     }
 
     /// `corpus/photos` from `$WEBIMAGE_CORPUS` or `../shared/corpus` (beside the repository).
-    private static func corpus() throws -> URL {
+    static func corpus() throws -> URL {
         let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).deletingLastPathComponent()
         let candidates = [ProcessInfo.processInfo.environment["WEBIMAGE_CORPUS"].map { URL(fileURLWithPath: $0) },
                           root.appendingPathComponent("../shared/corpus").standardizedFileURL].compactMap { $0 }

@@ -17,7 +17,7 @@ while let argument = arguments.popFirst() {
 }
 
 /// Every suite, in the order they run. Each layer adds its own.
-let suites: [any BenchSuite.Type] = [CodecJPEGPNGBench.self, CodecGIFWebPBench.self, CodecModernBench.self, ProcessingBench.self, KVCacheBench.self, KVCacheScaleBench.self, FetcherBench.self, ManagerBench.self, ThumbnailBench.self, ColorBench.self, MemcachedBench.self, SmartCropBench.self, QualityBench.self]
+let suites: [any BenchSuite.Type] = [CodecJPEGPNGBench.self, CodecGIFWebPBench.self, CodecModernBench.self, ProcessingBench.self, KVCacheBench.self, KVCacheScaleBench.self, FetcherBench.self, ManagerBench.self, ThumbnailBench.self, ColorBench.self, MemcachedBench.self, SmartCropBench.self, QualityBench.self, QualityFitBench.self]
 
 let work = FileManager.default.temporaryDirectory.appendingPathComponent("webimage-bench-\(getpid())")
 try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)

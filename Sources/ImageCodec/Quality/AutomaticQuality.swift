@@ -1,24 +1,33 @@
 import Foundation
 
-/// Automatic quality: encodes a still at the lowest quality whose decoded result keeps a SSIMULACRA2 score of at
-/// least the target against the pixels given (`EncodeOptions.automaticQuality`; `ImageEncoder` runs it).
+/// Automatic quality: encodes a still at a quality whose decoded result keeps a SSIMULACRA2 score of at least the
+/// target against the pixels given (`EncodeOptions.automaticQuality`; `ImageEncoder` runs it).
 ///
-/// The search (`QualitySearch`) starts from a model of quality → score per format (fitted on the shared corpus
-/// at thumbnail sizes), refines by the measured slope, and scores at most 4 qualities; when none reaches the
-/// target, the output is written unscored at the format's fallback (JPEG: quality 100, 4:4:4; WebP: lossless;
-/// others: quality 97), so a measured miss is never served. The reference's half of the metric is computed once
-/// (`SSIMULACRA2.Reference`).
+/// A predictor (`QualityModel`, fitted offline on the shared corpus) gives a quality from cheap features of the
+/// image (`QualityFeatures`: one pass over the pixels). Then, by the target's `check`:
+/// - `.scored` (the default): a search (`QualitySearch`) starts at the predictor's median quality and refines by
+///   the measured slope, scoring at most 4 qualities; when none reaches the target, the output is written unscored
+///   at the format's fallback (JPEG: quality 100, 4:4:4; WebP: lossless; others: quality 97), so a measured miss is
+///   never served. Chroma: the image with its chroma subsampled 4:2:0 and restored (`ChromaDetail`) is scored
+///   first: that is the most any 4:2:0 encode can reach. JPEG is written 4:4:4 when that ceiling is under the
+///   target plus `subsamplingMargin` (or the target is 85 or more), else 4:2:0; lossy WebP (4:2:0 only) goes
+///   straight to its lossless fallback when the ceiling is under the target.
+/// - `.predicted`: one encode at the predictor's quality plus its margin (a high quantile of its fit residuals),
+///   nothing scored; JPEG's subsampling and WebP's lossless choice come from the predictor too. A share of images
+///   lands under the target (measured: docs/quality.md).
 ///
-/// Chroma: the image with its chroma subsampled 4:2:0 and restored (`ChromaDetail`) is scored first: that is the
-/// most any 4:2:0 encode can reach. JPEG is written 4:4:4 when that ceiling is under the target plus
-/// `subsamplingMargin` (or the target is 85 or more), else 4:2:0; lossy WebP (4:2:0 only) goes straight to its
-/// lossless fallback when the ceiling is under the target.
-///
-/// - Important: Stateless and thread-safe. Costs up to 4 encodes and decodes plus the metric (5 encodes with the fallback) (the reference's
-///   half once); the decoded candidates are the only extra memory (one at a time, besides the chosen bytes).
+/// - Important: Stateless and thread-safe. Scored: the features, the reference's half of the metric, the 4:2:0
+///   ceiling (one comparison), then up to 4 encodes, decodes and comparisons (5 encodes with the fallback).
+///   Predicted: the features and one encode. The decoded candidates are the only extra memory besides the
+///   metric's scratch (one at a time).
 enum AutomaticQuality {
     /// The quality of the unscored fallback of formats other than JPEG (100, 4:4:4) and WebP (lossless).
     static let fallbackQuality = 97
+
+    /// At most this many qualities are scored (the first guess included). 4: real curves have plateaus
+    /// (libjpeg's and libwebp's quantiser steps), and the predictor's error (about ±11 qualities on images it
+    /// was not fitted on) is more than one or two refinements absorb without overshooting the bytes.
+    static let maximumScoredTries = 4
 
     /// What one automatic encode did (for tests and the benchmark).
     struct Report {
@@ -27,6 +36,8 @@ enum AutomaticQuality {
         let subsampling: ChromaSubsampling
         let tries: [QualitySearch.Try]
         let usedFallback: Bool
+        /// The predictor's quality for this check (the search's start when scored; 101: even 100 expected to miss).
+        var predictedQuality = 0
     }
 
     /// Whether automatic quality applies to `format` with `options` (lossy still output).
@@ -43,7 +54,7 @@ enum AutomaticQuality {
     /// at q94, 21 KB, where 4:4:4 reached 70 at q76, 13 KB, with a ceiling of about 75).
     static let subsamplingMargin = 12.0
 
-    /// Encodes `buffer` as `format` through `encode` (a fixed-quality encoder), searching the quality.
+    /// Encodes `buffer` as `format` through `encode` (a fixed-quality encoder), choosing the quality.
     static func encode(_ buffer: PixelBuffer, format: ImageFormat, target: QualityTarget, options: EncodeOptions,
                        encode: (PixelBuffer, EncodeOptions) throws -> Data) throws -> Report {
         var options = options
@@ -51,36 +62,56 @@ enum AutomaticQuality {
         // JPEG has no alpha: its encoder writes the premultiplied colour (transparent areas black), so that is
         // what the output is measured against; a target measured against the transparent original could never be met.
         let buffer = format == .jpeg ? try opaqueOnBlack(buffer) : buffer
+        let features = QualityFeatures(buffer)
+        let score = target.minimumScore
+        func attempt(_ quality: Int) throws -> Data {
+            var attempt = options
+            attempt.quality = Double(quality) / 100
+            return try encode(buffer, attempt)
+        }
+        if target.check == .predicted {
+            if format == .jpeg {
+                options.chromaSubsampling = QualityModel.prefersFullChroma(for: score, features: features) ? .yuv444 : .yuv420
+            } else if format == .webp, !QualityModel.lossyWebPReaches(score, features: features) {
+                return try fallback(buffer, format: format, options: options, tries: [], encode: encode)
+            }
+            let predicted = QualityModel.quality(for: score, features: features, format: format,
+                                                 subsampling: options.chromaSubsampling, check: .predicted)
+            if predicted > 100 { return try fallback(buffer, format: format, options: options, tries: [], encode: encode) }
+            return Report(data: try attempt(predicted), quality: predicted, subsampling: options.chromaSubsampling,
+                          tries: [], usedFallback: false, predictedQuality: predicted)
+        }
         let reference = SSIMULACRA2.Reference(buffer)
         // The best 4:2:0 can do on this image: JPEG takes 4:4:4 below it (fine colour detail, saturated edges);
         // lossy WebP, always 4:2:0, cannot reach the target at any quality, so it is written losslessly at once.
         if format == .jpeg || format == .webp {
-            let ceiling = target.minimumScore >= 85 && format == .jpeg ? 0
-                : try reference.score(ChromaDetail.subsampled(buffer))
-            let fits = ceiling >= target.minimumScore + subsamplingMargin
+            let ceiling = score >= 85 && format == .jpeg ? 0 : try reference.score(ChromaDetail.subsampled(buffer))
+            let fits = ceiling >= score + subsamplingMargin
             if format == .jpeg {
                 options.chromaSubsampling = fits ? .yuv420 : .yuv444
-            } else if ceiling < target.minimumScore + 1 {
+            } else if ceiling < score + 1 {
                 return try fallback(buffer, format: format, options: options, tries: [], encode: encode)
             }
         }
+        let predicted = QualityModel.quality(for: score, features: features, format: format,
+                                             subsampling: options.chromaSubsampling, check: .scored)
         let model = Model.of(format, subsampling: options.chromaSubsampling)
         var encoded: [Int: Data] = [:]
-        let search = QualitySearch(target: target.minimumScore, initialQuality: model.quality(for: target.minimumScore),
-                                   slope: model.slope(at: target.minimumScore))
+        var search = QualitySearch(target: score, initialQuality: predicted, slope: model.slope(at: score))
+        search.maximumTries = maximumScoredTries
         let outcome = try search.run { quality in
-            var attempt = options
-            attempt.quality = Double(quality) / 100
-            let data = try encode(buffer, attempt)
+            let data = try attempt(quality)
             let decoded = try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true))
             encoded[quality] = data
             return try reference.score(decoded.firstFrame.buffer)
         }
         if let quality = outcome.quality, let data = encoded[quality] {
             return Report(data: data, quality: quality, subsampling: options.chromaSubsampling, tries: outcome.tries,
-                          usedFallback: false)
+                          usedFallback: false, predictedQuality: predicted)
         }
-        return try fallback(buffer, format: format, options: options, tries: outcome.tries, encode: encode)
+        var report = try fallback(buffer, format: format, options: options, tries: outcome.tries, encode: encode)
+        report.predictedQuality = predicted
+        return report
     }
 
     /// `buffer` as JPEG's encoder sees it: premultiplied colour, alpha dropped (opaque pixels unchanged).
@@ -126,8 +157,8 @@ enum AutomaticQuality {
 
     /// A format's quality → score curve near thumbnail sizes: (score, quality) points, increasing; the median
     /// quality reaching each score over a third of the shared corpus's photos at 400 px (libjpeg-turbo 4:2:0 and
-    /// 4:4:4, libwebp method 4). Single images scatter ±15 qualities around it, which the refinements absorb.
-    /// Formats without their own curve use WebP's.
+    /// 4:4:4, libwebp method 4). Its slope steps the search until two tries give a secant. Formats without their
+    /// own curve use WebP's.
     struct Model {
         let points: [(score: Double, quality: Double)]
 

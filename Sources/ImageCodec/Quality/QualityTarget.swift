@@ -7,14 +7,38 @@
 /// - `medium` (the default, `q=auto`): 70 — high quality: artefacts hard to notice without the original next to it.
 /// - `high`: 80 — very high quality: not told apart from the original in a flicker test at 1:1.
 ///
+/// How the target is held (`check`): `.scored` (the default) measures the chosen quality and never serves a
+/// measured miss; `.predicted` encodes once at the predictor's quality, unscored (about the cost of a
+/// fixed-quality encode, with a measured miss rate: see docs/quality.md).
+///
 /// - Important: A value type; thread-safe.
 public struct QualityTarget: Sendable, Hashable, CustomStringConvertible {
     /// The lowest SSIMULACRA2 score the output may have, 0…100 (clamped).
     public var minimumScore: Double
 
-    /// A target of `minimumScore` (clamped to 0…100).
-    public init(minimumScore: Double) {
+    /// How automatic quality holds the target. Default `.scored`.
+    public var check: Check
+
+    /// How automatic quality holds a target.
+    public enum Check: String, Sendable, Hashable {
+        /// The predictor's quality is encoded, decoded and scored; a miss is refined once (scored again), then
+        /// the unscored lossless-or-maximum fallback. The output never scores under the target by our metric.
+        /// Costs one or two encodes, decodes and metric comparisons plus the reference's half.
+        case scored
+        /// One encode at the predictor's quality, nothing scored: near a fixed-quality encode's cost, but a
+        /// share of images lands a few points under the target (measured on the corpus: docs/quality.md).
+        case predicted
+    }
+
+    /// A target of `minimumScore` (clamped to 0…100), held as `check` says (default `.scored`).
+    public init(minimumScore: Double, check: Check = .scored) {
         self.minimumScore = min(100, max(0, minimumScore.isNaN ? 0 : minimumScore))
+        self.check = check
+    }
+
+    /// This target held by `check` instead.
+    public func checked(_ check: Check) -> QualityTarget {
+        QualityTarget(minimumScore: minimumScore, check: check)
     }
 
     /// Score 60: visibly compressed side by side, fine for previews and thumbnails.
@@ -37,24 +61,41 @@ public struct QualityTarget: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The target a quality parameter names: `auto` (`.medium`), `auto:low`, `auto:medium`, `auto:high` or
-    /// `auto:SCORE`; `nil` for anything else (a number is a fixed quality, not a target). The server's `q=` and
-    /// `--default-quality` and the CLI's `--quality` read it.
+    /// `auto:SCORE`, each optionally followed by `:predicted` (unscored, `Check.predicted`; `auto:predicted` is
+    /// `.medium` unscored); `nil` for anything else (a number is a fixed quality, not a target). The server's `q=`
+    /// and `--default-quality` and the CLI's `--quality` read it.
     public init?(parameter: String) {
-        if parameter.lowercased() == "auto" {
-            self = .medium
-            return
+        var parts = parameter.lowercased().split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        guard parts.first == "auto", parts.count <= 3 else { return nil }
+        var check = Check.scored
+        if parts.count >= 2, parts.last == "predicted" {
+            check = .predicted
+            parts.removeLast()
         }
-        guard parameter.lowercased().hasPrefix("auto:") else { return nil }
-        self.init(name: String(parameter.dropFirst(5)))
+        switch parts.count {
+        case 1: self = QualityTarget.medium.checked(check)
+        case 2:
+            guard let named = QualityTarget(name: parts[1]) else { return nil }
+            self = named.checked(check)
+        default: return nil
+        }
     }
 
-    /// `low`, `medium`, `high`, or the score.
+    /// The parameter that names this target (`auto:70.0`, `auto:70.0:predicted`): `init(parameter:)` reads it
+    /// back; the server's result keys use it.
+    public var parameter: String {
+        "auto:\(minimumScore)" + (check == .predicted ? ":predicted" : "")
+    }
+
+    /// `low`, `medium`, `high`, or the score; `+predicted` when unscored.
     public var description: String {
-        switch self {
-        case .low: return "low"
-        case .medium: return "medium"
-        case .high: return "high"
-        default: return String(minimumScore)
+        let level: String
+        switch minimumScore {
+        case QualityTarget.low.minimumScore: level = "low"
+        case QualityTarget.medium.minimumScore: level = "medium"
+        case QualityTarget.high.minimumScore: level = "high"
+        default: level = String(minimumScore)
         }
+        return check == .predicted ? level + "+predicted" : level
     }
 }

@@ -62,7 +62,8 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// `automaticQuality`, used only for kept animations (no search runs for them).
     public var quality: Int = ImageRequestOptions.defaultQuality
     /// `q=auto` (`.medium`, SSIMULACRA2 70), `q=auto:low` (60), `q=auto:high` (80) or `q=auto:SCORE` (0…100): the
-    /// lowest quality whose output keeps that score against the resized source (`EncodeOptions.automaticQuality`).
+    /// lowest quality whose output keeps that score against the resized source (`EncodeOptions.automaticQuality`);
+    /// any of them with `:predicted` (`q=auto:predicted`): one unscored encode at the predicted quality.
     /// Default `nil` (fixed `quality`), or the server's `--default-quality auto…` when `q` is absent.
     public var automaticQuality: QualityTarget?
     /// Keep an animation (`anim=1`) when the output format animates (GIF, WebP). Default `false`: the first frame.
@@ -163,7 +164,7 @@ public struct ImageRequestOptions: Sendable, Hashable {
             case "q":
                 if value.lowercased().hasPrefix("auto") {
                     guard let target = QualityTarget(parameter: value) else {
-                        throw .badOptions("q: expected auto, auto:low, auto:medium, auto:high or auto:SCORE (0…100)")
+                        throw .badOptions("q: expected auto, auto:low, auto:medium, auto:high or auto:SCORE (0…100), optionally followed by :predicted")
                     }
                     parsed.automaticQuality = target
                 } else {
@@ -217,7 +218,7 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// the format): part of the result-cache key.
     public var canonicalProcessing: String {
         "w=\(width.map(String.init) ?? "-")&h=\(height.map(String.init) ?? "-")&fit=\(fit.rawValue)"
-            + "&q=\(automaticQuality.map { "auto:\($0.minimumScore)" } ?? String(quality))&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)&gravity=\(gravity.canonicalName)"
+            + "&q=\(automaticQuality.map(\.parameter) ?? String(quality))&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)&gravity=\(gravity.canonicalName)"
             + thumborProcessing
     }
 

@@ -1,4 +1,5 @@
 @testable import ImageCodec
+import Foundation
 import TestSupport
 import XCTest
 
@@ -82,6 +83,67 @@ final class SSIMULACRA2Tests: XCTestCase {
             x < 16 ? RGBA(r: 0, g: 0, b: 255, a: 0) : RGBA(r: 255, g: 0, b: 0, a: 255)
         }
         XCTAssertEqual(try SSIMULACRA2.score(reference: a, distorted: b), 100, accuracy: 1e-9)
+    }
+
+    /// The metric's scratch is reused across comparisons (a `Reference` keeps it): scoring the same image again,
+    /// after a different one, gives the bit-identical score; and many threads scoring against one reference at
+    /// once get exactly the serial scores (each comparison takes its own workspace).
+    func testReusedAndConcurrentComparisonsGiveTheSameScores() throws {
+        let url = try XCTUnwrap(QualityCorpus.photos().first { $0.lastPathComponent.hasPrefix("kodak") })
+        let source = try QualityCorpus.thumbnail(url, maxPixelSize: 160)
+        let distorted = try [0.2, 0.5, 0.9].map { q in
+            try ImageDecoder.decode(try JPEGEncoder.encode(source, options: EncodeOptions(quality: q))).firstFrame.buffer
+        }
+        let reference = SSIMULACRA2.Reference(source)
+        let serial = try distorted.map { try reference.score($0) }
+        XCTAssertEqual(try reference.score(distorted[0]), serial[0])
+        XCTAssertEqual(try SSIMULACRA2.score(reference: source, distorted: distorted[2]), serial[2])
+        let results = Mutex([Int: Double]())
+        DispatchQueue.concurrentPerform(iterations: 12) { i in
+            let score = (try? reference.score(distorted[i % 3])) ?? .nan
+            results.withLock { $0[i] = score }
+        }
+        results.withLock { r in
+            for i in 0..<12 { XCTAssertEqual(r[i], serial[i % 3], "comparison \(i)") }
+        }
+        XCTAssertEqual(serial.sorted(), serial, "lower quality scores lower")
+    }
+
+    /// The metric's cube root (a bit estimate and two Halley steps, no libm call) is within 3 ulps of
+    /// Foundation's over the range XYB uses (the bias 0.0038 up to 1.01) and beyond.
+    func testFastCubeRootMatchesFoundation() {
+        var v: Float = 0.0037930732552754493
+        var worst: Float = 0
+        while v < 8 {
+            let exact = Float(Foundation.cbrt(Double(v)))
+            let fast = SSIMULACRA2.Kernels.cbrt(v)
+            worst = max(worst, abs(fast - exact) / exact.ulp)
+            v = v * 1.0009 + 1e-7
+        }
+        XCTAssertLessThanOrEqual(worst, 3, "worst error in ulps")
+        XCTAssertEqual(SSIMULACRA2.Kernels.cbrt(0), 0)
+    }
+
+    /// Halving in place keeps the edge rule (a block cut by the edge averages the pixels it has) on odd sizes.
+    func testHalvingInPlaceOnOddSizes() {
+        for (w, h) in [(1, 1), (3, 1), (1, 3), (5, 3), (4, 4), (7, 9)] {
+            var plane = (0..<(w * h)).map { Float($0 * $0 % 17) }
+            let original = plane
+            plane.withUnsafeMutableBufferPointer { SSIMULACRA2.Kernels.halve($0.baseAddress!, width: w, height: h) }
+            let (w2, h2) = ((w + 1) / 2, (h + 1) / 2)
+            for oy in 0..<h2 {
+                for ox in 0..<w2 {
+                    var sum: Float = 0, count: Float = 0
+                    for y in (2 * oy)...min(2 * oy + 1, h - 1) {
+                        for x in (2 * ox)...min(2 * ox + 1, w - 1) {
+                            sum += original[y * w + x]
+                            count += 1
+                        }
+                    }
+                    XCTAssertEqual(plane[oy * w2 + ox], sum / count, accuracy: 1e-5, "\(w)×\(h) at \(ox),\(oy)")
+                }
+            }
+        }
     }
 
     static func opaque(_ buffer: PixelBuffer) throws -> PixelBuffer { try OpaqueComposite.onMidGrey(buffer) }

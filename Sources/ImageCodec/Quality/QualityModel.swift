@@ -1,0 +1,52 @@
+/// Automatic quality's predictor: the quality a format needs to reach a target on an image, from its
+/// `QualityFeatures`, before any encode; and the two choices the search used to score for (JPEG's chroma
+/// subsampling, whether lossy WebP can reach the target at all).
+///
+/// Linear models on `QualityFeatures.inputs(target:)`, fitted offline on a third of the shared corpus at 400 px
+/// and validated on the rest (`scripts/quality/fit_quality_model.py`; the coefficients are in
+/// `QualityModel+Coefficients.swift`). Each quality model carries two margins added to its prediction: for the
+/// scored search's start, the fit residuals' median (the search refines either way); for the unscored mode, their
+/// 80th percentile, so most images pass without a check (the miss rate is measured: docs/quality.md).
+///
+/// - Important: Stateless and thread-safe.
+enum QualityModel {
+    /// One encoding's linear model: quality = weights · inputs + the check's margin.
+    struct Coefficients {
+        let weights: [Double]
+        /// Added for the scored search's first try.
+        var margin: Double = 0
+        /// Added for the unscored mode's only encode.
+        var predictedMargin: Double = 0
+
+        func evaluate(_ inputs: [Double]) -> Double {
+            zip(weights, inputs).reduce(0) { $0 + $1.0 * $1.1 }
+        }
+    }
+
+    /// The quality (1…100, or more than 100 when the model expects even 100 to miss) predicted for `target` on
+    /// an image with `features`, for `format` at `subsampling` (formats other than JPEG use WebP's model).
+    static func quality(for target: Double, features: QualityFeatures, format: ImageFormat,
+                        subsampling: ChromaSubsampling, check: QualityTarget.Check) -> Int {
+        let model = format == .jpeg ? (subsampling == .yuv444 ? jpeg444 : jpeg420) : webp
+        let q = model.evaluate(features.inputs(target: target)) + (check == .scored ? model.margin : model.predictedMargin)
+        guard q.isFinite else { return 100 }
+        return Int(q.rounded(.up)).clamped(1, 101)
+    }
+
+    /// Whether JPEG should be written 4:4:4 for `target`: the model of log(bytes 4:4:4 / bytes 4:2:0) at equal
+    /// score is negative (fine colour detail, saturated edges: 4:2:0 would need a far higher quality), or the
+    /// target is 85 or more.
+    static func prefersFullChroma(for target: Double, features: QualityFeatures) -> Bool {
+        target >= 85 || Coefficients(weights: fullChromaSaving).evaluate(features.inputs(target: target)) < 0
+    }
+
+    /// Whether lossy WebP (always 4:2:0) is expected to reach `target`: its predicted best score (q100) is at
+    /// least a point above it.
+    static func lossyWebPReaches(_ target: Double, features: QualityFeatures) -> Bool {
+        Coefficients(weights: webpCeiling).evaluate(features.inputs(target: 70)) >= target + 1
+    }
+}
+
+extension Comparable {
+    fileprivate func clamped(_ low: Self, _ high: Self) -> Self { min(high, max(low, self)) }
+}
