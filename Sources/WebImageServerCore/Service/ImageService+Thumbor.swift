@@ -26,14 +26,27 @@ extension ImageService {
     ///
     /// A wrong, missing or unusable signature is answered 400, as thumbor answers it (`/image` answers 403), with
     /// the same body whichever key was tried; so is a source that is not an image (`/image`: 415). Filters thumbor ignores when unknown or malformed are refused here
-    /// (400 naming the filter).
+    /// (400 naming the filter). `filters:preset(NAME)` alone is the preset's request (`/image?url=…&preset=NAME`),
+    /// served under `presetsOnly` too.
     public func handle(thumbor request: ThumborServiceRequest) async -> ImageServiceResponse {
         await measured { start in
             do {
                 let path = try ThumborPath(parsing: request.path)
                 try checkThumborSignature(path)
-                let options = try path.requestOptions()
-                try resolution.checkFreeForm(options)
+                let options: ImageRequestOptions
+                if let names = try path.presetNames() {
+                    // `filters:preset(NAME)`: exactly `/image?url=IMAGE&preset=NAME` (allowed under --presets-only).
+                    let pairs = [(name: "url", value: path.imageURL), (name: "preset", value: names)]
+                    var resolved = try resolution.options(for: pairs)
+                    if !resolution.setsQuality(pairs) {
+                        resolved.quality = configuration.defaultQuality
+                        resolved.automaticQuality = configuration.defaultAutomaticQuality
+                    }
+                    options = resolved
+                } else {
+                    options = try path.requestOptions()
+                    try resolution.checkFreeForm(options)
+                }
                 return try await respond(options: options, accept: request.accept, ifNoneMatch: request.ifNoneMatch,
                                          arrival: start)
             } catch ImageServiceError.badSignature {
