@@ -72,6 +72,9 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// its first frame. thumbor URLs set it: thumbor's PIL engine (`ALLOW_ANIMATED_GIFS`) animates GIFs only.
     /// Default `false`: every animated source is kept.
     public var keepsAnimationOfGIFOnly = false
+    /// The JPEG quantisation tables, or `nil` (the default) for `EncodeOptions`' own (Robidoux's). thumbor URLs set
+    /// `.annexK`, the tables thumbor's PIL writes, so that `quality(N)` gives thumbor's look and bytes at N.
+    public var jpegQuantization: JPEGQuantization?
     /// Gaussian-like blur radius in output pixels, 0 (none, the default) … 100.
     public var blur: Double = 0
     /// Which part a `cover` crop keeps: `gravity=center|north|…|south-west|smart|entropy`, or a focal point
@@ -237,6 +240,7 @@ public struct ImageRequestOptions: Sendable, Hashable {
         if !filters.isEmpty { parts.append("filters=" + filters.map(\.canonicalName).joined(separator: ":")) }
         if let maxBytes { parts.append("maxbytes=\(maxBytes)") }
         if keepsAnimationOfGIFOnly { parts.append("animsource=gif") }
+        if jpegQuantization == .annexK { parts.append("jpegtables=annexk") }
         return parts.isEmpty ? "" : "&" + parts.joined(separator: "&")
     }
 }

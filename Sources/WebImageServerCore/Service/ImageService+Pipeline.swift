@@ -212,8 +212,9 @@ extension ImageService {
     private func run(_ plan: RenderPlan, data: Data, watermarks: [URL: Data], deadline: ContinuousClock.Instant?) throws -> ImageResult {
         // A render that waited for the budget past its deadline has been answered already: it does no work.
         try Self.check(deadline)
-        let encodeOptions = EncodeOptions(quality: Double(plan.quality) / 100, deadline: deadline,
+        var encodeOptions = EncodeOptions(quality: Double(plan.quality) / 100, deadline: deadline,
                                           automaticQuality: plan.automaticQuality, effort: configuration.encodeEffort)
+        if let tables = plan.jpegQuantization { encodeOptions.jpegQuantization = tables }
         if plan.recompressesJPEG {
             do {
                 let body = try JXLEncoder.recompressJPEG(data, options: encodeOptions)
@@ -379,6 +380,8 @@ struct RenderPlan: Sendable {
     var animates: Bool
     var quality: Int
     var automaticQuality: QualityTarget?
+    /// The request's JPEG tables (`ImageRequestOptions.jpegQuantization`), `nil` for the encoder's default.
+    var jpegQuantization: JPEGQuantization?
     var blur: Double
     /// The source crop, clamped, in the oriented source's pixels; `nil` for none.
     var sourceCrop: SourceCrop?
@@ -533,6 +536,7 @@ struct RenderPlan: Sendable {
                                       maxPixelSize: animates ? nil : decodePixelSize)
         quality = options.quality
         automaticQuality = options.automaticQuality
+        jpegQuantization = options.jpegQuantization
         blur = options.blur
         // Smart and entropy windows come from the pixels, unless thumbor's focal regions placed the crop.
         switch options.gravity {

@@ -21,6 +21,9 @@ extension ThumborPath {
     /// An animated GIF stays animated (`keepsAnimation`, `keepsAnimationOfGIFOnly`), as thumbor keeps it; the same
     /// window, flips and filters apply to every frame. Other animated sources give their first frame, as thumbor's.
     ///
+    /// JPEG output uses libjpeg's Annex K tables (`jpegQuantization = .annexK`), as thumbor's PIL writes it, so
+    /// `quality(N)` gives thumbor's look and bytes at N (`/image` uses Robidoux's, 5–6 % smaller at the same look).
+    ///
     /// Without `format()` the output keeps the source's format (`.original`), as thumbor's does; `acceptsWebP`
     /// is not consulted (thumbor's `AUTO_WEBP` is off by default).
     ///
@@ -37,6 +40,8 @@ extension ThumborPath {
         // default); other animated sources give it their first frame.
         options.keepsAnimation = true
         options.keepsAnimationOfGIFOnly = true
+        // thumbor's PIL writes libjpeg's Annex K tables: `quality(N)` means what it means there.
+        options.jpegQuantization = .annexK
         if let trim {
             guard let parsed = SourceTrim(thumbor: trim) else { throw .badOptions("trim: expected trim[:top-left|:bottom-right][:N]") }
             options.trim = parsed
