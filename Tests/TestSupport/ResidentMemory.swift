@@ -3,6 +3,10 @@ import Foundation
 import Glibc
 #endif
 
+/// glibc's `mallopt` (malloc.h is not in Swift's Glibc module).
+@_silgen_name("mallopt")
+private func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
+
 /// This process's resident memory as the kernel counts it, for accounting tests that compare what a budget
 /// counted with what is really held: the current resident set (`/proc/self/statm`) and its peak since the last
 /// `resetPeak()` (`VmHWM` of `/proc/self/status`, reset by writing 5 to `/proc/self/clear_refs`).
@@ -10,6 +14,14 @@ import Glibc
 /// - Important: Thread-safe (each call reads the kernel's files); the peak is the whole process's, so measure
 ///   with nothing else running in the process.
 public enum ResidentMemory {
+    /// Fixes glibc's mmap threshold at 1 MiB: every block of 1 MiB or more is mapped when allocated and unmapped when
+    /// freed, so each decode's peak is its own. (glibc's sliding threshold otherwise serves a later decode from memory
+    /// an earlier one freed, and its growth reads near 0: which test ran before decided whether a growth showed.)
+    /// Process-wide and lasting; harmless for other tests.
+    public static func mapLargeBlocks() {
+        _ = glibcMallopt(-3, 1 << 20)  // M_MMAP_THRESHOLD
+    }
+
     /// Bytes resident now (`/proc/self/statm`'s second field × the page size), 0 when unreadable.
     public static var current: Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }

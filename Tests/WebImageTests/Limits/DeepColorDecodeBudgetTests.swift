@@ -1,9 +1,6 @@
 import Dispatch
 import Foundation
 
-/// glibc's `mallopt` (malloc.h is not in Swift's Glibc module); `M_MMAP_THRESHOLD` is -3.
-@_silgen_name("mallopt")
-private func glibcMallopt(_ parameter: Int32, _ value: Int32) -> Int32
 import TestSupport
 import WebImage
 import WebImageAVIF
@@ -27,10 +24,7 @@ final class DeepColorDecodeBudgetTests: XCTestCase {
     override func setUp() {
         super.setUp()
         registrations = AVIFCodec.register() + HEIFCodec.register()
-        // A fixed mmap threshold: every block of 1 MiB or more is mapped when allocated and unmapped when freed, so
-        // each decode's peak is its own (glibc's sliding threshold otherwise serves a later decode from memory an
-        // earlier one freed, and its growth reads 0).
-        _ = glibcMallopt(-3, 1 << 20)
+        ResidentMemory.mapLargeBlocks()  // each decode's peak its own
     }
 
     override func tearDown() {
