@@ -6,11 +6,14 @@ import ImageCodec
 /// Registered by `AVIFCodec.register()` only when `AVIFCodec.isEncodingAvailable`.
 ///
 /// `EncodeOptions.quality` maps to libavif's quantizers (1.0 → 0, 0.0 → 63); `isLossless` uses quantizer 0
-/// and 4:4:4. 8-bit 4:2:0 otherwise.
+/// and the identity matrix. 8-bit 4:4:4 always (avifenc's default for RGB input): at equal SSIMULACRA2 it is as
+/// small as 4:2:0 on photographs and far smaller on graphics and text, which 4:2:0 cannot bring to a high score
+/// at any quantizer (docs/quality.md, "AVIF encoder settings"); `EncodeOptions.chromaSubsampling` is JPEG's.
 ///
-/// - The AV1 encoder: libaom at speed `AVIFEncoder.speed`, chosen by bytes × time against rav1e and SVT-AV1 on
-///   photos at 400×300 and 1200 px (docs/performance.md, "AVIF encoders"); another encoder the installed
-///   libavif has when it lacks libaom.
+/// - The AV1 encoder: libaom at `AVIFEncoder.speed(for:)` of `EncodeOptions.effort` (fast 9, balanced 8,
+///   smallest 6), chosen by bytes at equal SSIMULACRA2 × time against rav1e and SVT-AV1 on photos
+///   (docs/performance.md, "AVIF and JPEG XL encoders"; docs/quality.md); another encoder the installed libavif
+///   has when it lacks libaom.
 /// - One thread per encode (`maxThreads` 1): a server encodes several results at once on its render queue, and
 ///   threads inside one encode would only compete with them for the same cores.
 /// - `EncodeOptions.deadline` is checked before each frame: libavif 0.11 has no progress or abort hook, so one
@@ -20,10 +23,20 @@ import ImageCodec
 ///
 /// - Important: Stateless and thread-safe.
 public struct AVIFEncoder: ImageEncoding {
-    /// libaom's speed (0 slowest … 10 fastest) used by this encoder: 9.
-    public static let speed: Int32 = 9
-    /// The bytes libavif and libaom hold while encoding, per pixel of one frame, as an upper bound (measured).
-    public static let workingBytesPerPixel = 24
+    /// libaom's speed (0 slowest … 10 fastest) for `effort`: `.fast` 9, `.balanced` (the default) 8, `.smallest` 6.
+    /// At equal SSIMULACRA2 on 400×300 thumbnails, speed 8 writes about 0.77× the bytes of speed 9 in 2.6× the
+    /// time, speed 6 about 0.73× in 7× (docs/quality.md).
+    public static func speed(for effort: EncodeEffort) -> Int32 {
+        switch effort {
+        case .fast: return 9
+        case .balanced: return 8
+        case .smallest: return 6
+        }
+    }
+    /// The bytes libavif and libaom hold while encoding, per pixel of one frame, as an upper bound: 32 (measured
+    /// at speed 8, 4:4:4: 28 bytes a pixel from the slope of `avifenc`'s peak RSS between 0.6 and 6 Mpx; speed 6
+    /// adds about 100 MB whatever the size, which `.smallest` effort pays outside this count).
+    public static let workingBytesPerPixel = 32
     /// The largest side libavif writes (AV1's 16-bit frame size fields): 65,536.
     public static let maximumSide = 65_536
 
@@ -46,7 +59,7 @@ public struct AVIFEncoder: ImageEncoding {
         encoder.pointee.maxQuantizer = quantizer
         encoder.pointee.minQuantizerAlpha = options.isLossless ? 0 : min(quantizer, 10)
         encoder.pointee.maxQuantizerAlpha = options.isLossless ? 0 : min(quantizer, 10)
-        encoder.pointee.speed = Self.speed
+        encoder.pointee.speed = Self.speed(for: options.effort)
         encoder.pointee.maxThreads = 1
         encoder.pointee.codecChoice = Self.codecChoice
         encoder.pointee.timescale = 1000
@@ -60,7 +73,7 @@ public struct AVIFEncoder: ImageEncoding {
                 throw ImageCodecError.encodingFailed(format: .avif, message: "frames of different sizes")
             }
             guard let image = avifImageCreate(UInt32(first.width), UInt32(first.height), 8,
-                                              options.isLossless ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420) else {
+                                              AVIF_PIXEL_FORMAT_YUV444) else {
                 throw ImageCodecError.encodingFailed(format: .avif, message: "avifImageCreate")
             }
             defer { avifImageDestroy(image) }

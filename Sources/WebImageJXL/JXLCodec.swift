@@ -23,7 +23,7 @@ import ImageCodec
 ///   checked against `DecodeLimits` at `JXL_DEC_BASIC_INFO`, before libjxl allocates any frame or pixel buffer
 ///   (a 47 KB file declaring 16384² otherwise takes 1.06 GB), and each frame header is counted against
 ///   `maxFrameCount` and `maxTotalPixels` before its pixels. `maxPixelSize` resizes after a full-size decode.
-/// - Encoding: `JXLEncoder` (effort 4, one thread, the deadline of `EncodeOptions` checked between frames and
+/// - Encoding: `JXLEncoder` (lossy at effort 4–6 by `EncodeOptions.effort`, lossless at 4; one thread, the deadline of `EncodeOptions` checked between frames and
 ///   output chunks).
 /// - Single-threaded per decode (no parallel runner): the manager already decodes on several queues.
 ///

@@ -57,10 +57,10 @@ public struct ImageServiceConfiguration: Sendable {
     /// The automatic quality of requests without `q` (`--default-quality auto…`); wins over `defaultQuality`
     /// for still lossy output. Default `nil` (fixed quality).
     public var defaultAutomaticQuality: QualityTarget?
-    /// How hard JPEG and WebP output is worked for fewer bytes (`EncodeEffort`, `--encode-effort`). Default
-    /// `.balanced`: Robidoux's JPEG tables (`EncodeOptions.jpegQuantization`) and libwebp's method 4, at today's
-    /// encode time; `.smallest` writes progressive JPEG and WebP method 6 with sharp YUV for ~6-7 % fewer bytes at
-    /// 3-6 times the encode time.
+    /// How hard lossy output is worked for fewer bytes (`EncodeEffort`, `--encode-effort`). Default `.balanced`:
+    /// Robidoux's JPEG tables (`EncodeOptions.jpegQuantization`), libwebp's method 4, libaom speed 8, libjxl effort
+    /// 5; `.smallest` writes progressive JPEG, WebP method 6 with sharp YUV, AVIF at speed 6 and JPEG XL at effort 6
+    /// for a few % fewer bytes at 2-7 times the encode time; `.fast` WebP method 2, AVIF speed 9, JPEG XL effort 4.
     public var encodeEffort: EncodeEffort = .balanced
     /// Seconds in `Retry-After` of a 503. Default 1.
     public var retryAfterSeconds = 1

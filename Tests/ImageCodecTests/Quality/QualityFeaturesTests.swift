@@ -1,4 +1,5 @@
 @_spi(QualityModel) @testable import ImageCodec
+import TestSupport
 import XCTest
 
 /// The predictor's features on images whose answer is known.
@@ -37,6 +38,86 @@ final class QualityFeaturesTests: XCTestCase {
                 XCTAssertLessThan(QualityModel.quality(for: 60, features: g, format: format, subsampling: .yuv420, check: check),
                                   QualityModel.quality(for: 80, features: g, format: format, subsampling: .yuv420, check: check))
             }
+        }
+    }
+}
+
+/// The vectorised features pass against the plain scalar pass it replaced (kept here as the reference), on seeded
+/// random images of every width around the vector steps (8 pixels, 16 for the 2×2 blocks) and odd heights.
+final class QualityFeaturesDifferentialTests: XCTestCase {
+    func testMatchesTheScalarPassOnRandomImages() throws {
+        let seed = UInt64.random(in: 1...UInt64.max)
+        var random = SplitMix64(seed: seed)
+        for width in [1, 2, 3, 7, 8, 9, 15, 16, 17, 24, 31, 33, 100] {
+            for height in [1, 2, 3, 5, 8] {
+                // Smooth areas, noise and hard edges, so flat and edge pixels both occur.
+                let kind = Int.random(in: 0...2, using: &random)
+                let image = try Patterns.make(width: width, height: height) { x, y in
+                    switch kind {
+                    case 0: return RGBA(r: UInt8.random(in: 0...255, using: &random), g: UInt8.random(in: 0...255, using: &random),
+                                        b: UInt8.random(in: 0...255, using: &random))
+                    case 1: return RGBA(r: UInt8((x * 3 + y) % 256), g: UInt8((x + y * 5) % 256), b: 90)
+                    default: return (x / 3 + y) % 2 == 0 ? RGBA(r: 250, g: 240, b: 10) : RGBA(r: 5, g: 20, b: 200)
+                    }
+                }
+                let fast = QualityFeatures(image), slow = ScalarFeatures(image)
+                let context = "\(width)×\(height) kind \(kind), seed \(seed)"
+                XCTAssertEqual(fast.lumaGradient, slow.luma, accuracy: 1e-4 * max(1, slow.luma), context)
+                XCTAssertEqual(fast.chromaGradient, slow.chroma, accuracy: 1e-4 * max(1, slow.chroma), context)
+                XCTAssertEqual(fast.chromaLoss, slow.loss, accuracy: 1e-4 * max(1, slow.loss), context)
+                XCTAssertEqual(fast.flatFraction, slow.flat, context)
+                XCTAssertEqual(fast.edgeFraction, slow.edges, context)
+                XCTAssertEqual(fast.pixelCount, width * height)
+            }
+        }
+    }
+
+    /// The scalar pass, as it was before the vectorised one: per pixel, YCbCr, absolute differences to the left and
+    /// upper neighbours; per 2×2 block, the chroma energy around the block's mean.
+    private struct ScalarFeatures {
+        var luma = 0.0, chroma = 0.0, flat = 0.0, edges = 0.0, loss = 0.0
+
+        init(_ buffer: PixelBuffer) {
+            let w = buffer.width, h = buffer.height
+            // Per pixel in Float, as the pass computes (so flat and edge counts agree exactly); sums in Double.
+            var ycc = [[SIMD3<Float>]](repeating: [SIMD3<Float>](repeating: .zero, count: w), count: h)
+            buffer.withUnsafeBytes { bytes in
+                for y in 0..<h {
+                    for x in 0..<w {
+                        let p = y * buffer.bytesPerRow + x * 4
+                        let (r, g, b) = (Float(bytes[p]), Float(bytes[p + 1]), Float(bytes[p + 2]))
+                        ycc[y][x] = SIMD3(0.299 * r + 0.587 * g + 0.114 * b, -0.168736 * r - 0.331264 * g + 0.5 * b,
+                                          0.5 * r - 0.418688 * g - 0.081312 * b)
+                    }
+                }
+            }
+            var pairs = 0, flatCount = 0, edgeCount = 0, energy = 0.0
+            for y in 0..<h {
+                for x in 0..<w where x > 0 || y > 0 {
+                    var d = SIMD3<Float>.zero
+                    if y > 0 { let e = ycc[y][x] - ycc[y - 1][x]; d += SIMD3(abs(e.x), abs(e.y), abs(e.z)) }
+                    if x > 0 { let e = ycc[y][x] - ycc[y][x - 1]; d += SIMD3(abs(e.x), abs(e.y), abs(e.z)) }
+                    luma += Double(d.x)
+                    chroma += Double(d.y) + Double(d.z)
+                    if d.x < 2 { flatCount += 1 } else if d.x > 48 { edgeCount += 1 }
+                    pairs += 1
+                }
+                if y % 2 == 1 || y == h - 1 {
+                    let top = y % 2 == 1 ? y - 1 : y
+                    for x in stride(from: 0, to: w, by: 2) {
+                        let x1 = min(x + 1, w - 1)
+                        let block = [ycc[top][x], ycc[top][x1], ycc[y][x], ycc[y][x1]].map { SIMD3<Double>($0) }
+                        let mean = block.reduce(.zero, +) / 4
+                        for p in block { let e = p - mean; energy += e.y * e.y + e.z * e.z }
+                    }
+                }
+            }
+            let n = Double(max(pairs, 1))
+            luma /= n
+            chroma /= n
+            flat = Double(flatCount) / n
+            edges = Double(edgeCount) / n
+            loss = (energy / Double(max(w * h, 1))).squareRoot()
         }
     }
 }
