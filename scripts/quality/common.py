@@ -143,29 +143,27 @@ def _round(x):
     return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
 
 
-def _crop_origin(side, window, source, output, scaled, focus=0.5):
-    """webimage-server's `RenderPlan.cropOrigin` for the centre: placed in source pixels as thumbor's auto_crop
-    (focus floored, origin half to even), then scaled to the scaled image."""
-    if side <= window:
-        return 0
-    source_window = min(source, _round(output * source / max(scaled, 1)))
-    slack = max(source - source_window, 0)
-    at = round(min(max(math.floor(focus * source) - source_window / 2, 0), slack))  # half to even
-    return min(max(_round(at * side / max(source, 1)), 0), side - window)
-
-
-def cover_geometry(w, h, size):
-    """(scaled width, scaled height, crop x, crop y, output width, output height) as webimage-server computes it,
-    crop origin included (thumbor's centring, not `(scaled - output) // 2`: the two differ by a pixel on some
-    sizes, e.g. 1024×631 at 400×300, and a pixel's shift costs SSIMULACRA2 95 points there)."""
+def ours_window(w, h, size):
+    """(x, y, width, height) of the source window webimage-server resamples for a cover `size`: `RenderPlan.autoCrop`
+    with the centre as focus (thumbor's `auto_crop`: the whole of one side, the other side's window a width
+    rounded up or a height rounded half to even, its origin at the focus pixel floored minus half the window,
+    rounded half to even). The server maps it onto its decode (full size, DCT-scaled or box-shrunk) and resamples
+    the fractional window to the output in one resize, so the reference is the same window of the source resized
+    once. `None` for a width-only size (the whole source is scaled)."""
     tw, th = size
-    if th:
-        s = max(tw / w, th / h)
-        sw, sh = max(1, _round(w * s)), max(1, _round(h * s))
-        sw, sh = max(sw, tw), max(sh, th)
-        return sw, sh, _crop_origin(sw, tw, w, tw, sw), _crop_origin(sh, th, h, th, sh), tw, th
-    sh = max(1, _round(h * tw / w))
-    return tw, sh, 0, 0, tw, sh
+    if not th:
+        return None
+    cw, ch = w, h
+    if tw / w > th / h:
+        ch = min(max(round(w * th / tw), 1), h)          # Python's round: half to even
+    else:
+        cw = min(max(math.ceil(tw * h / th), 1), w)
+
+    def origin(side, window):
+        focal = math.floor(0.5 * side + 1e-9)
+        return int(round(min(max(focal - window / 2, 0), side - window)))
+
+    return origin(w, cw), origin(h, ch), cw, ch
 
 
 def thumbor_geometry(w, h, size):
@@ -200,7 +198,7 @@ def has_alpha(source: Image.Image) -> bool:
 
 def reference(source: Image.Image, size, geometry="ours", background=BACKGROUND) -> np.ndarray:
     """The float reference of `source` (upright sRGB RGBA) for the output `size`, composited on `background` and
-    rounded to 8 bits. geometry "ours": webimage-server's (resize the whole to the covering size, crop the centre);
+    rounded to 8 bits. geometry "ours": webimage-server's (`ours_window` of the source resized once);
     "thumbor": thumbor's (crop the source's centre to the aspect ratio, resize the crop).
 
     For JPEG output of a transparent source, the reference is what the JPEG holds: webimage-server writes the
@@ -210,8 +208,11 @@ def reference(source: Image.Image, size, geometry="ours", background=BACKGROUND)
     if geometry == "thumbor":
         x, y, cw, ch, ow, oh = thumbor_geometry(w, h, size)
         return composite(float_resize(source.crop((x, y, x + cw, y + ch)), ow, oh), background)
-    sw, sh, x, y, ow, oh = cover_geometry(w, h, size)
-    return composite([p[y:y + oh, x:x + ow] for p in float_resize(source, sw, sh)], background)
+    window = ours_window(w, h, size)
+    if window is None:
+        return composite(float_resize(source, size[0], max(1, _round(h * size[0] / w))), background)
+    x, y, cw, ch = window
+    return composite(float_resize(source.crop((x, y, x + cw, y + ch)), size[0], size[1]), background)
 
 
 def jpeg_reference(source: Image.Image, size, geometry="ours") -> np.ndarray:
