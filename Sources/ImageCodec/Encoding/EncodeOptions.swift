@@ -81,7 +81,7 @@ public enum ChromaSubsampling: String, Sendable, Hashable {
 /// |---|---|---|---|---|
 /// | `.fast` | baseline, standard Huffman tables | method 2: ~0.3× the time, ~5 % more bytes | libaom speed 9: ~1.3× the bytes, ~0.4× the time | effort 4: ~1.1× the bytes, ~0.3× the time |
 /// | `.balanced` | the same (libjpeg-turbo encodes a 400 px thumbnail in ~0.3 ms) | method 4 (libwebp's default) | speed 8 | effort 5 |
-/// | `.smallest` | progressive (optimised Huffman tables): ~5.5 % fewer bytes, ~6× the encode time | method 6 and sharp RGB→YUV: ~7 % fewer bytes at scores ≥ 76 (5 % at 70), ~3× the time | speed 6: ~5 % fewer bytes, ~3× the time and ~100 MB more memory | effort 6 |
+/// | `.smallest` | progressive (optimised Huffman tables): ~5.5 % fewer bytes, ~6× the encode time | method 6 and sharp RGB→YUV: ~7 % fewer bytes at scores ≥ 76 (5 % at 70), ~3× the time | speed 6: ~5 % fewer bytes, ~2.5× the time | effort 6: ~1.3× effort 5's time |
 ///
 /// - Important: A value type; thread-safe.
 public enum EncodeEffort: String, Sendable, Hashable, CaseIterable {
