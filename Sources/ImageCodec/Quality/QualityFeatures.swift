@@ -66,7 +66,23 @@ public struct QualityFeatures: Sendable, Equatable {
         for y in 0..<h {
             let (cy, cb, cr) = (current, current + w, current + 2 * w)
             let row = source + y * stride
-            for x in 0..<w {
+            var x = 0
+            // Eight RGBA pixels a step as little-endian words: R in the low byte (the same arithmetic per lane as
+            // the scalar tail, so the values are identical).
+            let byte = SIMD8<UInt32>(repeating: 0xFF)
+            while x + 8 <= w {
+                let words = row.loadUnaligned(fromByteOffset: x * 4, as: SIMD8<UInt32>.self)
+                let r = V(words & byte), g = V((words &>> 8) & byte), b = V((words &>> 16) & byte)
+                let luma: V = 0.299 * r + 0.587 * g + 0.114 * b
+                let blue: V = -0.168736 * r - 0.331264 * g + 0.5 * b
+                let red: V = 0.5 * r - 0.418688 * g - 0.081312 * b
+                UnsafeMutableRawPointer(cy + x).storeBytes(of: luma, as: V.self)
+                UnsafeMutableRawPointer(cb + x).storeBytes(of: blue, as: V.self)
+                UnsafeMutableRawPointer(cr + x).storeBytes(of: red, as: V.self)
+                x += 8
+            }
+            while x < w {
+                defer { x += 1 }
                 let r = Float(row.load(fromByteOffset: x * 4, as: UInt8.self))
                 let g = Float(row.load(fromByteOffset: x * 4 + 1, as: UInt8.self))
                 let b = Float(row.load(fromByteOffset: x * 4 + 2, as: UInt8.self))
@@ -87,12 +103,12 @@ public struct QualityFeatures: Sendable, Equatable {
                 if dy < 2 { flat += 1 } else if dy > 48 { edges += 1 }
             }
             if y > 0 { pixel(0) }
-            var x = 1
+            x = 1
             if w > 8 {
                 var vLuma = V(), vChroma = V()
                 var vFlat = SIMD8<Int32>(), vEdges = SIMD8<Int32>()
                 func load(_ p: UnsafeMutablePointer<Float>) -> V { UnsafeRawPointer(p).loadUnaligned(as: V.self) }
-                func magnitude(_ v: V) -> V { pointwiseMax(v, -v) }
+                func magnitude(_ v: V) -> V { v.replacing(with: -v, where: v .< 0) }
                 let zero = SIMD8<Int32>(), one = SIMD8<Int32>(repeating: 1)
                 while x + 8 <= w {
                     let (y0, b0, r0): (V, V, V) = (load(cy + x), load(cb + x), load(cr + x))
