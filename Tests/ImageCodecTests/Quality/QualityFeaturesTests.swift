@@ -49,7 +49,7 @@ final class QualityFeaturesDifferentialTests: XCTestCase {
         let seed = UInt64.random(in: 1...UInt64.max)
         var random = SplitMix64(seed: seed)
         for width in [1, 2, 3, 7, 8, 9, 15, 16, 17, 24, 31, 33, 100] {
-            for height in [1, 2, 3, 5, 8] {
+            for height in [1, 2, 3, 5, 8, 64, 67, 70] {
                 // Smooth areas, noise and hard edges, so flat and edge pixels both occur.
                 let kind = Int.random(in: 0...2, using: &random)
                 let image = try Patterns.make(width: width, height: height) { x, y in
@@ -60,7 +60,7 @@ final class QualityFeaturesDifferentialTests: XCTestCase {
                     default: return (x / 3 + y) % 2 == 0 ? RGBA(r: 250, g: 240, b: 10) : RGBA(r: 5, g: 20, b: 200)
                     }
                 }
-                let fast = QualityFeatures(image), slow = ScalarFeatures(image)
+                let fast = QualityFeatures(image), slow = ScalarFeatures(image, sampled: height >= QualityFeatures.sampledMinimumHeight)
                 let context = "\(width)×\(height) kind \(kind), seed \(seed)"
                 XCTAssertEqual(fast.lumaGradient, slow.luma, accuracy: 1e-4 * max(1, slow.luma), context)
                 XCTAssertEqual(fast.chromaGradient, slow.chroma, accuracy: 1e-4 * max(1, slow.chroma), context)
@@ -73,11 +73,12 @@ final class QualityFeaturesDifferentialTests: XCTestCase {
     }
 
     /// The scalar pass, as it was before the vectorised one: per pixel, YCbCr, absolute differences to the left and
-    /// upper neighbours; per 2×2 block, the chroma energy around the block's mean.
+    /// upper neighbours; per 2×2 block, the chroma energy around the block's mean. `sampled`: only odd rows'
+    /// gradients, and the blocks of row pairs (no last row alone).
     private struct ScalarFeatures {
         var luma = 0.0, chroma = 0.0, flat = 0.0, edges = 0.0, loss = 0.0
 
-        init(_ buffer: PixelBuffer) {
+        init(_ buffer: PixelBuffer, sampled: Bool) {
             let w = buffer.width, h = buffer.height
             // Per pixel in Float, as the pass computes (so flat and edge counts agree exactly); sums in Double.
             var ycc = [[SIMD3<Float>]](repeating: [SIMD3<Float>](repeating: .zero, count: w), count: h)
@@ -91,9 +92,11 @@ final class QualityFeaturesDifferentialTests: XCTestCase {
                     }
                 }
             }
-            var pairs = 0, flatCount = 0, edgeCount = 0, energy = 0.0
+            var pairs = 0, flatCount = 0, edgeCount = 0, energy = 0.0, blockPixels = 0
             for y in 0..<h {
-                for x in 0..<w where x > 0 || y > 0 {
+                let gradientRow = !sampled || y % 2 == 1
+                let blockRow = sampled ? y % 2 == 1 : (y % 2 == 1 || y == h - 1)
+                for x in 0..<w where gradientRow && (x > 0 || y > 0) {
                     var d = SIMD3<Float>.zero
                     if y > 0 { let e = ycc[y][x] - ycc[y - 1][x]; d += SIMD3(abs(e.x), abs(e.y), abs(e.z)) }
                     if x > 0 { let e = ycc[y][x] - ycc[y][x - 1]; d += SIMD3(abs(e.x), abs(e.y), abs(e.z)) }
@@ -102,8 +105,9 @@ final class QualityFeaturesDifferentialTests: XCTestCase {
                     if d.x < 2 { flatCount += 1 } else if d.x > 48 { edgeCount += 1 }
                     pairs += 1
                 }
-                if y % 2 == 1 || y == h - 1 {
+                if blockRow {
                     let top = y % 2 == 1 ? y - 1 : y
+                    blockPixels += y % 2 == 1 ? 2 * w : w
                     for x in stride(from: 0, to: w, by: 2) {
                         let x1 = min(x + 1, w - 1)
                         let block = [ycc[top][x], ycc[top][x1], ycc[y][x], ycc[y][x1]].map { SIMD3<Double>($0) }
@@ -117,7 +121,52 @@ final class QualityFeaturesDifferentialTests: XCTestCase {
             chroma /= n
             flat = Double(flatCount) / n
             edges = Double(edgeCount) / n
-            loss = (energy / Double(max(w * h, 1))).squareRoot()
+            loss = (energy / Double(max(blockPixels, 1))).squareRoot()
         }
+    }
+}
+
+/// The sampled pass (gradients from odd rows, for images 64 rows or taller) against every row, on the shared
+/// corpus's photographs and graphics at 400 px: the predictor's qualities barely move and its two choices (JPEG's
+/// subsampling, lossy WebP or lossless) never change.
+final class QualityFeaturesSamplingTests: XCTestCase {
+    func testSampledFeaturesPredictWhatEveryRowPredicts() throws {
+        let dir: URL
+        do { dir = try Corpus.require().appendingPathComponent("photos") } catch { throw XCTSkip("\(error)") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+            .filter { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") }.sorted()
+        XCTAssertGreaterThan(names.count, 60)
+        var shifts: [Int] = []
+        var worst = (0, "")
+        for name in names {
+            let image = try ImageDecoder.decode(try Data(contentsOf: dir.appendingPathComponent(name)),
+                                                options: DecodeOptions(firstFrameOnly: true, maxPixelSize: 400))
+            let buffer = try image.orientation.upright(image.firstFrame.buffer)
+            guard buffer.height >= QualityFeatures.sampledMinimumHeight else { continue }
+            let sampled = QualityFeatures(buffer), full = QualityFeatures(buffer, samplesRows: false)
+            XCTAssertEqual(sampled, QualityFeatures(buffer, samplesRows: true))
+            for target in [60.0, 70, 80] {
+                let flips = (QualityModel.prefersFullChroma(for: target, features: sampled) != QualityModel.prefersFullChroma(for: target, features: full),
+                             QualityModel.lossyWebPReaches(target, features: sampled) != QualityModel.lossyWebPReaches(target, features: full))
+                XCTAssertFalse(flips.0, "\(name) at \(target): JPEG's subsampling changes")
+                XCTAssertFalse(flips.1, "\(name) at \(target): lossy WebP's reach changes")
+            }
+            for format in [ImageFormat.jpeg, .webp] {
+                for target in [60.0, 70, 80] {
+                    let a = QualityModel.quality(for: target, features: sampled, format: format, subsampling: .yuv420, check: .scored)
+                    let b = QualityModel.quality(for: target, features: full, format: format, subsampling: .yuv420, check: .scored)
+                    shifts.append(abs(a - b))
+                    if abs(a - b) > worst.0 { worst = (abs(a - b), "\(name) \(format) \(target)") }
+                }
+            }
+        }
+        let sorted = shifts.sorted()
+        let median = sorted[sorted.count / 2], p95 = sorted[sorted.count * 95 / 100]
+        print("Sampled features: predicted quality moves by median \(median), p95 \(p95), worst \(worst)")
+        // The predictor's own error is about ±11 qualities (docs/quality.md): sampling must stay well inside it.
+        // First run: median 0, p95 1, worst 1 (one row pair in four: worst 4 and one subsampling flipped at 70).
+        XCTAssertLessThanOrEqual(median, 1)
+        XCTAssertLessThanOrEqual(p95, 1)
+        XCTAssertLessThanOrEqual(worst.0, 2, worst.1)
     }
 }

@@ -49,6 +49,7 @@ final class ColorDecodeBudgetTests: XCTestCase {
     }
 
     func testSixteenBitTaggedPNGCountsItsTemporary() throws {
+        if try FreshProcess.runsAlone(self, module: "WebImageTests") { return }
         let data = try deepPNG(tagged: true)
         let pixels = Self.side * Self.side
         let (estimate, growth) = try assertAccounted(data, options: DecodeOptions(), "16-bit Display P3 PNG")
@@ -61,6 +62,7 @@ final class ColorDecodeBudgetTests: XCTestCase {
 
     /// No transform (untagged, `.preserve`) or a thumbnail (converted at 8 bits): no temporary, none counted.
     func testNoTemporaryWithoutADeepTransform() throws {
+        if try FreshProcess.runsAlone(self, module: "WebImageTests") { return }
         let tagged = try deepPNG(tagged: true), untagged = try deepPNG(tagged: false)
         let pixels = Self.side * Self.side
         var preserve = DecodeOptions()
