@@ -34,10 +34,17 @@ public struct AVIFEncoder: ImageEncoding {
         }
     }
     /// The bytes libavif and libaom hold while encoding, per pixel of one frame, as an upper bound: 32 (measured
-    /// at speed 8, 4:4:4: 28 bytes a pixel from the slope of `avifenc`'s peak RSS between 0.6 and 6 Mpx; in our
-    /// process a 2048² encode grows the resident set by 56 MB, and speed 6 at 1000×625 by 29 MB,
-    /// `RenderBudgetAccountingTests`).
+    /// at speed 8, 4:4:4: 28 bytes a pixel from the slope of `avifenc`'s peak RSS between 0.6 and 6 Mpx; speed 6
+    /// holds more at 0.3–1 Mpx: `fixedWorkingBytes(for:)`).
     public static let workingBytesPerPixel = 32
+
+    /// What libaom holds besides `workingBytesPerPixel` at `effort`, whatever the size: 0, and 128 MiB at
+    /// `.smallest` (speed 6: `avifenc`'s peak RSS at 0.3–1 Mpx is 60–90 MB above speed 8's, 122 MB at 0.6 Mpx
+    /// against 32 MB; a speed-6 render of 1000×625 in the server grew by 121 MB where 30 MB were reserved without
+    /// it, `RenderBudgetAccountingTests`).
+    public static func fixedWorkingBytes(for effort: EncodeEffort) -> Int {
+        effort == .smallest ? 128 << 20 : 0
+    }
     /// The largest side libavif writes (AV1's 16-bit frame size fields): 65,536.
     public static let maximumSide = 65_536
 

@@ -45,9 +45,9 @@ final class RenderBudgetAccountingTests: XCTestCase {
         return (reply.status, watch.most.withLock { $0 }, growth)
     }
 
-    /// libaom at speed 6 (`--encode-effort smallest`): `avifenc`'s peak RSS at 0.3–1 Mpx is up to 90 MB above speed
-    /// 8's (122 MB at 1000×625 against 32 MB); in our process the render must still stay within what the budget
-    /// reserved (first run: 29 MB of growth against 164 MB held: the bump is `avifenc`'s, not libaom's).
+    /// libaom at speed 6 (`--encode-effort smallest`) holds up to about 100 MB more than speed 8 at 0.3–1 Mpx
+    /// (`avifenc`: 122 MB at 1000×625 against 32 MB): `AVIFEncoder.fixedWorkingBytes(for:)` reserves it. Without
+    /// it: 121 MB of growth against 30 MB held.
     func testAVIFAtTheSmallestEffortIsReserved() async throws {
         let photo: Data
         do {

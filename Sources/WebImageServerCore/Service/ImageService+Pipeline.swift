@@ -562,7 +562,8 @@ struct RenderPlan: Sendable {
         cost = RenderCost(inputWidth: decoded.0, inputHeight: decoded.1, frames: animates ? info.frameCount : 1,
                           orientation: info.orientation, geometry: geometry, blur: blur,
                           outputFrames: animates ? info.frameCount : 1, format: format,
-                          filterPixels: filters.isEmpty && !flipsHorizontally && !flipsVertically && sourceCrop == nil ? 0 : filterPixels)
+                          filterPixels: filters.isEmpty && !flipsHorizontally && !flipsVertically && sourceCrop == nil ? 0 : filterPixels,
+                          effort: configuration.encodeEffort)
         if maxBytes != nil { cost.encodingBytes = cost.encodingBytes.multipliedReportingOverflow(by: 2).overflow ? .max : cost.encodingBytes * 2 }
         recompressionCost = RenderCost(jpegRecompressionOf: info.width * info.height, sourceBytes: data.count)
     }

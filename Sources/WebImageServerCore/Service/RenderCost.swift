@@ -47,7 +47,7 @@ struct RenderCost: Sendable, Hashable {
     /// `frames` of them decoded, shaped by `geometry` and `blur`, kept as `outputFrames` output frames encoded
     /// as `format`.
     init(inputWidth: Int, inputHeight: Int, frames: Int, orientation: ImageOrientation, geometry: OutputGeometry,
-         blur: Double, outputFrames: Int, format: ImageFormat, filterPixels: Int = 0) {
+         blur: Double, outputFrames: Int, format: ImageFormat, filterPixels: Int = 0, effort: EncodeEffort = .balanced) {
         let input = Self.product(inputWidth, inputHeight, 4)
         decodedBytes = Self.product(input, max(frames, 1))
         let output = Self.product(geometry.outputWidth, geometry.outputHeight, 4)
@@ -100,7 +100,8 @@ struct RenderCost: Sendable, Hashable {
         case .webp: working = outputFrames > 1 ? Self.product(output, 7) : Self.product(output, 3)
         case .gif: working = output + output / 4
         // A straight copy, libavif's YUV image and libaom's frame buffers (one frame at a time: measured).
-        case .avif: working = Self.sum(output, Self.product(outputPixels, AVIFEncoder.workingBytesPerPixel))
+        case .avif: working = Self.sum(output, Self.product(outputPixels, AVIFEncoder.workingBytesPerPixel),
+                                       AVIFEncoder.fixedWorkingBytes(for: effort))
         // A straight copy, the packed rows libjxl copies in, and libjxl's float planes (one frame at a time: measured).
         case .jpegXL: working = Self.sum(output, output, Self.product(outputPixels, JXLEncoder.workingBytesPerPixel))
         default: working = output
