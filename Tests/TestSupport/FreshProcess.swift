@@ -12,8 +12,9 @@ public enum FreshProcess {
 
     /// In the child (`WEBIMAGE_FRESH_PROCESS` set), `false`: the test's body runs there. Otherwise runs
     /// `module.Class/method` in a child (`/proc/self/exe`, the `.xctest` binary on Linux), reports its failures as
-    /// this test's (with its output), forwards its `ACCOUNTING` lines, skips when it skipped, and returns `true`.
-    public static func runsAlone(_ test: XCTestCase, module: String,
+    /// this test's (with its output), forwards its `ACCOUNTING` lines, skips when it skipped, and returns `true`. A
+    /// child still running after `timeout` seconds (default 600) is terminated, and the test fails.
+    public static func runsAlone(_ test: XCTestCase, module: String, timeout: Double = 600,
                                  file: StaticString = #filePath, line: UInt = #line) throws -> Bool {
         if ProcessInfo.processInfo.environment[variable] != nil { return false }
         // "Class.method" on Linux ("-[Class method]" elsewhere).
@@ -25,6 +26,11 @@ public enum FreshProcess {
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
         process.arguments = [filter]
         process.environment = ProcessInfo.processInfo.environment.merging([variable: "1"]) { $1 }
+        // A child that hangs is killed after `timeout`, and fails the test rather than holding the suite.
+        nonisolated(unsafe) let child = process
+        let killer = DispatchWorkItem { if child.isRunning { child.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+        defer { killer.cancel() }
         let (status, stdout, stderr) = try ChildOutput.run(process)
         for output in stdout.split(separator: "\n") where output.hasPrefix("ACCOUNTING") { print(output) }
         if status == 0, stdout.contains("' skipped") { throw XCTSkip("\(filter) skipped in its fresh process") }

@@ -116,8 +116,9 @@ public struct QualityFeatures: Sendable, Equatable {
             let (cy, cb, cr) = (plane, plane + w, plane + 2 * w)
             let row = bytes + y * stride
             var x = 0
+            #if _endian(little)
             // Eight RGBA pixels a step as little-endian words: R in the low byte (the same arithmetic per lane as
-            // the scalar tail, so the values are identical).
+            // the scalar tail, so the values are identical). Big-endian machines take the scalar loop.
             let byte = SIMD8<UInt32>(repeating: 0xFF)
             while x + 8 <= w {
                 let words = row.loadUnaligned(fromByteOffset: x * 4, as: SIMD8<UInt32>.self)
@@ -130,6 +131,7 @@ public struct QualityFeatures: Sendable, Equatable {
                 UnsafeMutableRawPointer(cr + x).storeBytes(of: red, as: V.self)
                 x += 8
             }
+            #endif
             while x < w {
                 let r = Float(row.load(fromByteOffset: x * 4, as: UInt8.self))
                 let g = Float(row.load(fromByteOffset: x * 4 + 1, as: UInt8.self))
