@@ -35,6 +35,9 @@ public struct EncodeOptions: Sendable, Hashable {
     /// The quantisation tables JPEG output scales by `quality`. Default `.robidoux` (about 5 % fewer bytes than
     /// `.annexK` at the same SSIMULACRA2, at no cost in time).
     public var jpegQuantization: JPEGQuantization
+    /// Lossy WebP converts RGB to YUV with libwebp's iterative sharp conversion (`use_sharp_yuv`) even when
+    /// `effort` is not `.smallest`. Set by automatic quality's scored search (`AutomaticQuality`). Default `false`.
+    var usesSharpYUV = false
 
     /// Makes options; every parameter defaults to the value documented on its property.
     public init(quality: Double = 0.9, isLossless: Bool = false, isProgressive: Bool = false,

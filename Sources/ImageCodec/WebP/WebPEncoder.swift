@@ -108,6 +108,7 @@ public enum WebPEncoder {
                 config.method = 6
                 config.use_sharp_yuv = 1
             }
+            if options.usesSharpYUV { config.use_sharp_yuv = 1 }
         }
         if options.isLossless {
             config.lossless = 1
