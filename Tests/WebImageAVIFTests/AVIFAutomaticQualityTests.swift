@@ -38,7 +38,7 @@ final class AVIFAutomaticQualityTests: XCTestCase {
                 let decoded = try ImageDecoder.decode(report.data, options: DecodeOptions(pixelFormat: .rgba8)).firstFrame.buffer
                 let score = try SSIMULACRA2.score(reference: source, distorted: decoded)
                 bytes[effort, default: 0] += report.data.count
-                XCTAssertLessThanOrEqual(report.tries.count, AutomaticQuality.maximumScoredTries, name)
+                XCTAssertLessThanOrEqual(report.tries.count, AutomaticQuality.maximumScoredTries(for: .avif), name)
                 guard effort == .balanced else { continue }
                 tries += report.tries.count
                 startError += abs(report.predictedQuality - report.quality)
