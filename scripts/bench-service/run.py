@@ -8,7 +8,7 @@ cached on disk on both, after one priming pass), warm (result cache on both, pri
 connections, CPU per cold crop against vipsthumbnail; then ours only: the cold JPEG and WebP crops with q=auto
 (scored) and q=auto:predicted (unscored), each against our fixed-quality cold crop of the same format (issue
 #32's goal: q=auto ≥ 0.6× the fixed-quality req/s), and our cold AVIF crop against thumbor's cold WebP crop
-(goal ≥ 3×; the run `avif`, with `webp` for thumbor's figure).
+(goal ≥ 3×; the runs `avif` and `avif-fast` (`--encode-effort fast`), with `webp` for thumbor's figure).
 
 Usage: run.py [--duration S] [--build DIR] [--server PATH] [--runs crop,webp,auto-jpeg,…]
 (from the repository root; `make bench-service` runs it all; `--runs` with `--server .build/debug/webimage-server`
@@ -127,7 +127,7 @@ def start_thumbor(work: Path, venv: Path, result_storage: bool):
 SERVER = ROOT / ".build/release/webimage-server"
 
 
-def start_ours(work: Path, result_cache: bool):
+def start_ours(work: Path, result_cache: bool, extra=()):
     args = [str(SERVER), "--port", str(OURS_PORT), "--host", "127.0.0.1",
             "--cache", str(work / "ours-cache"), "--allow-unsigned", "--allow-network", "127.0.0.0/8",
             "--max-concurrency", "512", "--log-level", "error",  # thumbor runs with -l error too
@@ -135,6 +135,7 @@ def start_ours(work: Path, result_cache: bool):
             "--max-transfers-per-host", "16"]
     if not result_cache:
         args.append("--no-result-cache")
+    args += list(extra)
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_http(f"http://127.0.0.1:{OURS_PORT}/healthz")
     return [proc]
@@ -174,7 +175,7 @@ def paths(kind, peer):
              "auto-jpeg": "w=400&h=300&format=jpeg&q=auto", "auto-webp": "w=400&h=300&format=webp&q=auto",
              "predicted-jpeg": "w=400&h=300&format=jpeg&q=auto:predicted",
              "predicted-webp": "w=400&h=300&format=webp&q=auto:predicted",
-             "avif": "w=400&h=300&format=avif"}[kind]
+             "avif": "w=400&h=300&format=avif", "avif-fast": "w=400&h=300&format=avif"}[kind]
     return [f"/image?url={urllib.parse.quote('http://' + s, safe='')}&{extra}" for s in src]
 
 
@@ -231,7 +232,10 @@ AUTO_RUNS = {"auto-jpeg": ("q=auto JPEG cold crop 400x300", "crop"),
 PEER_RUNS = ["crop", "fit", "webp", "warm"]
 # Ours only, against thumbor's run of another kind: AVIF (which thumbor's PIL engine does not write) against its
 # cold WebP crop, issue #32's goal ≥ 3× its req/s.
-CROSS_RUNS = {"avif": ("cold AVIF 400x300", "webp", "cold WebP 400x300")}
+CROSS_RUNS = {"avif": ("cold AVIF 400x300", "webp", "cold WebP 400x300"),
+              "avif-fast": ("cold AVIF 400x300, --encode-effort fast", "webp", "cold WebP 400x300")}
+# Server arguments of a run besides the common ones.
+RUN_ARGS = {"avif-fast": ["--encode-effort", "fast"]}
 
 
 def auto_rows(o):
@@ -328,7 +332,7 @@ def main():
                     shutil.rmtree(work / "thumbor-results", ignore_errors=True)
                     procs, port = start_thumbor(work, venv, result_storage=warm), THUMBOR_LB_PORT
                 else:
-                    procs, port = start_ours(work, result_cache=warm), OURS_PORT
+                    procs, port = start_ours(work, result_cache=warm, extra=RUN_ARGS.get(kind, [])), OURS_PORT
                 try:
                     ps = paths(kind, peer)
                     prime(port, ps)

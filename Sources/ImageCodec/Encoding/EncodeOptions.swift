@@ -94,8 +94,9 @@ public enum EncodeEffort: String, Sendable, Hashable, CaseIterable {
     /// encode time for 4 % fewer bytes, which a 400 px JPEG's time budget does not allow); AVIF speed 8; JPEG XL
     /// effort 5.
     case balanced
-    /// The fewest bytes: progressive JPEG (whatever `isProgressive` says); WebP method 6 with sharp RGB→YUV
-    /// conversion (`use_sharp_yuv`); AVIF speed 6; JPEG XL effort 6.
+    /// The fewest bytes: progressive JPEG (whatever `isProgressive` says); WebP method 6 (5 for pictures with
+    /// alpha, whose lossless alpha plane method 6 compresses up to 80× slower) with sharp RGB→YUV conversion
+    /// (`use_sharp_yuv`); AVIF speed 6; JPEG XL effort 6.
     case smallest
 }
 
