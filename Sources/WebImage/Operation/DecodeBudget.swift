@@ -289,7 +289,9 @@ extension DecodeBudget {
             case .jpeg:
                 // The decoder's own choice of DCT scale (it leaves the Lanczos a 2× margin).
                 let scaled = JPEGDecoder.thumbnailIntermediateSize(width: width, height: height, maxPixelSize: maxPixelSize)
-                return adding(output, saturating(scaled.width, scaled.height, 4))
+                // Without `resizesToFit` the DCT-scaled image is the result: no thumbnail beside it.
+                return options.resizesToFit ? adding(output, saturating(scaled.width, scaled.height, 4))
+                    : saturating(scaled.width, scaled.height, 4)
             case .gif: return adding(output, saturating(width, height, 1), grid)
             case .apng where isAnimation, .webp where isAnimation: return adding(output, fullFrame, grid)
             case .png, .apng: return info.isProgressive ? adding(output, fullFrame) : output

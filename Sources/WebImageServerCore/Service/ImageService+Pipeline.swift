@@ -305,7 +305,8 @@ extension ImageService {
                 // that is thumbor's crop then resize exactly; on a downsampled one the window keeps its fractional
                 // edges instead of moving to the nearest decoded pixel (up to half an output pixel: SSIMULACRA2 48
                 // against thumbor on kodak's manual crops, docs/thumbor-compat.md).
-                let (sx, sy) = (Double(b.width) / Double(plan.orientedWidth), Double(b.height) / Double(plan.orientedHeight))
+                let (sx, sy) = plan.dctDenominator.map { (1 / Double($0), 1 / Double($0)) }
+                    ?? (Double(b.width) / Double(plan.orientedWidth), Double(b.height) / Double(plan.orientedHeight))
                 let (x, y) = (Double(box.left) * sx, Double(box.top) * sy)
                 let (w, h) = (Double(box.right - box.left) * sx, Double(box.bottom - box.top) * sy)
                 let whole = [x, y, w, h].allSatisfy { abs($0 - $0.rounded()) < 1e-6 }
@@ -409,6 +410,9 @@ struct RenderPlan: Sendable {
     /// The smart or entropy window's strategy (chosen from the pixels); `nil` for the anchors, focal points and
     /// thumbor's focal regions, placed by `focus` as thumbor places them.
     var cropStrategy: CropWindowStrategy?
+    /// The DCT denominator (2, 4 or 8) of a JPEG decoded by DCT scaling only (`DecodeOptions.resizesToFit` false),
+    /// whose `ceil(side / d)` pixels hold `side / d` of picture: the window maps onto it by exactly `1 / d`.
+    var dctDenominator: Int?
     /// The memory the render holds at its peak besides its decode (reserved in the decode budget with it).
     var cost: RenderCost
     /// The memory a lossless JPEG recompression holds (reserved instead of `cost` while `recompressesJPEG`).
@@ -506,6 +510,8 @@ struct RenderPlan: Sendable {
         // (A smart or entropy window is chosen on the decode and cut on its whole pixels, as before: its decode is
         // the output's scale.)
         var decodePixelSize = geometry.decodePixelSize
+        // A JPEG decoded by DCT scaling only (`DecodeOptions.resizesToFit` false): its size and denominator.
+        var dctDecode: (width: Int, height: Int, denominator: Int)?
         let windowFromPixels: Bool
         switch options.gravity {
         case .smart, .entropy: windowFromPixels = options.focalRegions.isEmpty
@@ -520,20 +526,33 @@ struct RenderPlan: Sendable {
             let scale = max(Double(geometry.scaledWidth) / Double(cw), Double(geometry.scaledHeight) / Double(ch))
             let longest = max(w, h)
             let atOutputScale = Int((Double(longest) * scale).rounded(.up))
-            var side = 2 * atOutputScale
-            if info.format == .jpeg, scale < 1 {
-                // No more than the DCT scale the output's own scale gets (libjpeg's 1/8…1/1; the decoder keeps a 2×
-                // margin above what it is asked for): twice the output's scale must not cost a four times larger IDCT.
+            if info.format == .jpeg, scale < 1, !animates {
+                // Shrink-on-load only (libvips' thumbnail): the DCT-scaled image, at least twice the output's scale
+                // (the decoder's margin), is resampled once, by the window's resize. An exact downsampled decode
+                // first was a second Lanczos3 with 8-bit clamping in between: up to 29 levels off at text edges.
                 let dct = JPEGDecoder.thumbnailIntermediateSize(width: info.width, height: info.height, maxPixelSize: atOutputScale)
-                side = max(atOutputScale, min(side, max(dct.width, dct.height) / 2))
+                if dct.width < info.width || dct.height < info.height {
+                    decodePixelSize = atOutputScale
+                    // libjpeg's scaled size is ceil(side / d): the denominator maps the window exactly.
+                    let d = [2, 4, 8].first { (info.width + $0 - 1) / $0 == dct.width && (info.height + $0 - 1) / $0 == dct.height }
+                    dctDecode = (dct.width, dct.height, d ?? 1)
+                } else {
+                    decodePixelSize = nil
+                }
+            } else {
+                // Other formats downsample with an exact Lanczos3, so the window's resize makes it a second one:
+                // worth it (memory) only when the decode shrinks by 2 or more, at twice the output's scale; a
+                // milder shrink (a 1400 px chart into 400×300: 1.2×) decodes at full size, for one resample.
+                let side = 2 * atOutputScale
+                decodePixelSize = 2 * side <= longest ? side : nil
             }
-            decodePixelSize = side < longest ? side : nil
         }
         watermarkDecodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: false,
                                                firstFrameOnly: true, keepsOriginalData: false, maxPixelSize: nil)
         decodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: animates,
                                       firstFrameOnly: !animates, keepsOriginalData: false,
-                                      maxPixelSize: animates ? nil : decodePixelSize)
+                                      maxPixelSize: animates ? nil : decodePixelSize, resizesToFit: dctDecode == nil)
+        dctDenominator = dctDecode?.denominator
         quality = options.quality
         automaticQuality = options.automaticQuality
         jpegQuantization = options.jpegQuantization
@@ -558,7 +577,8 @@ struct RenderPlan: Sendable {
         // The frames decoded: every frame at canvas size for a kept animation, else the first frame at the size
         // the downsampled decode gives (`PixelBuffer.fittingSize` of the stored size).
         let decoded = animates || decodePixelSize == nil ? (info.width, info.height)
-            : PixelBuffer.fittingSize(width: info.width, height: info.height, maxPixelSize: decodePixelSize!)
+            : dctDecode.map { ($0.width, $0.height) }
+            ?? PixelBuffer.fittingSize(width: info.width, height: info.height, maxPixelSize: decodePixelSize!)
         cost = RenderCost(inputWidth: decoded.0, inputHeight: decoded.1, frames: animates ? info.frameCount : 1,
                           orientation: info.orientation, geometry: geometry, blur: blur,
                           outputFrames: animates ? info.frameCount : 1, format: format,
