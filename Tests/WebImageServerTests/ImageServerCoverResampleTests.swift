@@ -167,4 +167,39 @@ final class ImageServerCoverResampleTests: XCTestCase {
         }
         XCTAssertEqual(differing, 0, "pixels differing from one resample of the DCT-scaled decode")
     }
+
+    /// A 3300 × 2480 PNG into 400 × 300: the 3300 × 2475 window shrinks by 8.25 (400 px at the output's scale). The
+    /// decode averages 2 × 2 blocks only (1650 × 1240, at least 4× the output; `PNGDecoder.shrinkOnLoadFactor`,
+    /// `DecodeOptions.resizesToFit` false) and the window, at y = 1 of it, is resampled once. It used to be resized
+    /// to 800 px in the decoder first (a Lanczos3, clamped to 8 bits, then the window's).
+    func testLargePNGCoverIsOneResampleOfItsBlockAverages() async throws {
+        let source = try Self.textLike(width: 3300, height: 2480)
+        var encoder = ImageEncoder(format: .png)
+        encoder.addFrame(source)
+        let png = try encoder.encode()
+        harness.origin.route("/large.png", .bytes(Array(png), contentType: "image/png"))
+        XCTAssertEqual(PNGDecoder.shrinkOnLoadFactor(width: 3300, height: 2480, maxPixelSize: 800), 2)
+        let blocks = try ImageDecoder.decode(png, options: DecodeOptions(maxPixelSize: 800, resizesToFit: false))
+        XCTAssertEqual([blocks.width, blocks.height], [1650, 1240], "2 × 2 block averages only")
+        // The block averages are exactly `RowResampler`'s box stage: the same pixels as averaging the source here.
+        for (x, y) in [(0, 0), (700, 311), (1649, 1239), (1234, 77)] {
+            var sum = SIMD4<Int>.zero
+            for (dx, dy) in [(0, 0), (1, 0), (0, 1), (1, 1)] {
+                let p = source.pixel(x: 2 * x + dx, y: 2 * y + dy)
+                sum &+= SIMD4(Int(p.r), Int(p.g), Int(p.b), Int(p.a))
+            }
+            let p = blocks.firstFrame.buffer.pixel(x: x, y: y)
+            XCTAssertEqual(SIMD4(Int(p.r), Int(p.g), Int(p.b), Int(p.a)), (sum &+ 2) / 4, "block (\(x), \(y))")
+        }
+        let exact = try ImageDecoder.decode(png, options: DecodeOptions(maxPixelSize: 800))
+        XCTAssertEqual([exact.width, exact.height], [800, 601], "resizesToFit's default resizes exactly")
+        let image = try await render("/large.png")
+        let once = try blocks.firstFrame.buffer.resized(width: 400, height: 300, fromX: 0, y: 1, sourceWidth: 1650,
+                                                        sourceHeight: 1237.5)
+        var differing = 0
+        for y in 0..<300 {
+            for x in 0..<400 where image.pixel(x: x, y: y) != once.pixel(x: x, y: y) { differing += 1 }
+        }
+        XCTAssertEqual(differing, 0, "pixels differing from one resample of the block averages")
+    }
 }

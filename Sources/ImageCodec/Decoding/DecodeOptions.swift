@@ -34,7 +34,9 @@ public struct DecodeOptions: Sendable, Hashable {
     /// largest of 1/2, 1/4, 1/8 still at least twice the fitted size per side, colour-converted, its last row and
     /// column partly padding), so the caller's resample is the only one. Two Lanczos3 passes in a row (an exact
     /// downsampled decode, then the caller's) filter twice and clamp to 8 bits in between: up to 29 levels off a
-    /// single resample at text edges. Other formats ignore it (their downsampled decode is one exact resample).
+    /// single resample at text edges. Non-interlaced PNG gives block averages instead (`PNGDecoder.shrinkOnLoadFactor`:
+    /// the largest whole block keeping at least twice the fitted size; the exact resize when no block of 2 does).
+    /// Other formats ignore it (their downsampled decode is one exact resample).
     public var resizesToFit: Bool
     /// What to do with the file's colour description (ICC profile, CICP, PNG gamma). Default `.sRGB`: every
     /// decoded image is sRGB; untagged and sRGB images are not transformed. See `ColorManagement`.

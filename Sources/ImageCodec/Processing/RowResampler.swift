@@ -261,7 +261,7 @@ public final class RowResampler {
     }
 
     /// Premultiplies `pixels` straight RGBA pixels with the same rounding as `PixelBuffer.convert(to:)`.
-    private static func premultiply(_ source: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, pixels: Int) {
+    static func premultiply(_ source: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, pixels: Int) {
         for i in 0..<pixels {
             let s = source + i * 4, d = out + i * 4
             let a = UInt32(s[3])
