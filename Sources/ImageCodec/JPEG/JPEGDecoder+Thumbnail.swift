@@ -27,7 +27,8 @@ extension JPEGDecoder {
         return 1
     }
 
-    /// Decodes a thumbnail: DCT scaling, then a Lanczos3 resize to the plan's exact size. Both the scaled
+    /// Decodes a thumbnail: DCT scaling, then a Lanczos3 resize to the plan's exact size (or the DCT-scaled image as
+    /// it is, when `options.resizesToFit` is `false`). Both the scaled
     /// image and the thumbnail are checked against the limits before allocation; the full size never is
     /// allocated (only the work cap applies to it).
     /// The colour transform is per pixel, so it runs on the smallest buffer: the thumbnail, after the resize (up to
@@ -39,6 +40,11 @@ extension JPEGDecoder {
         let denominator = scaleDenominator(for: plan)
         let scaled = try session.setScale(1, denominator)
         try options.limits.check(width: scaled.width, height: scaled.height)
+        if !options.resizesToFit {
+            // Shrink-on-load only: the caller resamples this once (colour converted first, as a full-size decode is).
+            return try decodePixels(session, width: scaled.width, height: scaled.height, format: options.pixelFormat,
+                                    converting: color.transform)
+        }
         var (buffer, partial) = try decodePixels(session, width: scaled.width, height: scaled.height,
                                                  format: options.pixelFormat)
         let convertsInks = color.transform.map { $0.layout == .cmyk || $0.layout == .invertedCMYK } ?? false

@@ -6,6 +6,16 @@ extension PNGDecoder {
         (0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2),
     ]
 
+    /// The block size (the same both ways) of a non-interlaced PNG's shrink-on-load (`DecodeOptions.resizesToFit`
+    /// `false`) for `maxPixelSize`: the largest that keeps the block-averaged image at least twice the fitted size per
+    /// side; 1 (no shrink: the decode is the exact resize) when the image is smaller than that. The image is then
+    /// `ceil(side / factor)` pixels per side, its last row and column averaging what is left.
+    public static func shrinkOnLoadFactor(width: Int, height: Int, maxPixelSize: Int) -> Int {
+        guard width > 0, height > 0, maxPixelSize > 0 else { return 1 }
+        let fitted = PixelBuffer.fittingSize(width: width, height: height, maxPixelSize: maxPixelSize)
+        return max(1, min(width / (2 * fitted.width), height / (2 * fitted.height)))
+    }
+
     /// Decodes a thumbnail of the stream `session` has read the header of, never allocating the full-size
     /// image: row by row into a `RowResampler` when not interlaced; for Adam7 (whose rows are only complete
     /// after the last pass) every pass's pixels go into a `BoxAccumulator` as they arrive, then the
@@ -37,6 +47,36 @@ extension PNGDecoder {
             try session.finishRows()
             return try accumulator.makeBuffer().resized(width: plan.width, height: plan.height)
                 .converted(to: format)
+        }
+        let factor = options.resizesToFit ? 1
+            : shrinkOnLoadFactor(width: header.width, height: header.height, maxPixelSize: max(plan.width, plan.height))
+        if factor > 1 {
+            // Shrink-on-load only: factor × factor block averages (premultiplied, as a resize averages them) for the
+            // caller's one resample; no Lanczos here.
+            let box = try BoxPrefilter(sourceWidth: header.width, sourceHeight: header.height, factorX: factor, factorY: factor)
+            try options.limits.check(width: box.width, height: box.height)
+            var shrunk = try PixelBuffer(width: box.width, height: box.height, pixelFormat: .rgba8Premultiplied)
+            guard let premultiplied = malloc(max(rowBytes, 1)) else { throw ImageCodecError.allocationFailed(byteCount: rowBytes) }
+            defer { free(premultiplied) }
+            let scratch = premultiplied.assumingMemoryBound(to: UInt8.self)
+            let passes = try session.startRows()
+            guard passes == 1 else {
+                throw ImageCodecError.corruptData(format: .png, message: "unexpected interlace passes \(passes)")
+            }
+            var produced = 0
+            for _ in 0..<header.height {
+                try session.readRow(into: row)
+                RowResampler.premultiply(bytes, into: scratch, pixels: header.width)
+                if let averaged = box.add(row: scratch), produced < box.height {
+                    let offset = produced * shrunk.bytesPerRow
+                    shrunk.withUnsafeMutableBytes { out in
+                        out.baseAddress!.advanced(by: offset).copyMemory(from: averaged, byteCount: box.width * 4)
+                    }
+                    produced += 1
+                }
+            }
+            try session.finishRows()
+            return shrunk.converted(to: format)
         }
         let resampler = try RowResampler(sourceWidth: header.width, sourceHeight: header.height,
                                          destinationWidth: plan.width, destinationHeight: plan.height,

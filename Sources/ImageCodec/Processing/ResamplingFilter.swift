@@ -2,7 +2,7 @@ import Foundation
 
 /// The reconstruction filter a resize uses. Every filter's support is widened by the shrink factor when
 /// shrinking, so shrinking never aliases; when enlarging the support is the filter's own. Shrinking an axis
-/// by 4 or more with a filter other than `.area` averages pixel blocks first (see `RowResampler`), so every
+/// by 8 or more with a filter other than `.area` averages pixel blocks first (see `RowResampler`), so every
 /// filter costs about the same for thumbnails.
 ///
 /// - Important: A value type; thread-safe.

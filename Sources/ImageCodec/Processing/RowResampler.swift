@@ -18,7 +18,7 @@ import Foundation
 /// rows of `sourceWidth` accumulators (about `2 × support × max(1, destinationHeight / sourceHeight)`
 /// of them; 7 rows for Lanczos3 at any shrink factor), never the whole source.
 ///
-/// When a filter other than `.area` shrinks an axis by 4 or more, blocks of `⌊factor / 2⌋` source pixels are
+/// When a filter other than `.area` shrinks an axis by 8 or more, blocks of `⌊factor / 4⌋` source pixels are
 /// averaged first (`BoxPrefilter`, libvips' shrink-then-reduce) and the filter weighs each block at its true
 /// centre and size; this makes Lanczos3 as cheap as area averaging for thumbnails, visibly identical to
 /// filtering the full source on photographs (±2 levels on smooth content; white noise keeps its mean).
@@ -51,7 +51,7 @@ public final class RowResampler {
     /// Whether every source row has been given.
     public var isComplete: Bool { rowsConsumed == sourceHeight }
     /// How many rows of 32-bit accumulators the resampler holds, each `sourceWidth` pixels wide (or the
-    /// block-averaged width for shrinks by 4 or more): its working memory is at most
+    /// block-averaged width for shrinks by 8 or more): its working memory is at most
     /// `accumulatorRowCount × sourceWidth × 16` bytes plus the result. Small and independent of
     /// `sourceHeight`: 2 for `.area` shrinking, 7 for `.lanczos3` shrinking.
     public var accumulatorRowCount: Int { slots }
@@ -63,7 +63,7 @@ public final class RowResampler {
     /// Bytes in one source row, and values in one (prefiltered) row the filter sees.
     private let sourceElements: Int
     private let filteredElements: Int
-    /// The box stage of a large shrink (factor 4 or more), or `nil`.
+    /// The box stage of a large shrink (factor 8 or more), or `nil`.
     private let prefilter: BoxPrefilter?
     /// Rows the filter has seen (prefiltered rows when there is a prefilter).
     private var filteredRows = 0
@@ -261,7 +261,7 @@ public final class RowResampler {
     }
 
     /// Premultiplies `pixels` straight RGBA pixels with the same rounding as `PixelBuffer.convert(to:)`.
-    private static func premultiply(_ source: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, pixels: Int) {
+    static func premultiply(_ source: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, pixels: Int) {
         for i in 0..<pixels {
             let s = source + i * 4, d = out + i * 4
             let a = UInt32(s[3])

@@ -289,9 +289,16 @@ extension DecodeBudget {
             case .jpeg:
                 // The decoder's own choice of DCT scale (it leaves the Lanczos a 2× margin).
                 let scaled = JPEGDecoder.thumbnailIntermediateSize(width: width, height: height, maxPixelSize: maxPixelSize)
-                return adding(output, saturating(scaled.width, scaled.height, 4))
+                // Without `resizesToFit` the DCT-scaled image is the result: no thumbnail beside it.
+                return options.resizesToFit ? adding(output, saturating(scaled.width, scaled.height, 4))
+                    : saturating(scaled.width, scaled.height, 4)
             case .gif: return adding(output, saturating(width, height, 1), grid)
             case .apng where isAnimation, .webp where isAnimation: return adding(output, fullFrame, grid)
+            case .png where !options.resizesToFit && !info.isProgressive:
+                // Shrink-on-load: the block averages are the result (plus a straight and a premultiplied row).
+                let f = PNGDecoder.shrinkOnLoadFactor(width: width, height: height, maxPixelSize: maxPixelSize)
+                guard f > 1 else { return output }
+                return adding(saturating((width + f - 1) / f, (height + f - 1) / f, 4), saturating(width, 8, 1))
             case .png, .apng: return info.isProgressive ? adding(output, fullFrame) : output
             default:
                 // A codec module's still: its colour stage's temporaries (a 10/12-bit AVIF or HEIF thumbnail keeps

@@ -305,7 +305,8 @@ extension ImageService {
                 // that is thumbor's crop then resize exactly; on a downsampled one the window keeps its fractional
                 // edges instead of moving to the nearest decoded pixel (up to half an output pixel: SSIMULACRA2 48
                 // against thumbor on kodak's manual crops, docs/thumbor-compat.md).
-                let (sx, sy) = (Double(b.width) / Double(plan.orientedWidth), Double(b.height) / Double(plan.orientedHeight))
+                let (sx, sy) = plan.shrinkOnLoadFactor.map { (1 / Double($0), 1 / Double($0)) }
+                    ?? (Double(b.width) / Double(plan.orientedWidth), Double(b.height) / Double(plan.orientedHeight))
                 let (x, y) = (Double(box.left) * sx, Double(box.top) * sy)
                 let (w, h) = (Double(box.right - box.left) * sx, Double(box.bottom - box.top) * sy)
                 let whole = [x, y, w, h].allSatisfy { abs($0 - $0.rounded()) < 1e-6 }
@@ -409,6 +410,10 @@ struct RenderPlan: Sendable {
     /// The smart or entropy window's strategy (chosen from the pixels); `nil` for the anchors, focal points and
     /// thumbor's focal regions, placed by `focus` as thumbor places them.
     var cropStrategy: CropWindowStrategy?
+    /// The factor of a decode shrunk on load only (`DecodeOptions.resizesToFit` false: a JPEG's DCT denominator, a
+    /// PNG's block size), whose `ceil(side / d)` pixels hold `side / d` of picture: the window maps onto it by exactly
+    /// `1 / d`.
+    var shrinkOnLoadFactor: Int?
     /// The memory the render holds at its peak besides its decode (reserved in the decode budget with it).
     var cost: RenderCost
     /// The memory a lossless JPEG recompression holds (reserved instead of `cost` while `recompressesJPEG`).
@@ -506,6 +511,9 @@ struct RenderPlan: Sendable {
         // (A smart or entropy window is chosen on the decode and cut on its whole pixels, as before: its decode is
         // the output's scale.)
         var decodePixelSize = geometry.decodePixelSize
+        // A decode shrunk on load only (`DecodeOptions.resizesToFit` false: a JPEG's DCT scaling, a PNG's blocks): its
+        // size and factor.
+        var shrunkDecode: (width: Int, height: Int, factor: Int)?
         let windowFromPixels: Bool
         switch options.gravity {
         case .smart, .entropy: windowFromPixels = options.focalRegions.isEmpty
@@ -520,20 +528,49 @@ struct RenderPlan: Sendable {
             let scale = max(Double(geometry.scaledWidth) / Double(cw), Double(geometry.scaledHeight) / Double(ch))
             let longest = max(w, h)
             let atOutputScale = Int((Double(longest) * scale).rounded(.up))
-            var side = 2 * atOutputScale
-            if info.format == .jpeg, scale < 1 {
-                // No more than the DCT scale the output's own scale gets (libjpeg's 1/8…1/1; the decoder keeps a 2×
-                // margin above what it is asked for): twice the output's scale must not cost a four times larger IDCT.
-                let dct = JPEGDecoder.thumbnailIntermediateSize(width: info.width, height: info.height, maxPixelSize: atOutputScale)
-                side = max(atOutputScale, min(side, max(dct.width, dct.height) / 2))
+            if info.format == .jpeg, scale < 1, !animates {
+                // Shrink-on-load only: the DCT-scaled image is resampled once, by the window's resize (an exact
+                // downsampled decode first was a second Lanczos3, clamped to 8 bits in between). Asked for twice the
+                // output's scale, the decoder's own 2× margin leaves it at least 4× the output: DCT scaling truncates
+                // each 8 × 8 block's spectrum on its own, and at 2× (libvips' margin) that cost 1–3 SSIMULACRA2
+                // points against one Lanczos3 of the full decode on photographs (elementary_Photo_by_SpaceX at
+                // 400×300: 96.9 at 1/2 against thumbor's 97.4; 100 at full size), under 0.3 at 4×.
+                let request = 2 * atOutputScale
+                let dct = JPEGDecoder.thumbnailIntermediateSize(width: info.width, height: info.height, maxPixelSize: request)
+                if dct.width < info.width || dct.height < info.height {
+                    decodePixelSize = request
+                    // libjpeg's scaled size is ceil(side / d): the denominator maps the window exactly.
+                    let d = [2, 4, 8].first { (info.width + $0 - 1) / $0 == dct.width && (info.height + $0 - 1) / $0 == dct.height }
+                    shrunkDecode = (dct.width, dct.height, d ?? 1)
+                } else {
+                    decodePixelSize = nil
+                }
+            } else if info.format == .png, !info.isProgressive, !animates, scale < 1 {
+                // A non-interlaced PNG shrinks on load by whole blocks (at least 4× the output's scale, as a JPEG),
+                // resampled once by the window's resize: what one resize of the full decode does (`BoxPrefilter`).
+                // Without a block of 2 it decodes at full size (a 1400 px chart into 400×300).
+                let request = 2 * atOutputScale
+                let f = PNGDecoder.shrinkOnLoadFactor(width: info.width, height: info.height, maxPixelSize: request)
+                if f > 1 {
+                    decodePixelSize = request
+                    shrunkDecode = ((info.width + f - 1) / f, (info.height + f - 1) / f, f)
+                } else {
+                    decodePixelSize = nil
+                }
+            } else {
+                // Other formats downsample with an exact Lanczos3, so the window's resize makes it a second one:
+                // worth it (memory) only when the decode shrinks by 2 or more, at twice the output's scale; a
+                // milder shrink decodes at full size, for one resample.
+                let side = 2 * atOutputScale
+                decodePixelSize = 2 * side <= longest ? side : nil
             }
-            decodePixelSize = side < longest ? side : nil
         }
         watermarkDecodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: false,
                                                firstFrameOnly: true, keepsOriginalData: false, maxPixelSize: nil)
         decodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: animates,
                                       firstFrameOnly: !animates, keepsOriginalData: false,
-                                      maxPixelSize: animates ? nil : decodePixelSize)
+                                      maxPixelSize: animates ? nil : decodePixelSize, resizesToFit: shrunkDecode == nil)
+        shrinkOnLoadFactor = shrunkDecode?.factor
         quality = options.quality
         automaticQuality = options.automaticQuality
         jpegQuantization = options.jpegQuantization
@@ -558,7 +595,8 @@ struct RenderPlan: Sendable {
         // The frames decoded: every frame at canvas size for a kept animation, else the first frame at the size
         // the downsampled decode gives (`PixelBuffer.fittingSize` of the stored size).
         let decoded = animates || decodePixelSize == nil ? (info.width, info.height)
-            : PixelBuffer.fittingSize(width: info.width, height: info.height, maxPixelSize: decodePixelSize!)
+            : shrunkDecode.map { ($0.width, $0.height) }
+            ?? PixelBuffer.fittingSize(width: info.width, height: info.height, maxPixelSize: decodePixelSize!)
         cost = RenderCost(inputWidth: decoded.0, inputHeight: decoded.1, frames: animates ? info.frameCount : 1,
                           orientation: info.orientation, geometry: geometry, blur: blur,
                           outputFrames: animates ? info.frameCount : 1, format: format,

@@ -73,7 +73,10 @@ final class DownsampledDecodingTests: XCTestCase {
             for vertical in [false, true] {
                 let got = centre(image.firstFrame.buffer, vertical: vertical)
                 let want = centre(expected, vertical: vertical)
-                XCTAssertEqual(got, want, accuracy: 0.05, "\(width)×\(height) \(vertical ? "row" : "column") of the line")
+                // 0.08: the two are different filters (DCT scaling then Lanczos3, against one Lanczos3 of the full
+                // decode: 0.055 apart at 1601 → 400 since the full decode's 4× shrink is no longer box-averaged by
+                // 2 first); the drift this guards against is 0.2.
+                XCTAssertEqual(got, want, accuracy: 0.08, "\(width)×\(height) \(vertical ? "row" : "column") of the line")
             }
         }
     }
