@@ -143,24 +143,23 @@ final class ImageServerCoverResampleTests: XCTestCase {
     }
 
     /// A 4811 × 2601 JPEG into 400 × 300: the 3468 × 2601 window at x = 671 shrinks by 8.67 (555 px at the output's
-    /// scale). The decode is DCT-scaled only, at least 4× the output (1/2: 2406 × 1301, for 2405.5 × 1300.5 of
-    /// picture; `DecodeOptions.resizesToFit` false, asked for 1110 px), and the window, at x = 335.5 of it, resampled
-    /// once. It used to be resized to 1110 px in the decoder first (a second Lanczos3).
+    /// scale). The decode is DCT-scaled only, at least 2× the output (1/4: 1203 × 651, for 1202.75 × 650.25 of
+    /// picture; `DecodeOptions.resizesToFit` false, asked for 555 px), and the window, at x = 167.75 of it, resampled
+    /// once. It used to be resized to twice the output's scale in the decoder first (a second Lanczos3).
     func testJPEGCoverIsOneLanczos3OfTheWindowOfTheDCTScaledDecode() async throws {
         let source = try Self.textLike(width: 4811, height: 2601)
         var encoder = ImageEncoder(format: .jpeg, options: EncodeOptions(quality: 0.95))
         encoder.addFrame(source)
         let jpeg = try encoder.encode()
         harness.origin.route("/text.jpg", .bytes(Array(jpeg), contentType: "image/jpeg"))
-        let scaled = try ImageDecoder.decode(jpeg, options: DecodeOptions(maxPixelSize: 1110, resizesToFit: false))
-        XCTAssertEqual([scaled.width, scaled.height], [2406, 1301], "DCT scaling by 1/2 only")
-        let exact = try ImageDecoder.decode(jpeg, options: DecodeOptions(maxPixelSize: 1110))
-        XCTAssertEqual([exact.width, exact.height], [1110, 600], "resizesToFit's default resizes exactly")
+        let scaled = try ImageDecoder.decode(jpeg, options: DecodeOptions(maxPixelSize: 555, resizesToFit: false))
+        XCTAssertEqual([scaled.width, scaled.height], [1203, 651], "DCT scaling by 1/4 only")
+        let exact = try ImageDecoder.decode(jpeg, options: DecodeOptions(maxPixelSize: 555))
+        XCTAssertEqual([exact.width, exact.height], [555, 300], "resizesToFit's default resizes exactly")
         let image = try await render("/text.jpg")
-        // Exactly the library's one resample of that window (a 4.33× shrink: `RowResampler`'s 2 × 2 block averages
-        // weighed by Lanczos3, the single resize's own method).
-        let once = try scaled.firstFrame.buffer.resized(width: 400, height: 300, fromX: 335.5, y: 0, sourceWidth: 1734,
-                                                        sourceHeight: 1300.5)
+        // Exactly the library's one resample of that window (a 2.17× shrink by Lanczos3, the single resize's own method).
+        let once = try scaled.firstFrame.buffer.resized(width: 400, height: 300, fromX: 167.75, y: 0, sourceWidth: 867,
+                                                        sourceHeight: 650.25)
         var differing = 0
         for y in 0..<300 {
             for x in 0..<400 where image.pixel(x: x, y: y) != once.pixel(x: x, y: y) { differing += 1 }
