@@ -120,6 +120,15 @@ final class ImageServerCoverResampleTests: XCTestCase {
         return (most, total / Double(image.width * image.height * 3))
     }
 
+    /// How many pixels of `image` differ from `expected` (the same size).
+    static func differingPixels(_ image: PixelBuffer, _ expected: PixelBuffer) -> Int {
+        var differing = 0
+        for y in 0..<image.height {
+            for x in 0..<image.width where image.pixel(x: x, y: y) != expected.pixel(x: x, y: y) { differing += 1 }
+        }
+        return differing
+    }
+
     private func render(_ path: String) async throws -> PixelBuffer {
         let reply = await harness.image([("url", harness.source(path)), ("w", "400"), ("h", "300"), ("fit", "cover"),
                                          ("format", "png")])
@@ -160,11 +169,7 @@ final class ImageServerCoverResampleTests: XCTestCase {
         // Exactly the library's one resample of that window (a 2.17× shrink by Lanczos3, the single resize's own method).
         let once = try scaled.firstFrame.buffer.resized(width: 400, height: 300, fromX: 167.75, y: 0, sourceWidth: 867,
                                                         sourceHeight: 650.25)
-        var differing = 0
-        for y in 0..<300 {
-            for x in 0..<400 where image.pixel(x: x, y: y) != once.pixel(x: x, y: y) { differing += 1 }
-        }
-        XCTAssertEqual(differing, 0, "pixels differing from one resample of the DCT-scaled decode")
+        XCTAssertEqual(Self.differingPixels(image, once), 0, "pixels differing from one resample of the DCT-scaled decode")
     }
 
     /// The same JPEG under every EXIF orientation: the DCT-scaled decode's last stored row and column are partly
@@ -209,11 +214,7 @@ final class ImageServerCoverResampleTests: XCTestCase {
             let once = try stored.applyingOrientation(orientation)
                 .resized(width: 400, height: 300, fromX: left / f + (reversesX ? padX : 0), y: top / f + (reversesY ? padY : 0),
                          sourceWidth: windowWidth / f, sourceHeight: windowHeight / f)
-            var differing = 0
-            for y in 0..<300 {
-                for x in 0..<400 where image.pixel(x: x, y: y) != once.pixel(x: x, y: y) { differing += 1 }
-            }
-            XCTAssertEqual(differing, 0, "\(orientation): pixels differing from one resample of the oriented window")
+            XCTAssertEqual(Self.differingPixels(image, once), 0, "\(orientation): pixels differing from one resample of the oriented window")
         }
     }
 
@@ -245,10 +246,6 @@ final class ImageServerCoverResampleTests: XCTestCase {
         let image = try await render("/large.png")
         let once = try blocks.firstFrame.buffer.resized(width: 400, height: 300, fromX: 0, y: 1, sourceWidth: 1650,
                                                         sourceHeight: 1237.5)
-        var differing = 0
-        for y in 0..<300 {
-            for x in 0..<400 where image.pixel(x: x, y: y) != once.pixel(x: x, y: y) { differing += 1 }
-        }
-        XCTAssertEqual(differing, 0, "pixels differing from one resample of the block averages")
+        XCTAssertEqual(Self.differingPixels(image, once), 0, "pixels differing from one resample of the block averages")
     }
 }
