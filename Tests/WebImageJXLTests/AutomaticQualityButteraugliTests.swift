@@ -12,9 +12,13 @@ import XCTest
 /// on single images. First run (debug, 268 outputs): with bounds 3.0 / 2.0, 4 outputs crossed them, all graphics
 /// from transparent sources (worst: medium 3.32 imagor_icon.png WebP, 3.09 arqoii_dice.png JPEG; high 2.20
 /// kingfisher_logo@2x.png JPEG, 2.05 nuke_bench-01.png WebP); photographs stayed well under. The bounds below
-/// are those worst values plus about 0.2, so a search that undershot by a whole level still crosses them.
+/// are the worst values plus about 0.2, so a search that undershot by a whole level still crosses them. WebP's
+/// search now lands nearer its SSIMULACRA2 target (6 tries to a bracket of 1, sharp YUV, the method-6 winner:
+/// median score 77.2 → 76.5 at a target of 76.1 on the corpus), and its worst medium output, still imagor_icon.png,
+/// went from 3.32 to 3.63 (2026-11-29; the other worst values: JPEG medium 3.27, JPEG high 2.20, WebP high 2.18):
+/// the medium bound moved with it by the same rule.
 final class AutomaticQualityButteraugliTests: XCTestCase {
-    static let bounds: [(QualityTarget, Float)] = [(.medium, 3.5), (.high, 2.4)]
+    static let bounds: [(QualityTarget, Float)] = [(.medium, 3.85), (.high, 2.4)]
 
     func testAutomaticQualityStaysUnderItsButteraugliDistance() throws {
         let dir: URL

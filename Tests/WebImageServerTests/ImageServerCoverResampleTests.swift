@@ -1,7 +1,7 @@
 import Foundation
 import ImageCodec
 import TestSupport
-import WebImageServerCore
+@testable import WebImageServerCore
 import XCTest
 
 /// A `cover` render resamples its window exactly once: the same pixels as one Lanczos3 of the window, computed here
@@ -120,6 +120,15 @@ final class ImageServerCoverResampleTests: XCTestCase {
         return (most, total / Double(image.width * image.height * 3))
     }
 
+    /// How many pixels of `image` differ from `expected` (the same size).
+    static func differingPixels(_ image: PixelBuffer, _ expected: PixelBuffer) -> Int {
+        var differing = 0
+        for y in 0..<image.height {
+            for x in 0..<image.width where image.pixel(x: x, y: y) != expected.pixel(x: x, y: y) { differing += 1 }
+        }
+        return differing
+    }
+
     private func render(_ path: String) async throws -> PixelBuffer {
         let reply = await harness.image([("url", harness.source(path)), ("w", "400"), ("h", "300"), ("fit", "cover"),
                                          ("format", "png")])
@@ -160,11 +169,53 @@ final class ImageServerCoverResampleTests: XCTestCase {
         // Exactly the library's one resample of that window (a 2.17× shrink by Lanczos3, the single resize's own method).
         let once = try scaled.firstFrame.buffer.resized(width: 400, height: 300, fromX: 167.75, y: 0, sourceWidth: 867,
                                                         sourceHeight: 650.25)
-        var differing = 0
-        for y in 0..<300 {
-            for x in 0..<400 where image.pixel(x: x, y: y) != once.pixel(x: x, y: y) { differing += 1 }
+        XCTAssertEqual(Self.differingPixels(image, once), 0, "pixels differing from one resample of the DCT-scaled decode")
+    }
+
+    /// The same JPEG under every EXIF orientation: the DCT-scaled decode's last stored row and column are partly
+    /// padding (4811 and 2601 are not multiples of 2 or 4), and an orientation that reverses an axis puts that pixel
+    /// first, so the window starts that much further in. The output is exactly one resample of the oriented decode's
+    /// window there (before the fix, up to 0.75 decoded pixels off on the reversed axes).
+    func testOrientedJPEGCoverMapsTheWindowPastThePadding() async throws {
+        let source = try Self.textLike(width: 4811, height: 2601)
+        var encoder = ImageEncoder(format: .jpeg, options: EncodeOptions(quality: 0.95))
+        encoder.addFrame(source)
+        let jpeg = try encoder.encode()
+        for orientation in ImageOrientation.allCases {
+            let path = "/text-\(orientation.rawValue).jpg"
+            harness.origin.route(path, .bytes(TestImages.withEXIFOrientation(Array(jpeg), orientation: UInt16(orientation.rawValue)),
+                                              contentType: "image/jpeg"))
+            let image = try await render(path)
+            // The oriented picture: 4811 × 2601 or 2601 × 4811; the decode the server asks for (the output's scale).
+            let (w, h) = orientation.swapsDimensions ? (2601.0, 4811.0) : (4811.0, 2601.0)
+            let scale = max(400 / w, 300 / h)
+            let stored = try ImageDecoder.decode(jpeg, options: DecodeOptions(maxPixelSize: Int((max(w, h) * scale).rounded(.up)),
+                                                                              resizesToFit: false)).firstFrame.buffer
+            let d = Int((4811 / Double(stored.width)).rounded())
+            XCTAssertTrue([2, 4].contains(d), "\(orientation): DCT 1/\(d)")
+            XCTAssertEqual([stored.width, stored.height], [(4811 + d - 1) / d, (2601 + d - 1) / d])
+            // Padding of the stored axes, in decoded pixels; which oriented axes run against the stored ones.
+            let padStoredX = Double((4811 + d - 1) / d * d - 4811) / Double(d)
+            let padStoredY = Double((2601 + d - 1) / d * d - 2601) / Double(d)
+            let reversesX = [ImageOrientation.upMirrored, .down, .right, .rightMirrored].contains(orientation)
+            let reversesY = [ImageOrientation.down, .downMirrored, .rightMirrored, .left].contains(orientation)
+            let (padX, padY) = orientation.swapsDimensions ? (padStoredY, padStoredX) : (padStoredX, padStoredY)
+            let origin = ImageService.shrunkPictureOrigin(factor: d, orientedWidth: Int(w), orientedHeight: Int(h),
+                                                          orientation: orientation)
+            XCTAssertEqual(origin.x, reversesX ? padX : 0, "\(orientation)")
+            XCTAssertEqual(origin.y, reversesY ? padY : 0, "\(orientation)")
+            // The 4:3 window placed as thumbor's `auto_crop` places it (a width rounded up, a height half to even,
+            // the origin from the floored centre half to even), in decoded pixels.
+            let (windowWidth, windowHeight) = w / h > 4.0 / 3 ? ((h * 4 / 3).rounded(.up), h)
+                : (w, (w * 3 / 4).rounded(.toNearestOrEven))
+            let left = ((w / 2).rounded(.down) - windowWidth / 2).rounded(.toNearestOrEven)
+            let top = ((h / 2).rounded(.down) - windowHeight / 2).rounded(.toNearestOrEven)
+            let f = Double(d)
+            let once = try stored.applyingOrientation(orientation)
+                .resized(width: 400, height: 300, fromX: left / f + (reversesX ? padX : 0), y: top / f + (reversesY ? padY : 0),
+                         sourceWidth: windowWidth / f, sourceHeight: windowHeight / f)
+            XCTAssertEqual(Self.differingPixels(image, once), 0, "\(orientation): pixels differing from one resample of the oriented window")
         }
-        XCTAssertEqual(differing, 0, "pixels differing from one resample of the DCT-scaled decode")
     }
 
     /// A 3300 × 2480 PNG into 400 × 300: the 3300 × 2475 window shrinks by 8.25 (400 px at the output's scale). The
@@ -195,10 +246,6 @@ final class ImageServerCoverResampleTests: XCTestCase {
         let image = try await render("/large.png")
         let once = try blocks.firstFrame.buffer.resized(width: 400, height: 300, fromX: 0, y: 1, sourceWidth: 1650,
                                                         sourceHeight: 1237.5)
-        var differing = 0
-        for y in 0..<300 {
-            for x in 0..<400 where image.pixel(x: x, y: y) != once.pixel(x: x, y: y) { differing += 1 }
-        }
-        XCTAssertEqual(differing, 0, "pixels differing from one resample of the block averages")
+        XCTAssertEqual(Self.differingPixels(image, once), 0, "pixels differing from one resample of the block averages")
     }
 }

@@ -119,26 +119,30 @@ enum AutomaticQuality {
             return try reference.score(decoded.firstFrame.buffer)
         }
         if let quality = outcome.quality, var data = encoded[quality] {
+            // The two re-encodes below only ever replace a winner already scored: if one fails or runs past the
+            // deadline, the winner is served as it is.
             // Progressive JPEG holds the same coefficients (the same decoded pixels) in fewer bytes: the winner
-            // alone is written so, the tries stay baseline (a progressive encode costs about 3 baseline ones).
-            if format == .jpeg, !options.isProgressive {
+            // alone is written so, the tries stay baseline (a progressive encode costs about 3 baseline ones), and
+            // kept when smaller (on tiny images the scan headers can cost more than they save). `.smallest` tries
+            // are progressive already.
+            if format == .jpeg, !options.isProgressive, options.effort != .smallest {
                 var progressive = options
                 progressive.isProgressive = true
                 progressive.quality = Double(quality) / 100
-                data = try encode(buffer, progressive)
+                if let candidate = try? encode(buffer, progressive), candidate.count < data.count { data = candidate }
             }
             // WebP's method 6 (the `.smallest` effort's; 5 with alpha) spends about three times method 4's time
             // for about 4 % fewer bytes at the same score, and scores about the same at the same quality: only the
             // winner is re-encoded so, and served when it still reaches the target in fewer bytes (scored like
-            // the tries).
-            if format == .webp, options.effort != .smallest {
+            // the tries). Not at `.fast` (its point is the time) nor `.smallest` (its tries are method 6).
+            if format == .webp, options.effort == .balanced {
                 var smallest = options
                 smallest.effort = .smallest
                 smallest.quality = Double(quality) / 100
-                let candidate = try encode(buffer, smallest)
-                if candidate.count < data.count {
-                    let decoded = try ImageDecoder.decode(candidate, options: DecodeOptions(firstFrameOnly: true))
-                    if try reference.score(decoded.firstFrame.buffer) >= score { data = candidate }
+                if let candidate = try? encode(buffer, smallest), candidate.count < data.count,
+                   let decoded = try? ImageDecoder.decode(candidate, options: DecodeOptions(firstFrameOnly: true)),
+                   let candidateScore = try? reference.score(decoded.firstFrame.buffer), candidateScore >= score {
+                    data = candidate
                 }
             }
             return Report(data: data, quality: quality, subsampling: options.chromaSubsampling, tries: outcome.tries,

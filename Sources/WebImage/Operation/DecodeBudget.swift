@@ -295,10 +295,13 @@ extension DecodeBudget {
             case .gif: return adding(output, saturating(width, height, 1), grid)
             case .apng where isAnimation, .webp where isAnimation: return adding(output, fullFrame, grid)
             case .png where !options.resizesToFit && !info.isProgressive:
-                // Shrink-on-load: the block averages are the result (plus a straight and a premultiplied row).
+                // Shrink-on-load: the block averages are the result, and a second copy of them while they are
+                // converted to the requested pixel format (straight RGBA when a colour transform follows; counted
+                // always, as the estimate does not know the file's colour tags), plus a straight, a premultiplied
+                // and a 16-bit row.
                 let f = PNGDecoder.shrinkOnLoadFactor(width: width, height: height, maxPixelSize: maxPixelSize)
                 guard f > 1 else { return output }
-                return adding(saturating((width + f - 1) / f, (height + f - 1) / f, 4), saturating(width, 8, 1))
+                return adding(saturating((width + f - 1) / f, (height + f - 1) / f, 8), saturating(width, 16, 1))
             case .png, .apng: return info.isProgressive ? adding(output, fullFrame) : output
             default:
                 // A codec module's still: its colour stage's temporaries (a 10/12-bit AVIF or HEIF thumbnail keeps

@@ -291,6 +291,30 @@ extension ImageService {
         if let deadline, ContinuousClock.now >= deadline { throw .renderTimeout(seconds: 0) }
     }
 
+    /// Where the picture starts in an oriented decode shrunk on load by `factor` (`RenderPlan.shrinkOnLoadFactor`):
+    /// such a decode has `ceil(side / factor)` pixels per stored axis for `side / factor` of picture, its last stored
+    /// row and column partly padding; an orientation that reverses an axis puts that pixel first, so the picture
+    /// starts `padding / factor` into it on that oriented axis (0 on the others).
+    static func shrunkPictureOrigin(factor: Int, orientedWidth: Int, orientedHeight: Int,
+                                    orientation: ImageOrientation) -> (x: Double, y: Double) {
+        guard factor > 1 else { return (0, 0) }
+        let swaps = orientation.swapsDimensions
+        let (storedWidth, storedHeight) = swaps ? (orientedHeight, orientedWidth) : (orientedWidth, orientedHeight)
+        func padding(_ side: Int) -> Double { Double((side + factor - 1) / factor * factor - side) / Double(factor) }
+        // Which oriented axes run against their stored axis (EXIF 2…8: mirror, rotate 180°, flip, transpose, rotate
+        // 90° clockwise, transverse, rotate 90° counter-clockwise).
+        let (reversesX, reversesY): (Bool, Bool)
+        switch orientation {
+        case .up, .leftMirrored: (reversesX, reversesY) = (false, false)
+        case .upMirrored, .right: (reversesX, reversesY) = (true, false)
+        case .down, .rightMirrored: (reversesX, reversesY) = (true, true)
+        case .downMirrored, .left: (reversesX, reversesY) = (false, true)
+        }
+        // The oriented x axis is the stored y axis when the orientation swaps them.
+        let (paddingX, paddingY) = swaps ? (padding(storedHeight), padding(storedWidth)) : (padding(storedWidth), padding(storedHeight))
+        return (reversesX ? paddingX : 0, reversesY ? paddingY : 0)
+    }
+
     /// Orientation, the source crop, the `cover` crop (of the part that scales to the output, placed by the plan's
     /// focus, or by the smart or entropy window), resize to the output size, blur, flips, then the output filters in
     /// order. `window` is the `cover` crop's origin: chosen on the first frame when `nil`, then reused.
@@ -307,7 +331,11 @@ extension ImageService {
                 // against thumbor on kodak's manual crops, docs/thumbor-compat.md).
                 let (sx, sy) = plan.shrinkOnLoadFactor.map { (1 / Double($0), 1 / Double($0)) }
                     ?? (Double(b.width) / Double(plan.orientedWidth), Double(b.height) / Double(plan.orientedHeight))
-                let (x, y) = (Double(box.left) * sx, Double(box.top) * sy)
+                let (ox, oy) = plan.shrinkOnLoadFactor.map {
+                    Self.shrunkPictureOrigin(factor: $0, orientedWidth: plan.orientedWidth,
+                                             orientedHeight: plan.orientedHeight, orientation: orientation)
+                } ?? (0, 0)
+                let (x, y) = (Double(box.left) * sx + ox, Double(box.top) * sy + oy)
                 let (w, h) = (Double(box.right - box.left) * sx, Double(box.bottom - box.top) * sy)
                 let whole = [x, y, w, h].allSatisfy { abs($0 - $0.rounded()) < 1e-6 }
                 if whole {
@@ -528,6 +556,10 @@ struct RenderPlan: Sendable {
             let scale = max(Double(geometry.scaledWidth) / Double(cw), Double(geometry.scaledHeight) / Double(ch))
             let longest = max(w, h)
             let atOutputScale = Int((Double(longest) * scale).rounded(.up))
+            // Whether a full-size decode is within the decode limits (a downsampled decode checks only what it
+            // allocates, so a larger source can still be read downsampled).
+            let pixels = info.width.multipliedReportingOverflow(by: info.height)
+            let fullSizeFits = !pixels.overflow && pixels.partialValue <= configuration.decodeLimits.maxPixelsPerFrame
             if info.format == .jpeg, scale < 1, !animates {
                 // Shrink-on-load only: the DCT-scaled image is resampled once, by the window's resize (an exact
                 // downsampled decode first was a second Lanczos3, clamped to 8 bits in between). Asked for the
@@ -546,7 +578,8 @@ struct RenderPlan: Sendable {
                 } else {
                     decodePixelSize = nil
                 }
-            } else if info.format == .png, !info.isProgressive, !animates, scale < 1 {
+            } else if info.format == .png, !info.isProgressive, !animates, scale < 1, fullSizeFits
+                        || PNGDecoder.shrinkOnLoadFactor(width: info.width, height: info.height, maxPixelSize: 2 * atOutputScale) > 1 {
                 // A non-interlaced PNG shrinks on load by whole blocks (at least 4× the output's scale, as a JPEG),
                 // resampled once by the window's resize: what one resize of the full decode does (`BoxPrefilter`).
                 // Without a block of 2 it decodes at full size (a 1400 px chart into 400×300).
@@ -561,9 +594,11 @@ struct RenderPlan: Sendable {
             } else {
                 // Other formats downsample with an exact Lanczos3, so the window's resize makes it a second one:
                 // worth it (memory) only when the decode shrinks by 2 or more, at twice the output's scale; a
-                // milder shrink decodes at full size, for one resample.
+                // milder shrink decodes at full size, for one resample — unless the full size is over the decode
+                // limits (a source only a downsampled decode may read: a downsampled decode checks only what it
+                // allocates), where the two resamples stay.
                 let side = 2 * atOutputScale
-                decodePixelSize = 2 * side <= longest ? side : nil
+                decodePixelSize = 2 * side <= longest || (!fullSizeFits && side < longest) ? side : nil
             }
         }
         watermarkDecodeOptions = DecodeOptions(limits: configuration.decodeLimits, preloadAllFrames: false,
