@@ -48,9 +48,18 @@ public struct ImageEncoder: Sendable {
         if let target = options.automaticQuality,
            AutomaticQuality.applies(to: format, options: options, frameCount: frames.count) {
             let (format, loopCount, duration) = (self.format, self.loopCount, frames[0].duration)
+            // WebP's tries convert RGB to YUV once (`WebPEncoder.SharpYUVSource`) when the built-in encoder is the
+            // one the registry would use: the same bytes, without the conversion per try.
+            let builtInWebP = format == .webp
+                && registry.encoders.first { $0.canEncode(.webp, frameCount: 1) } is BuiltInEncoder
+            var sharpSource: WebPEncoder.SharpYUVSource?
             return try AutomaticQuality.encode(frames[0].buffer, format: format, target: target, options: options) { buffer, options in
-                try registry.encode([ImageFrame(buffer: buffer, duration: duration)], format: format, loopCount: loopCount,
-                                    options: options)
+                if builtInWebP, !options.isLossless, options.usesSharpYUV || options.effort == .smallest {
+                    if sharpSource?.fits(buffer) != true { sharpSource = try WebPEncoder.SharpYUVSource(buffer) }
+                    return try sharpSource!.encode(options: options)
+                }
+                return try registry.encode([ImageFrame(buffer: buffer, duration: duration)], format: format, loopCount: loopCount,
+                                           options: options)
             }.data
         }
         var fixed = options

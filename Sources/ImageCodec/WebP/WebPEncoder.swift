@@ -24,6 +24,12 @@ public enum WebPEncoder {
         var config = try makeConfig(options, hasAlpha: !buffer.isOpaque)
         var picture = try makePicture(buffer)
         defer { WebPPictureFree(&picture) }
+        return try encode(&picture, config: &config, options: options)
+    }
+
+    /// Runs `WebPEncode` on `picture` (ARGB, or YUVA already converted) into memory, with `options.deadline` as
+    /// libwebp's progress hook.
+    static func encode(_ picture: inout WebPPicture, config: inout WebPConfig, options: EncodeOptions) throws -> Data {
         var writer = WebPMemoryWriter()
         WebPMemoryWriterInit(&writer)
         defer { WebPMemoryWriterClear(&writer) }
@@ -42,7 +48,13 @@ public enum WebPEncoder {
                         return ContinuousClock.now < instant ? 1 : 0
                     }
                 }
-                return WebPEncode(&config, &picture)
+                let ok = WebPEncode(&config, &picture)
+                // The picture may be encoded again (`SharpYUVSource`): no pointer into this frame outlives it.
+                picture.writer = nil
+                picture.custom_ptr = nil
+                picture.progress_hook = nil
+                picture.user_data = nil
+                return ok
             }
         }
         if ok == 0, picture.error_code == VP8_ENC_ERROR_USER_ABORT { throw ImageCodecError.deadlineExceeded(format: .webp) }
@@ -127,7 +139,7 @@ public enum WebPEncoder {
     }
 
     /// A picture holding straight-alpha ARGB copied from `buffer` (`WebPPictureImportRGBA`).
-    private static func makePicture(_ buffer: PixelBuffer) throws -> WebPPicture {
+    static func makePicture(_ buffer: PixelBuffer) throws -> WebPPicture {
         guard buffer.width <= Int(WEBP_MAX_DIMENSION), buffer.height <= Int(WEBP_MAX_DIMENSION) else {
             throw ImageCodecError.encodingFailed(format: .webp, message: "WebP images are at most 16383×16383")
         }
