@@ -4,9 +4,10 @@
 Lanczos3 (Pillow on float planes, see common.reference).
 
 S = the median score of thumbor's default JPEG (PIL engine, q80). Ours = webimage-server with q=auto:S per format
-(JPEG and WebP here; AVIF and JPEG XL when the server writes them). Reported per format: total bytes against
+(--formats: JPEG and WebP by default; `make bench-service` asks for AVIF and JPEG XL too). Reported per format: total bytes against
 thumbor's JPEG total, the median score, the worst score against S − 3; the same against vipsthumbnail's q80
-JPEG; and, with --curves, bytes-versus-score points of fixed qualities for each encoder.
+JPEG; and, with --curves, bytes-versus-score points of fixed qualities (50, 65, 80, 90) for each of our formats,
+thumbor's JPEG and vipsthumbnail's.
 
     .build/bench-service/venv/bin/python scripts/quality/bytes_at_quality.py --server .build/debug/webimage-server
 `make bench-service` runs it after the throughput runs (release build, the bench venv).
@@ -137,12 +138,17 @@ def main():
                         print(f"{label} {name}: ours {fmt} for {peer} {rows[name][f'ours-{fmt}-{peer}']}", file=sys.stderr, flush=True)
             curves = {}
             if args.curves:
-                for fmt, peer in [("jpeg", "ours"), ("webp", "ours"), ("jpeg", "thumbor")]:
+                # Every format of ours asked for, thumbor's JPEG and (with the vips peer) vipsthumbnail's.
+                encoders = [(fmt, "ours") for fmt in args.formats] + [("jpeg", "thumbor")]
+                encoders += [("jpeg", "vips")] if "vips" in args.peers else []
+                for fmt, peer in encoders:
                     for q in (50, 65, 80, 90):
                         total, scores = 0, []
                         for name, ref in cases:
                             if peer == "ours":
                                 data = common.fetch(f"http://127.0.0.1:{oport}" + common.ours_path(size, name, origin, fmt, q))
+                            elif peer == "vips":
+                                data = vips_thumbnail(corpus / name, size, q, scratch)
                             else:
                                 data = common.fetch(f"http://127.0.0.1:{tport}" + common.thumbor_path(size, name, origin, fmt="jpeg", quality=q))
                             total += len(data)
