@@ -3,12 +3,19 @@ extension JPEGDecoder {
     /// Lanczos3 resize to `maxPixelSize` (the same choice as the decoder's, for memory accounting such as
     /// `DecodeBudget`); the full size when no scaling applies.
     public static func thumbnailIntermediateSize(width: Int, height: Int, maxPixelSize: Int) -> (width: Int, height: Int) {
+        let d = thumbnailScaleDenominator(width: width, height: height, maxPixelSize: maxPixelSize)
+        return ((width + d - 1) / d, (height + d - 1) / d)
+    }
+
+    /// The DCT scale denominator (1, 2, 4 or 8) a thumbnail decode of a `width` × `height` JPEG at `maxPixelSize`
+    /// uses: its image is `ceil(side / d)` pixels per side holding `side / d` of picture (the last pixel partly
+    /// padding). 1 when no scaling applies (no downsampling, or sizes the plan refuses).
+    public static func thumbnailScaleDenominator(width: Int, height: Int, maxPixelSize: Int) -> Int {
         guard width > 0, height > 0,
               let plan = try? DownsamplePlan.make(width: width, height: height, maxPixelSize: maxPixelSize) else {
-            return (width, height)
+            return 1
         }
-        let d = scaleDenominator(for: plan)
-        return ((width + d - 1) / d, (height + d - 1) / d)
+        return scaleDenominator(for: plan)
     }
 
     /// How many times the plan's size the DCT-scaled image must be at least, so the Lanczos3 that follows still

@@ -569,12 +569,11 @@ struct RenderPlan: Sendable {
                 // up to 4× the pixels: the cold 400×300 crop of a 2000 px JPEG fell from 207 to 132 req/s and the
                 // cold WebP crop to 2.9× thumbor's, under the service's 3× goal (docs/quality.md).
                 let request = atOutputScale
-                let dct = JPEGDecoder.thumbnailIntermediateSize(width: info.width, height: info.height, maxPixelSize: request)
-                if dct.width < info.width || dct.height < info.height {
+                // libjpeg's scaled size is ceil(side / d): the decoder's own denominator maps the window exactly.
+                let d = JPEGDecoder.thumbnailScaleDenominator(width: info.width, height: info.height, maxPixelSize: request)
+                if d > 1 {
                     decodePixelSize = request
-                    // libjpeg's scaled size is ceil(side / d): the denominator maps the window exactly.
-                    let d = [2, 4, 8].first { (info.width + $0 - 1) / $0 == dct.width && (info.height + $0 - 1) / $0 == dct.height }
-                    shrunkDecode = (dct.width, dct.height, d ?? 1)
+                    shrunkDecode = ((info.width + d - 1) / d, (info.height + d - 1) / d, d)
                 } else {
                     decodePixelSize = nil
                 }

@@ -38,6 +38,32 @@ final class DownsampledDecodingTests: XCTestCase {
         }
     }
 
+    /// `JPEGDecoder.thumbnailScaleDenominator` is the decoder's own choice: a shrink-on-load decode
+    /// (`resizesToFit` false) is exactly `ceil(side / d)` per side, and `thumbnailIntermediateSize` agrees, for odd
+    /// sizes, extreme aspect ratios and every request from 1 px to past the full size (the server maps a cover's
+    /// window by `1 / d`: a wrong `d` moves it).
+    func testScaleDenominatorIsTheDecodersOwn() throws {
+        for (width, height) in [(1601, 1201), (97, 803), (803, 9), (16, 16)] {
+            let data = try DownsampleFixtures.encode(try DownsampleFixtures.photo(width: width, height: height), as: .jpeg)
+            let longest = max(width, height)
+            var requests = Set([1, 2, 3, longest / 16, longest / 8 - 1, longest / 8, longest / 4, longest / 4 + 1,
+                                longest / 2 - 1, longest / 2, longest / 2 + 1, longest - 1, longest, longest + 1, 5 * longest])
+            requests = requests.filter { $0 >= 1 }
+            var denominators = Set<Int>()
+            for request in requests.sorted() {
+                let d = JPEGDecoder.thumbnailScaleDenominator(width: width, height: height, maxPixelSize: request)
+                XCTAssertTrue([1, 2, 4, 8].contains(d), "\(width)×\(height) at \(request): \(d)")
+                denominators.insert(d)
+                let decoded = try ImageDecoder.decode(data, options: DecodeOptions(maxPixelSize: request, resizesToFit: false))
+                let expected = ((width + d - 1) / d, (height + d - 1) / d)
+                XCTAssertEqual([decoded.width, decoded.height], [expected.0, expected.1], "\(width)×\(height) at \(request), d \(d)")
+                let size = JPEGDecoder.thumbnailIntermediateSize(width: width, height: height, maxPixelSize: request)
+                XCTAssertEqual([size.width, size.height], [expected.0, expected.1])
+            }
+            if longest >= 800 { XCTAssertEqual(denominators, [1, 2, 4, 8], "\(width)×\(height) reaches every scale") }
+        }
+    }
+
     /// A DCT-scaled decode is `ceil(side / d)` pixels for `side / d` of picture; resizing it as if its last pixel
     /// were whole put detail up to 0.2 output pixels off near the far edges (SSIMULACRA2 88.7 instead of 97 on a
     /// 5470 px photo at 400×300). Thin lines near the right and bottom edges of a 1601×1201 JPEG (1/2 scaling:
