@@ -25,9 +25,9 @@ import ImageCodec
 public struct AVIFEncoder: ImageEncoding {
     /// libaom's speed (0 slowest … 10 fastest) for `effort`: `.fast` 9, `.balanced` (the default) 8, `.smallest` 6.
     /// At equal SSIMULACRA2 on 400×300 thumbnails, speed 8 writes about 0.77× the bytes of speed 9 in 2.6× the
-    /// time, speed 6 about 0.73× in 7× (docs/quality.md). No libaom option is set: the best combination of its tool
-    /// switches makes speed 8 about 23 % cheaper, and only at 3 % more bytes at equal score; none brings speed 9
-    /// within 28 % of speed 8's bytes (docs/quality.md, "AVIF at speed 8 with libaom's options").
+    /// time, speed 6 about 0.73× in 7× (docs/quality.md). `.balanced` also trims libaom's intra tools
+    /// (`libaomOptions(for:)`: about 23 % cheaper for 3 % more bytes); no option brings speed 9 within 28 % of speed
+    /// 8's bytes (docs/quality.md, "AVIF at speed 8 with libaom's options").
     public static func speed(for effort: EncodeEffort) -> Int32 {
         switch effort {
         case .fast: return 9
@@ -62,6 +62,15 @@ public struct AVIFEncoder: ImageEncoding {
 
     /// Encodes `frames` (one for a still) with `loopCount` (0 = forever) and `options`. Thread-safe.
     public func encode(_ frames: [ImageFrame], format: ImageFormat, loopCount: Int, options: EncodeOptions) throws -> Data {
+        try encode(frames, options: options, libaomOptions: Self.libaomOptions(for: options.effort))
+    }
+
+    /// `encode(_:format:loopCount:options:)` with `libaomOptions` instead of the effort's (tests compare them).
+    func encode(_ frames: [ImageFrame], options: EncodeOptions, libaomOptions: [(key: String, value: String)]) throws -> Data {
+        // A C string ends at the first NUL: "1\0 0" would reach libaom as "1".
+        guard libaomOptions.allSatisfy({ !$0.key.contains("\0") && !$0.value.contains("\0") }) else {
+            throw ImageCodecError.encodingFailed(format: .avif, message: "a libaom option holds a NUL")
+        }
         guard let encoder = avifEncoderCreate() else { throw ImageCodecError.encodingFailed(format: .avif, message: "avifEncoderCreate") }
         defer { avifEncoderDestroy(encoder) }
         let quantizer = options.isLossless ? 0 : Int32((1 - min(max(options.quality, 0), 1)) * 63)
@@ -73,6 +82,11 @@ public struct AVIFEncoder: ImageEncoding {
         encoder.pointee.maxThreads = 1
         encoder.pointee.codecChoice = Self.codecChoice
         encoder.pointee.timescale = 1000
+        // libavif keeps the options and hands them to libaom in `avifEncoderAddImage`, which fails on one libaom
+        // does not take (checked below, as every add is).
+        if Self.codecChoice == AVIF_CODEC_CHOICE_AOM, !options.isLossless {
+            for (key, value) in libaomOptions { avifEncoderSetCodecSpecificOption(encoder, key, value) }
+        }
         guard let first = frames.first?.buffer else { throw ImageCodecError.encodingFailed(format: .avif, message: "no frames") }
         guard first.width <= Self.maximumSide, first.height <= Self.maximumSide else {
             throw ImageCodecError.encodingFailed(format: .avif, message: "AVIF images are at most \(Self.maximumSide) a side")
@@ -109,6 +123,20 @@ public struct AVIFEncoder: ImageEncoding {
         try check(avifEncoderFinish(encoder, &output))
         guard let bytes = output.data else { throw ImageCodecError.encodingFailed(format: .avif, message: "no output") }
         return Data(bytes: bytes, count: output.size)
+    }
+
+    /// libaom's options for lossy output at `effort` (libavif's codec-specific options; only when libaom encodes).
+    /// At `.balanced`: intra transforms DCT only, CDEF on, the smooth, Paeth, filter-intra and intra-edge tools off,
+    /// coefficient and mode costs updated once a tile instead of per superblock. Measured at equal SSIMULACRA2 on
+    /// 14 corpus files at 400×300: 0.77× speed 8's instructions per encode for 1.031× its bytes
+    /// (docs/quality.md, "AVIF at speed 8 with libaom's options"); in the service, 20.3 ms of CPU per cold AVIF
+    /// crop instead of 23.4, 3.1–3.2× thumbor's cold WebP crop instead of 2.7× (docs/performance.md). None at
+    /// `.fast` (speed 9 already skips the search these tools live in) nor at `.smallest` (bytes first).
+    public static func libaomOptions(for effort: EncodeEffort) -> [(key: String, value: String)] {
+        guard effort == .balanced else { return [] }
+        return [("use-intra-dct-only", "1"), ("enable-cdef", "1"), ("enable-smooth-intra", "0"), ("enable-paeth-intra", "0"),
+                ("enable-filter-intra", "0"), ("enable-intra-edge-filter", "0"), ("coeff-cost-upd-freq", "3"),
+                ("mode-cost-upd-freq", "3")]
     }
 
     /// libaom when the installed libavif has it, else libavif's own choice (rav1e, SVT-AV1).

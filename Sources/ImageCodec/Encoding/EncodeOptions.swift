@@ -83,7 +83,7 @@ public enum ChromaSubsampling: String, Sendable, Hashable {
 /// | effort | JPEG | WebP | AVIF (`WebImageAVIF`) | JPEG XL (`WebImageJXL`) |
 /// |---|---|---|---|---|
 /// | `.fast` | baseline, standard Huffman tables | method 2: ~0.3× the time, ~5 % more bytes | libaom speed 9: ~1.3× the bytes, ~0.4× the time | effort 4: ~1.1× the bytes, ~0.3× the time |
-/// | `.balanced` | the same (libjpeg-turbo encodes a 400 px thumbnail in ~0.3 ms) | method 4 (libwebp's default) | speed 8 | effort 5 |
+/// | `.balanced` | the same (libjpeg-turbo encodes a 400 px thumbnail in ~0.3 ms) | method 4 (libwebp's default) | speed 8, intra tools trimmed (~0.77× the work, ~3 % more bytes) | effort 5 |
 /// | `.smallest` | progressive (optimised Huffman tables): ~5.5 % fewer bytes, ~6× the encode time | method 6 and sharp RGB→YUV: ~7 % fewer bytes at scores ≥ 76 (5 % at 70), ~3× the time | speed 6: ~5 % fewer bytes, ~2.5× the time | effort 6: ~1.3× effort 5's time |
 ///
 /// - Important: A value type; thread-safe.
@@ -91,8 +91,8 @@ public enum EncodeEffort: String, Sendable, Hashable, CaseIterable {
     /// The fastest encodes: WebP method 2, AVIF speed 9, JPEG XL effort 4; JPEG as `.balanced`.
     case fast
     /// The default: libwebp's method 4; baseline JPEG with standard Huffman tables (optimising them costs 2.5× the
-    /// encode time for 4 % fewer bytes, which a 400 px JPEG's time budget does not allow); AVIF speed 8; JPEG XL
-    /// effort 5.
+    /// encode time for 4 % fewer bytes, which a 400 px JPEG's time budget does not allow); AVIF speed 8 with
+    /// libaom's intra tools trimmed (`AVIFEncoder.libaomOptions(for:)`); JPEG XL effort 5.
     case balanced
     /// The fewest bytes: progressive JPEG (whatever `isProgressive` says); WebP method 6 (5 for pictures with
     /// alpha, whose lossless alpha plane method 6 compresses up to 80× slower) with sharp RGB→YUV conversion
