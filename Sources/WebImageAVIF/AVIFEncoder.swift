@@ -129,8 +129,9 @@ public struct AVIFEncoder: ImageEncoding {
     /// At `.balanced`: intra transforms DCT only, CDEF on, the smooth, Paeth, filter-intra and intra-edge tools off,
     /// coefficient and mode costs updated once a tile instead of per superblock. Measured at equal SSIMULACRA2 on
     /// 14 corpus files at 400×300: 0.77× speed 8's instructions per encode for 1.031× its bytes
-    /// (docs/quality.md, "AVIF at speed 8 with libaom's options"); in the service, 20.3 ms of CPU per cold AVIF
-    /// crop instead of 23.4, 3.1–3.2× thumbor's cold WebP crop instead of 2.7× (docs/performance.md). None at
+    /// (docs/quality.md, "AVIF at speed 8 with libaom's options"); in the service, on a quiet machine, 21.1–21.6 ms
+    /// of CPU per cold AVIF crop instead of 22.6–23.5, 2.8× thumbor's cold WebP crop instead of 2.6–2.9×
+    /// (docs/performance.md): bytes × time 0.95–0.97 of plain speed 8's. None at
     /// `.fast` (speed 9 already skips the search these tools live in) nor at `.smallest` (bytes first).
     public static func libaomOptions(for effort: EncodeEffort) -> [(key: String, value: String)] {
         guard effort == .balanced else { return [] }
