@@ -84,7 +84,7 @@ bench-service: deps
 	.build/bench-service/venv/bin/python scripts/quality/resize_quality.py --server .build/release/webimage-server \
 	  --venv .build/bench-service/venv --output .build/bench-service/quality-resize.md
 	.build/bench-service/venv/bin/python scripts/quality/bytes_at_quality.py --server .build/release/webimage-server \
-	  --venv .build/bench-service/venv --curves --formats jpeg webp avif jxl --output .build/bench-service/quality-bytes.md \
+	  --venv .build/bench-service/venv --curves --output .build/bench-service/quality-bytes.md \
 	  --json .build/bench-service/quality-bytes.json
 
 clean:

@@ -59,6 +59,28 @@ final class WebPSharpYUVSourceTests: XCTestCase {
         XCTAssertEqual(try source.encode(options: options), plain)
     }
 
+    /// A deadline that passes while libwebp is encoding stops it through the progress hook (or, if it passed
+    /// already, before); either way the typed error, and the same picture then encodes as a fresh one does, many
+    /// times over.
+    func testAnEncodeStoppedMidwayLeavesThePictureUsable() throws {
+        let picture = try GIFWebPTestImages.photoLike(width: 1600, height: 1200, seed: 4, alpha: true)
+        let source = try WebPEncoder.SharpYUVSource(picture)
+        var options = EncodeOptions(quality: 0.75)
+        options.usesSharpYUV = true
+        let fresh = try WebPEncoder.encode(picture, options: options)
+        for round in 0..<20 {
+            var timed = options
+            timed.deadline = ContinuousClock.now.advanced(by: .microseconds(200 * round))
+            do {
+                let data = try source.encode(options: timed)
+                XCTAssertEqual(data, fresh, "round \(round) finished in time")
+            } catch {
+                guard case .deadlineExceeded(.webp) = error as? ImageCodecError else { return XCTFail("round \(round): \(error)") }
+            }
+            XCTAssertEqual(try source.encode(options: options), fresh, "round \(round): after the stop")
+        }
+    }
+
     func testLosslessIsATypedError() throws {
         let source = try WebPEncoder.SharpYUVSource(try GIFWebPTestImages.photoLike(width: 16, height: 16))
         XCTAssertThrowsError(try source.encode(options: EncodeOptions(isLossless: true))) { error in

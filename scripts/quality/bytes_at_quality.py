@@ -4,7 +4,7 @@
 Lanczos3 (Pillow on float planes, see common.reference).
 
 S = the median score of thumbor's default JPEG (PIL engine, q80). Ours = webimage-server with q=auto:S per format
-(--formats: JPEG and WebP by default; `make bench-service` asks for AVIF and JPEG XL too). Reported per format: total bytes against
+(--formats: JPEG, WebP, AVIF and JPEG XL by default). Reported per format: total bytes against
 thumbor's JPEG total, the median score, the worst score against S − 3; the same against vipsthumbnail's q80
 JPEG; and, with --curves, bytes-versus-score points of fixed qualities (50, 65, 80, 90) for each of our formats,
 thumbor's JPEG and vipsthumbnail's.
@@ -48,7 +48,7 @@ def main():
     p.add_argument("--corpus", default=str(common.ROOT.parent / "shared/corpus/photos"))
     p.add_argument("--venv", default=".build/bench-service/venv")
     p.add_argument("--work", default=str(common.ROOT / ".build/quality"))
-    p.add_argument("--formats", nargs="*", default=["jpeg", "webp"])
+    p.add_argument("--formats", nargs="*", default=["jpeg", "webp", "avif", "jxl"])
     p.add_argument("--sizes", nargs="*", default=list(SIZES))
     p.add_argument("--files", nargs="*")
     p.add_argument("--curves", action="store_true", help="also fixed-quality bytes-vs-score points (slow)")
