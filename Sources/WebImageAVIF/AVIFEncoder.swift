@@ -127,7 +127,7 @@ public struct AVIFEncoder: ImageEncoding {
 
     /// libaom's options for lossy output at `effort` (libavif's codec-specific options; only when libaom encodes).
     /// At `.balanced`: intra transforms DCT only, CDEF on, the smooth, Paeth, filter-intra and intra-edge tools off,
-    /// coefficient and mode costs updated once a tile instead of per superblock. Measured at equal SSIMULACRA2 on
+    /// coefficient and mode cost updates off (`…-cost-upd-freq=3`; 2, once a tile, wrote the same bytes). Measured at equal SSIMULACRA2 on
     /// 14 corpus files at 400×300: 0.77× speed 8's instructions per encode for 1.031× its bytes
     /// (docs/quality.md, "AVIF at speed 8 with libaom's options"); in the service, on a quiet machine, 21.1–21.6 ms
     /// of CPU per cold AVIF crop instead of 22.6–23.5, 2.8× thumbor's cold WebP crop instead of 2.6–2.9×

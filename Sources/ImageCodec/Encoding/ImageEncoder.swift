@@ -55,8 +55,14 @@ public struct ImageEncoder: Sendable {
             var sharpSource: WebPEncoder.SharpYUVSource?
             return try AutomaticQuality.encode(frames[0].buffer, format: format, target: target, options: options) { buffer, options in
                 if builtInWebP, !options.isLossless, options.usesSharpYUV || options.effort == .smallest {
-                    if sharpSource?.fits(buffer) != true { sharpSource = try WebPEncoder.SharpYUVSource(buffer) }
-                    return try sharpSource!.encode(options: options)
+                    do {
+                        if sharpSource?.fits(buffer) != true { sharpSource = try WebPEncoder.SharpYUVSource(buffer) }
+                        return try sharpSource!.encode(options: options)
+                    } catch {
+                        // As the registry does: past the deadline, stop; any other failure goes to the registry,
+                        // which tries the next encoder of the format (review finding).
+                        if case .deadlineExceeded = error as? ImageCodecError { throw error }
+                    }
                 }
                 return try registry.encode([ImageFrame(buffer: buffer, duration: duration)], format: format, loopCount: loopCount,
                                            options: options)

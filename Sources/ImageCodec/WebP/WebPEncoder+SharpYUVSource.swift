@@ -23,11 +23,16 @@ extension WebPEncoder {
             // `WebPEncode` converts an ARGB picture first, then flattens the YUV under transparent blocks
             // (`WebPCleanupTransparentArea`, `exact` off) on each encode: doing that again on this picture changes
             // nothing, so every encode sees what a fresh conversion would give.
-            var picture = try WebPEncoder.makePicture(buffer)
-            guard WebPPictureSharpARGBToYUVA(&picture) != 0 else {
-                let code = picture.error_code
-                WebPPictureFree(&picture)
-                throw ImageCodecError.encodingFailed(format: .webp, message: "sharp RGB→YUV conversion failed (\(code.rawValue))")
+            var argb = try WebPEncoder.makePicture(buffer)
+            defer { WebPPictureFree(&argb) }
+            guard WebPPictureSharpARGBToYUVA(&argb) != 0 else {
+                throw ImageCodecError.encodingFailed(format: .webp, message: "sharp RGB→YUV conversion failed (\(argb.error_code.rawValue))")
+            }
+            // The converted picture still holds its ARGB (4 bytes a pixel); a copy of the YUVA planes alone (about
+            // 2.5) is what the search keeps (`WebPPictureCopy` copies the YUVA planes of a picture not in ARGB).
+            var picture = WebPPicture()
+            guard WebPPictureInit(&picture) != 0, WebPPictureCopy(&argb, &picture) != 0 else {
+                throw ImageCodecError.allocationFailed(byteCount: buffer.width * buffer.height * 5 / 2)
             }
             self.picture = picture
             hasAlpha = !buffer.isOpaque
