@@ -73,7 +73,7 @@ public struct AVIFEncoder: ImageEncoding {
         }
         guard let encoder = avifEncoderCreate() else { throw ImageCodecError.encodingFailed(format: .avif, message: "avifEncoderCreate") }
         defer { avifEncoderDestroy(encoder) }
-        let quantizer = options.isLossless ? 0 : Int32((1 - min(max(options.quality, 0), 1)) * 63)
+        let quantizer = Self.quantizer(for: options)
         encoder.pointee.minQuantizer = quantizer
         encoder.pointee.maxQuantizer = quantizer
         encoder.pointee.minQuantizerAlpha = options.isLossless ? 0 : min(quantizer, 10)
@@ -145,6 +145,12 @@ public struct AVIFEncoder: ImageEncoding {
         avifCodecName(AVIF_CODEC_CHOICE_AOM, avifCodecFlags(AVIF_CODEC_FLAG_CAN_ENCODE.rawValue)) != nil
             ? AVIF_CODEC_CHOICE_AOM : AVIF_CODEC_CHOICE_AUTO
     }()
+
+    /// AV1's quantizer (0…63, lower is finer) for `options`: 0 when lossless, else (1 − quality) × 63 truncated
+    /// (quality 1.0 → 0, 0.0 → 63). Automatic quality searches one level per quantizer (`AutomaticQuality.Grid`).
+    static func quantizer(for options: EncodeOptions) -> Int32 {
+        options.isLossless ? 0 : Int32((1 - min(max(options.quality, 0), 1)) * 63)
+    }
 
     private func check(_ result: avifResult) throws {
         guard result == AVIF_RESULT_OK else {

@@ -187,8 +187,12 @@ def float_resize(source: Image.Image, width, height) -> list:
 
 
 def composite(planes, background=BACKGROUND) -> np.ndarray:
+    """Premultiplied float planes (colour 0…255·α, α 0…1) over `background`. Lanczos' lobes leave values outside
+    what a colour can be: α is clamped to 0…1 and each premultiplied colour to 0…255·α first, as any resizer that
+    writes an image must (a transparent pixel beside an opaque edge held a colour of -26 with α clamped to 0, which
+    drew a dark ring on the grey that no 8-bit output can have: chartjs_overlapping's spokes)."""
     al = np.clip(planes[3], 0, 1)
-    rgb = np.stack([planes[c] + background * (1 - al) for c in range(3)], axis=2)
+    rgb = np.stack([np.clip(planes[c], 0, 255 * al) + background * (1 - al) for c in range(3)], axis=2)
     return np.clip(np.rint(rgb), 0, 255)
 
 

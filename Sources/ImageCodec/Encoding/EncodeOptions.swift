@@ -12,9 +12,15 @@
 ///
 /// - Important: A value type; thread-safe.
 public struct EncodeOptions: Sendable, Hashable {
-    /// Quality for lossy formats (JPEG, lossy WebP, AVIF, JPEG XL), 0…1. Default 0.9. With `automaticQuality`,
-    /// used only where no search runs (animations).
-    public var quality: Double
+    /// Quality for lossy formats (JPEG, lossy WebP, AVIF, JPEG XL), 0…1: a value outside is clamped to it, NaN
+    /// becomes the default. Default 0.9. With `automaticQuality`, used only where no search runs (animations).
+    public var quality: Double {
+        get { clampedQuality }
+        set { clampedQuality = newValue.isNaN ? Self.defaultQuality : min(1, max(0, newValue)) }
+    }
+    private var clampedQuality = EncodeOptions.defaultQuality
+    /// `quality`'s default and what NaN becomes: 0.9.
+    public static let defaultQuality = 0.9
     /// Encode WebP, AVIF or JPEG XL losslessly. Default `false`.
     public var isLossless: Bool
     /// Write an interlaced (Adam7) PNG / progressive JPEG. Default `false`.
@@ -44,7 +50,6 @@ public struct EncodeOptions: Sendable, Hashable {
                 deadline: ContinuousClock.Instant? = nil, automaticQuality: QualityTarget? = nil,
                 chromaSubsampling: ChromaSubsampling = .yuv420, effort: EncodeEffort = .balanced,
                 jpegQuantization: JPEGQuantization = .robidoux) {
-        self.quality = quality
         self.isLossless = isLossless
         self.isProgressive = isProgressive
         self.deadline = deadline
@@ -52,6 +57,7 @@ public struct EncodeOptions: Sendable, Hashable {
         self.chromaSubsampling = chromaSubsampling
         self.effort = effort
         self.jpegQuantization = jpegQuantization
+        self.quality = quality
     }
 
     /// Whether `deadline` has passed (`false` without one).

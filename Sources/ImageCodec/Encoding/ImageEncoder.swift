@@ -41,8 +41,8 @@ public struct ImageEncoder: Sendable {
     ///   still format (JPEG, PNG), `.encodingFailed` with the library's message.
     ///
     /// With `options.automaticQuality`, a still in a lossy format is encoded at the lowest quality that keeps the
-    /// target score (`AutomaticQuality`: up to 4 encodes and decodes of it, scored with `SSIMULACRA2`); animations
-    /// and lossless output use `options.quality` as usual.
+    /// target score (`AutomaticQuality`: up to 4 encodes and decodes of it, 5 for AVIF, 6 for WebP and JPEG XL, scored
+    /// with `SSIMULACRA2`); animations and lossless output use `options.quality` as usual.
     public func encode() throws -> Data {
         let registry = ImageCodecRegistry.shared
         if let target = options.automaticQuality,

@@ -6,10 +6,12 @@ import Foundation
 /// A predictor (`QualityModel`, fitted offline on the shared corpus) gives a quality from cheap features of the
 /// image (`QualityFeatures`: one pass over the pixels). Then, by the target's `check`:
 /// - `.scored` (the default): a search (`QualitySearch`) starts at the predictor's median quality and refines by
-///   the measured slope, scoring at most 4 qualities (WebP 6, `maximumScoredTries(for:)`); when none reaches the target, the output is written unscored
-///   at the format's fallback (JPEG: quality 100, 4:4:4; WebP: lossless; others: quality 97), so a measured miss is
-///   never served. Chroma: the image with its chroma subsampled 4:2:0 and restored (`ChromaDetail`) is scored
-///   first: that is the most a 4:2:0 JPEG can reach. JPEG is written 4:4:4 when that ceiling is under the
+///   the measured slope over the format's grid of qualities (`Grid`: whole qualities; AVIF's quantizers, JPEG XL's
+///   quarter qualities), scoring at most 4 of them (AVIF 5, WebP and JPEG XL 6, `maximumScoredTries(for:)`);
+///   when none reaches the target, the output is written unscored at the format's fallback (JPEG: quality 100,
+///   4:4:4; WebP: lossless; others: quality 97), so a measured miss is never served. Chroma: the image with its
+///   chroma subsampled 4:2:0 and restored (`ChromaDetail`) is scored first: that is the most a 4:2:0 JPEG can
+///   reach. JPEG is written 4:4:4 when that ceiling is under the
 ///   target plus `subsamplingMargin` (or the target is 85 or more), else 4:2:0, and the chosen quality is
 ///   written progressive (the same pixels in 2-6 % fewer bytes on photos, up to 20 % on graphics). Lossy WebP
 ///   converts to YUV with libwebp's sharp conversion (`use_sharp_yuv`), and its winner is encoded once more at
@@ -19,40 +21,86 @@ import Foundation
 ///   lands under the target (measured: docs/quality.md).
 ///
 /// - Important: Stateless and thread-safe. Scored: the features, the reference's half of the metric, JPEG's 4:2:0
-///   ceiling (one comparison), then up to 4 (WebP 6) encodes, decodes and comparisons, and one more encode (JPEG's
-///   progressive winner, WebP's method-6 winner with its decode and comparison, or the fallback).
+///   ceiling (one comparison), then up to 4 (AVIF 5, WebP and JPEG XL 6) encodes, decodes and comparisons, and one
+///   more encode (JPEG's progressive winner, WebP's method-6 winner with its decode and comparison, or the fallback).
 ///   Predicted: the features and one encode. The decoded candidates are the only extra memory besides the
 ///   metric's scratch (one at a time).
 enum AutomaticQuality {
     /// The quality of the unscored fallback of formats other than JPEG (100, 4:4:4) and WebP (lossless).
     static let fallbackQuality = 97
 
-    /// At most this many qualities of `format` are scored (the first guess included). 4: real curves have
+    /// At most this many levels of `format`'s grid are scored (the first guess included). 4: real curves have
     /// plateaus (libjpeg's quantiser steps), and the predictor's error (about ±11 qualities on images it was not
     /// fitted on) is more than one or two refinements absorb without overshooting the bytes. WebP 6: libwebp's
     /// score-against-quality curves at thumbnail sizes are flat and jagged (a photo gaining 15 points from q40 to
     /// q85 with dips of 3), so 4 tries often stopped well above the target; 6 tries to a bracket of 1 quality gave
     /// 4.5 % fewer WebP bytes at the same target on the corpus (docs/quality.md), at about 1.5 more tries a file
-    /// of a ~20 ms try (encode, decode, score) at 400×300.
+    /// of a ~20 ms try (encode, decode, score) at 400×300. JPEG XL 6: on its grid of quarter qualities, 6 tries
+    /// wrote 1.0 % fewer bytes than 4 at the same target; AVIF 5 on its quantizers, 0.9 % fewer than 4
+    /// (docs/quality.md).
     static func maximumScoredTries(for format: ImageFormat) -> Int {
-        format == .webp ? 6 : 4
+        format == .webp || format == .jpegXL ? 6 : format == .avif ? 5 : 4
     }
 
-    /// The search stops when its passing and failing qualities are this close (`QualitySearch.tolerance`): WebP 1,
-    /// others 2 (see `maximumScoredTries(for:)`).
+    /// The search stops when its passing and failing levels are this close (`QualitySearch.tolerance`): WebP 1
+    /// quality, AVIF 1 quantizer (adjacent ones), JPEG XL 2 quarter qualities (1 wrote the same bytes), JPEG 2
+    /// qualities (see `maximumScoredTries(for:)`).
     static func searchTolerance(for format: ImageFormat) -> Int {
-        format == .webp ? 1 : 2
+        format == .webp || format == .avif ? 1 : 2
     }
 
     /// What one automatic encode did (for tests and the benchmark).
     struct Report {
         let data: Data
+        /// The quality written, rounded to 1…100 (`encodedQuality` is the exact one).
         let quality: Int
         let subsampling: ChromaSubsampling
+        /// The scored tries, as levels of the format's `Grid`.
         let tries: [QualitySearch.Try]
         let usedFallback: Bool
         /// The predictor's quality for this check (the search's start when scored; 101: even 100 expected to miss).
         var predictedQuality = 0
+        /// The `EncodeOptions.quality` (0…1) of the output.
+        var encodedQuality = 0.0
+    }
+
+    /// A format's grid of qualities for the search: level 1…`levels` is encoded at `quality(level)`.
+    ///
+    /// JPEG, WebP and the rest: qualities 1…100. AVIF: one level per AV1 quantizer (`AVIFEncoder` maps the quality
+    /// onto 64 of them, so a grid of 100 qualities has steps that change nothing and steps that skip one).
+    /// JPEG XL: quarter qualities (its distance is continuous; at whole qualities a bracket of 2 left up to
+    /// 1.5 points of score unused: docs/quality.md).
+    struct Grid: Equatable {
+        /// The levels 1…`levels`.
+        let levels: Int
+        /// Whether level k is the middle of the interval of qualities an encoder truncates to one step
+        /// (AVIF's quantizers) instead of the quality k / `levels`.
+        var centred = false
+
+        static func of(_ format: ImageFormat) -> Grid {
+            switch format {
+            case .avif: return Grid(levels: 63, centred: true)
+            case .jpegXL: return Grid(levels: 400)
+            default: return Grid(levels: 100)
+            }
+        }
+
+        /// `EncodeOptions.quality` (0…1) of `level` (clamped to 1…`levels`). AVIF: level k is quantizer 63 − k
+        /// (`AVIFEncoder` truncates (1 − quality) × 63; the quality (k − ½) / 63 is the middle of that step).
+        func quality(_ level: Int) -> Double {
+            let k = Double(min(max(level, 1), levels))
+            return centred ? (k - 0.5) / Double(levels) : k / Double(levels)
+        }
+
+        /// The level that encodes as the quality `percent` (1…100, clamped) does.
+        func level(percent: Int) -> Int {
+            let p = Double(min(max(percent, 1), 100)) / 100
+            let n = Double(levels)
+            return centred ? max(1, levels - Int((1 - p) * n)) : max(1, Int((p * n).rounded()))
+        }
+
+        /// Levels per quality (1…100) unit: converts the models' slopes.
+        var perQuality: Double { Double(levels) / 100 }
     }
 
     /// Whether automatic quality applies to `format` with `options` (lossy still output).
@@ -69,9 +117,10 @@ enum AutomaticQuality {
     /// at q94, 21 KB, where 4:4:4 reached 70 at q76, 13 KB, with a ceiling of about 75).
     static let subsamplingMargin = 12.0
 
-    /// Encodes `buffer` as `format` through `encode` (a fixed-quality encoder), choosing the quality.
+    /// Encodes `buffer` as `format` through `encode` (a fixed-quality encoder), choosing the quality on `grid`
+    /// (default: the format's, `Grid.of(_:)`; tests compare others).
     static func encode(_ buffer: PixelBuffer, format: ImageFormat, target: QualityTarget, options: EncodeOptions,
-                       encode: (PixelBuffer, EncodeOptions) throws -> Data) throws -> Report {
+                       grid: Grid? = nil, encode: (PixelBuffer, EncodeOptions) throws -> Data) throws -> Report {
         var options = options
         options.automaticQuality = nil
         // JPEG has no alpha: its encoder writes the premultiplied colour (transparent areas black), so that is
@@ -79,9 +128,10 @@ enum AutomaticQuality {
         let buffer = format == .jpeg ? try opaqueOnBlack(buffer) : buffer
         let features = QualityFeatures(buffer)
         let score = target.minimumScore
-        func attempt(_ quality: Int) throws -> Data {
+        let grid = grid ?? Grid.of(format)
+        func attempt(_ level: Int) throws -> Data {
             var attempt = options
-            attempt.quality = Double(quality) / 100
+            attempt.quality = grid.quality(level)
             return try encode(buffer, attempt)
         }
         if target.check == .predicted {
@@ -93,8 +143,10 @@ enum AutomaticQuality {
             let predicted = QualityModel.quality(for: score, features: features, format: format,
                                                  subsampling: options.chromaSubsampling, check: .predicted)
             if predicted > 100 { return try fallback(buffer, format: format, options: options, tries: [], encode: encode) }
-            return Report(data: try attempt(predicted), quality: predicted, subsampling: options.chromaSubsampling,
-                          tries: [], usedFallback: false, predictedQuality: predicted)
+            var unscored = options
+            unscored.quality = Double(predicted) / 100
+            return Report(data: try encode(buffer, unscored), quality: predicted, subsampling: options.chromaSubsampling,
+                          tries: [], usedFallback: false, predictedQuality: predicted, encodedQuality: unscored.quality)
         }
         let reference = SSIMULACRA2.Reference(buffer)
         // The best 4:2:0 can do on this image: JPEG takes 4:4:4 below it (fine colour detail, saturated edges).
@@ -109,16 +161,19 @@ enum AutomaticQuality {
                                              subsampling: options.chromaSubsampling, check: .scored)
         let model = Model.of(format, subsampling: options.chromaSubsampling)
         var encoded: [Int: Data] = [:]
-        var search = QualitySearch(target: score, initialQuality: predicted, slope: model.slope(at: score))
+        var search = QualitySearch(target: score, initialQuality: grid.level(percent: predicted),
+                                   slope: model.slope(at: score) * grid.perQuality)
+        search.levels = grid.levels
         search.maximumTries = maximumScoredTries(for: format)
         search.tolerance = searchTolerance(for: format)
-        let outcome = try search.run { quality in
-            let data = try attempt(quality)
+        let outcome = try search.run { level in
+            let data = try attempt(level)
             let decoded = try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true))
-            encoded[quality] = data
+            encoded[level] = data
             return try reference.score(decoded.firstFrame.buffer)
         }
-        if let quality = outcome.quality, var data = encoded[quality] {
+        if let level = outcome.quality, var data = encoded[level] {
+            let quality = grid.quality(level)
             // The two re-encodes below only ever replace a winner already scored: if one fails or runs past the
             // deadline, the winner is served as it is.
             // Progressive JPEG holds the same coefficients (the same decoded pixels) in fewer bytes: the winner
@@ -128,7 +183,7 @@ enum AutomaticQuality {
             if format == .jpeg, !options.isProgressive, options.effort != .smallest {
                 var progressive = options
                 progressive.isProgressive = true
-                progressive.quality = Double(quality) / 100
+                progressive.quality = quality
                 if let candidate = try? encode(buffer, progressive), candidate.count < data.count { data = candidate }
             }
             // WebP's method 6 (the `.smallest` effort's; 5 with alpha) spends about three times method 4's time
@@ -138,15 +193,15 @@ enum AutomaticQuality {
             if format == .webp, options.effort == .balanced {
                 var smallest = options
                 smallest.effort = .smallest
-                smallest.quality = Double(quality) / 100
+                smallest.quality = quality
                 if let candidate = try? encode(buffer, smallest), candidate.count < data.count,
                    let decoded = try? ImageDecoder.decode(candidate, options: DecodeOptions(firstFrameOnly: true)),
                    let candidateScore = try? reference.score(decoded.firstFrame.buffer), candidateScore >= score {
                     data = candidate
                 }
             }
-            return Report(data: data, quality: quality, subsampling: options.chromaSubsampling, tries: outcome.tries,
-                          usedFallback: false, predictedQuality: predicted)
+            return Report(data: data, quality: Int((quality * 100).rounded()), subsampling: options.chromaSubsampling,
+                          tries: outcome.tries, usedFallback: false, predictedQuality: predicted, encodedQuality: quality)
         }
         var report = try fallback(buffer, format: format, options: options, tries: outcome.tries, encode: encode)
         report.predictedQuality = predicted
@@ -191,13 +246,14 @@ enum AutomaticQuality {
             fallback.quality = Double(fallbackQuality) / 100
         }
         return Report(data: try encode(buffer, fallback), quality: Int((fallback.quality * 100).rounded()),
-                      subsampling: fallback.chromaSubsampling, tries: tries, usedFallback: true)
+                      subsampling: fallback.chromaSubsampling, tries: tries, usedFallback: true,
+                      encodedQuality: fallback.quality)
     }
 
     /// A format's quality → score curve near thumbnail sizes: (score, quality) points, increasing; the median
     /// quality reaching each score over a third of the shared corpus's photos at 400 px (libjpeg-turbo 4:2:0 and
-    /// 4:4:4, libwebp method 4, libavif). Its slope steps the search until two tries give a secant. Formats without
-    /// their own curve use WebP's.
+    /// 4:4:4, libwebp method 4, libavif, libjxl). Its slope steps the search until two tries give a secant. Formats
+    /// without their own curve use WebP's.
     struct Model {
         let points: [(score: Double, quality: Double)]
 
@@ -211,6 +267,11 @@ enum AutomaticQuality {
                 // libaom at speed 8, 4:4:4 (`AVIFEncoder`), over 14 corpus files at 400×300, photos and graphics;
                 // the quality maps linearly to AV1's 64 quantizers.
                 return Model(points: [(30, 17), (50, 39), (60, 44), (70, 52), (75, 57), (80, 65), (85, 74), (90, 87), (100, 100)])
+            case .jpegXL:
+                // libjxl at effort 5 (`JXLEncoder`), the median quality reaching each score over a third of the
+                // corpus (22 files) at 400×300, scored by SSIMULACRA2 (PyPI) against the float reference resize
+                // (2026-11-29; 30 extrapolated: every file scores over it at quality 30).
+                return Model(points: [(30, 15), (50, 34), (60, 52), (70, 64), (75, 73), (80, 81), (85, 88), (90, 94), (100, 100)])
             default:
                 return Model(points: [(30, 20), (50, 40), (60, 45), (70, 65), (80, 84), (85, 89), (90, 94), (100, 100)])
             }

@@ -24,20 +24,20 @@ enum QualityModel {
     }
 
     /// The quality (1…100, or more than 100 when the model expects even 100 to miss) predicted for `target` on
-    /// an image with `features`, for `format` at `subsampling` (AVIF: WebP's, carried onto AVIF's quality curve;
-    /// other formats use WebP's model).
+    /// an image with `features`, for `format` at `subsampling` (AVIF and JPEG XL: WebP's, carried onto the format's
+    /// own quality curve; other formats use WebP's model).
     static func quality(for target: Double, features: QualityFeatures, format: ImageFormat,
                         subsampling: ChromaSubsampling, check: QualityTarget.Check) -> Int {
         let model = format == .jpeg ? (subsampling == .yuv444 ? jpeg444 : jpeg420) : webp
         var q = model.evaluate(features.inputs(target: target)) + (check == .scored ? model.margin : model.predictedMargin)
         guard q.isFinite else { return 100 }
-        if format == .avif {
-            // AVIF has no fitted model: WebP's prediction, as its distance from WebP's median curve in points of
-            // score, moved onto AVIF's median curve (a harder image is harder for both).
-            let (webpCurve, avifCurve) = (AutomaticQuality.Model.of(.webp, subsampling: .yuv420),
-                                          AutomaticQuality.Model.of(.avif, subsampling: .yuv444))
+        if format == .avif || format == .jpegXL {
+            // AVIF and JPEG XL have no fitted model: WebP's prediction, as its distance from WebP's median curve in
+            // points of score, moved onto the format's own median curve (a harder image is harder for both).
+            let (webpCurve, curve) = (AutomaticQuality.Model.of(.webp, subsampling: .yuv420),
+                                      AutomaticQuality.Model.of(format, subsampling: .yuv444))
             let points = (q - Double(webpCurve.quality(for: target))) / webpCurve.slope(at: target)
-            q = Double(avifCurve.quality(for: target)) + points * avifCurve.slope(at: target)
+            q = Double(curve.quality(for: target)) + points * curve.slope(at: target)
         }
         return Int(q.rounded(.up)).clamped(1, 101)
     }

@@ -1,6 +1,7 @@
-/// The search of automatic quality over integer qualities 1…100, given a way to score one: a model's first
-/// guess, then refinements by the measured slope (secant between the nearest passing and failing tries),
-/// keeping the lowest quality that passed.
+/// The search of automatic quality over the integer levels 1…`levels` of a format's quality grid (JPEG's and
+/// WebP's qualities 1…100, AVIF's quantizers, JPEG XL's quarter qualities: `AutomaticQuality.Grid`), given a way
+/// to score one: a model's first guess, then refinements by the measured slope (secant between the nearest
+/// passing and failing tries), keeping the lowest level that passed.
 ///
 /// It assumes the score grows with the quality (it does for libjpeg-turbo and libwebp up to noise of a fraction
 /// of a point); where it does not, it still returns only qualities it measured as passing, or the fallback.
@@ -9,14 +10,16 @@
 struct QualitySearch {
     /// The score to reach.
     let target: Double
-    /// The model's first guess (1…100).
+    /// The model's first guess (1…`levels`).
     let initialQuality: Int
-    /// The model's slope: qualities per point of score near the target (used until two tries give a secant).
+    /// The model's slope: levels per point of score near the target (used until two tries give a secant).
     let slope: Double
+    /// The grid: levels 1…`levels`, each a quality the caller can encode. Default 100 (qualities 1…100).
+    var levels = 100
     /// At most this many qualities are scored (the first guess included). Default 4: real curves have plateaus
     /// (libjpeg's and libwebp's quantiser steps) where 3 tries often ended just under the target.
     var maximumTries = 4
-    /// Stop when the passing and failing qualities bracketing the answer are this close. Default 2.
+    /// Stop when the passing and failing levels bracketing the answer are this close. Default 2.
     var tolerance = 2
 
     /// One scored try.
@@ -31,19 +34,22 @@ struct QualitySearch {
         let tries: [Try]
     }
 
-    /// Scores qualities with `evaluate` (at most `maximumTries` calls, never the same quality twice) and returns
-    /// the lowest that reached `target`.
+    /// Scores levels with `evaluate` (at most `maximumTries` calls, never the same level twice) and returns the
+    /// lowest that reached `target`.
     func run(_ evaluate: (Int) throws -> Double) rethrows -> Outcome {
         var tries: [Try] = []
-        var quality = min(100, max(1, initialQuality))
+        let top = max(1, levels)
+        // The secant's bounds, in levels per point: 0.2…10 qualities per point on a grid of 100.
+        let scale = Double(top) / 100
+        var quality = min(top, max(1, initialQuality))
         while tries.count < maximumTries {
             let score = try evaluate(quality)
             tries.append(Try(quality: quality, score: score))
             let passing = tries.filter { $0.score >= target }.min { $0.quality < $1.quality }
             let failing = tries.filter { $0.score < target }.max { $0.quality < $1.quality }
-            let upper = passing?.quality ?? 101          // lowest known to pass (101: none yet)
+            let upper = passing?.quality ?? top + 1      // lowest known to pass (top + 1: none yet)
             let lower = failing?.quality ?? 0            // highest known to fail (0: none yet)
-            if upper <= lower + tolerance || upper == 1 || (passing == nil && lower == 100) { break }
+            if upper <= lower + tolerance || upper == 1 || (passing == nil && lower == top) { break }
             // The slope: the secant through the bracketing tries when both exist, else through the two tries
             // nearest the target (a curve flatter or steeper than the model's), else the model's.
             var perPoint = slope
@@ -58,17 +64,27 @@ struct QualitySearch {
             }
             if let (a, b) = pair, abs(a.score - b.score) > 0.25 {
                 let secant = Double(a.quality - b.quality) / (a.score - b.score)
-                if secant > 0 { perPoint = min(10, max(0.2, secant)) }
+                if secant > 0 { perPoint = min(10 * scale, max(0.2 * scale, secant)) }
             }
             // Step from the try nearest the target.
             let last = tries.min { abs($0.score - target) < abs($1.score - target) }!
             var next = Double(last.quality) + perPoint * (target - last.score)
-            // Aim a point of score above the target when climbing (a miss costs a try; on a plateau the secant is
-            // steep, so this jumps over it), exactly at it when descending.
-            if last.score < target { next += perPoint + 1 }
+            // Until a passing and a failing try bracket the answer, aim a point of score above the target when
+            // climbing (a miss costs a try; on a plateau the secant is steep, so this jumps over it), exactly at it
+            // when descending. Inside a bracket aim at the target: a miss
+            // narrows the bracket too, and a point above lands next to its passing end, which then crawls down one
+            // level a try (a grid of 400 levels ended 6–18 levels above the answer).
+            let bracketed = passing != nil && failing != nil
+            if last.score < target, !bracketed { next += perPoint + 1 }
             var q = Int(next.rounded(.up))
+            // When the last two tries fell on the same side of the target, the estimate is creeping toward the
+            // answer from one end (regula falsi's weakness on a curved score): take the bracket's middle instead.
+            if bracketed, tries.count >= 2,
+               (tries[tries.count - 1].score >= target) == (tries[tries.count - 2].score >= target) {
+                q = (lower + upper + 1) / 2
+            }
             q = min(upper - 1, max(lower + 1, q))
-            q = min(100, max(1, q))
+            q = min(top, max(1, q))
             if tries.contains(where: { $0.quality == q }) { break }
             quality = q
         }

@@ -1,4 +1,5 @@
 @testable import ImageCodec
+import TestSupport
 import XCTest
 
 /// The quality search on score curves given as functions: bounded tries, only passing results, close to the
@@ -95,5 +96,64 @@ final class QualitySearchTests: XCTestCase {
         let high = QualitySearch(target: 100, initialQuality: 500, slope: 1).run { Double($0) }
         XCTAssertEqual(high.quality, 100)
         XCTAssertTrue(high.tries.allSatisfy { (1...100).contains($0.quality) })
+    }
+
+    /// Finer grids (JPEG XL's 400 quarter qualities, AVIF's 63 quantizers): on smooth curves of several slopes,
+    /// from first guesses off by up to ±15 qualities, the search stays inside the grid, never tries a level
+    /// twice, chooses only passing levels, and with 6 tries ends within 3 levels of the lowest passing one.
+    /// Seeded; the seed is printed on failure.
+    func testFinerGridsEndNearTheLowestPassingLevel() {
+        let seed = UInt64.random(in: 0...UInt64.max)
+        var generator = SplitMix64(seed: seed)
+        for levels in [400, 63] {
+            let perQuality = Double(levels) / 100
+            for _ in 0..<300 {
+                // score(quality) = 100 − a·exp(−quality / b): concave, as JPEG XL's and AVIF's are.
+                let a = Double.random(in: 60...95, using: &generator), b = Double.random(in: 25...60, using: &generator)
+                let curve: (Int) -> Double = { 100 - a * exp(-(Double($0) / perQuality) / b) }
+                let target = Double.random(in: 50...88, using: &generator)
+                guard let lowest = (1...levels).first(where: { curve($0) >= target }) else { continue }
+                let guess = lowest + Int((Double.random(in: -15...15, using: &generator) * perQuality).rounded())
+                var search = QualitySearch(target: target, initialQuality: guess, slope: 1.6 * perQuality)
+                search.levels = levels
+                search.maximumTries = 6
+                search.tolerance = 1
+                var calls: [Int] = []
+                let outcome = search.run { level -> Double in
+                    calls.append(level)
+                    return curve(level)
+                }
+                let context = "seed \(seed), levels \(levels), a \(a), b \(b), target \(target), guess \(guess): \(calls)"
+                XCTAssertTrue(calls.allSatisfy { (1...levels).contains($0) }, context)
+                XCTAssertEqual(Set(calls).count, calls.count, context)
+                XCTAssertLessThanOrEqual(calls.count, 6, context)
+                guard let chosen = outcome.quality else { XCTFail("nothing chosen: \(context)"); continue }
+                XCTAssertGreaterThanOrEqual(curve(chosen), target, context)
+                XCTAssertLessThanOrEqual(chosen - lowest, 3, "lowest \(lowest): \(context)")
+            }
+        }
+    }
+
+    /// The grids' levels encode what the qualities they stand for encode: JPEG XL's level of a whole quality is
+    /// that quality; AVIF's levels each hold one quantizer (63 − k), and the level of a whole quality holds the
+    /// quantizer that quality is written with (the predictor's start lands where a fixed quality would).
+    func testGridLevelsAndQualities() {
+        let jxl = AutomaticQuality.Grid.of(.jpegXL)
+        XCTAssertEqual(jxl.levels, 400)
+        for percent in 1...100 {
+            XCTAssertEqual(jxl.quality(jxl.level(percent: percent)), Double(percent) / 100, accuracy: 1e-12)
+        }
+        XCTAssertEqual(jxl.quality(0), jxl.quality(1), "clamped to the grid")
+        XCTAssertEqual(jxl.quality(401), 1)
+        let avif = AutomaticQuality.Grid.of(.avif)
+        XCTAssertEqual(avif.levels, 63)
+        // AVIFEncoder's quantizer of a quality (WebImageAVIFTests checks it against the encoder's own function).
+        let quantizer: (Double) -> Int = { Int((1 - min(max($0, 0), 1)) * 63) }
+        XCTAssertEqual((1...63).map { quantizer(avif.quality($0)) }, Array((0...62).reversed()))
+        for percent in 1...100 {
+            XCTAssertEqual(quantizer(avif.quality(avif.level(percent: percent))), quantizer(Double(percent) / 100), "\(percent)")
+        }
+        XCTAssertEqual(AutomaticQuality.Grid.of(.jpeg).levels, 100)
+        XCTAssertEqual(AutomaticQuality.Grid.of(.webp).levels, 100)
     }
 }
