@@ -86,6 +86,11 @@ bench-service: deps
 	.build/bench-service/venv/bin/python scripts/quality/bytes_at_quality.py --server .build/release/webimage-server \
 	  --venv .build/bench-service/venv --curves --output .build/bench-service/quality-bytes.md \
 	  --json .build/bench-service/quality-bytes.json
+	@# The limit of the AVIF and JPEG XL bytes goals in the same run: each encoder effort we offer with an ideal
+	@# resize and an ideal quality per image, on the opaque files, beside ours on the same files.
+	.build/bench-service/venv/bin/python scripts/quality/encoder_ceiling.py .build/bench-service/ceiling \
+	  --peer-rows .build/quality/bytes/peer-rows-400x300.json --opaque-only \
+	  --ours .build/bench-service/quality-bytes.json > .build/bench-service/quality-ceiling.md
 
 clean:
 	rm -rf .build $(TSAN_SCRATCH) Benchmarks/.build
