@@ -5,10 +5,19 @@ public struct ImageFrame: Sendable, Equatable {
     /// The frame's pixels.
     public var buffer: PixelBuffer
     /// Display time in seconds, after the browsers' rule (a stored delay under 0.011 s plays as 0.1 s).
-    /// 0 for a still image.
-    public var duration: Double
+    /// 0 for a still image. Always finite and not negative: NaN and negative values become 0, longer ones
+    /// `maximumDuration` (the encoders turn it into whole units of their formats, which trapped on NaN or ∞).
+    public var duration: Double {
+        get { storedDuration }
+        set { storedDuration = newValue.isNaN ? 0 : min(Self.maximumDuration, max(0, newValue)) }
+    }
+    private var storedDuration = 0.0
 
-    /// Makes a frame.
+    /// The longest a frame's `duration` can be: `Int32.max` milliseconds (about 24.8 days), the most any
+    /// encoder's millisecond counter holds (each format clamps further to its own field).
+    public static let maximumDuration = Double(Int32.max) / 1000
+
+    /// Makes a frame (`duration` as the property clamps it; default 0).
     public init(buffer: PixelBuffer, duration: Double = 0) {
         self.buffer = buffer
         self.duration = duration

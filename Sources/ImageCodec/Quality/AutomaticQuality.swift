@@ -64,6 +64,12 @@ enum AutomaticQuality {
         var encodedQuality = 0.0
     }
 
+    /// `Report.quality` of the `EncodeOptions.quality` `quality`: rounded to a whole quality within 1…100 (JPEG XL's
+    /// level 1, quality 0.0025, rounded to 0).
+    static func percent(_ quality: Double) -> Int {
+        min(100, max(1, Int((min(1, max(0, quality)) * 100).rounded())))
+    }
+
     /// A format's grid of qualities for the search: level 1…`levels` is encoded at `quality(level)`.
     ///
     /// JPEG, WebP and the rest: qualities 1…100. AVIF: one level per AV1 quantizer (`AVIFEncoder` maps the quality
@@ -200,7 +206,7 @@ enum AutomaticQuality {
                     data = candidate
                 }
             }
-            return Report(data: data, quality: Int((quality * 100).rounded()), subsampling: options.chromaSubsampling,
+            return Report(data: data, quality: percent(quality), subsampling: options.chromaSubsampling,
                           tries: outcome.tries, usedFallback: false, predictedQuality: predicted, encodedQuality: quality)
         }
         var report = try fallback(buffer, format: format, options: options, tries: outcome.tries, encode: encode)
@@ -245,7 +251,7 @@ enum AutomaticQuality {
         default:
             fallback.quality = Double(fallbackQuality) / 100
         }
-        return Report(data: try encode(buffer, fallback), quality: Int((fallback.quality * 100).rounded()),
+        return Report(data: try encode(buffer, fallback), quality: percent(fallback.quality),
                       subsampling: fallback.chromaSubsampling, tries: tries, usedFallback: true,
                       encodedQuality: fallback.quality)
     }

@@ -39,7 +39,10 @@ enum QualityModel {
             let points = (q - Double(webpCurve.quality(for: target))) / webpCurve.slope(at: target)
             q = Double(curve.quality(for: target)) + points * curve.slope(at: target)
         }
-        return Int(q.rounded(.up)).clamped(1, 101)
+        // Features or a target outside what images and `QualityTarget` give (the SPI can set any) make a finite
+        // value past `Int`'s range, or an infinity from the carry (its slope ratio, up to 3.6, overflows a finite
+        // one): clamped before it becomes an `Int`, which trapped.
+        return Int(q.clamped(1, 101).rounded(.up))
     }
 
     /// Whether JPEG should be written 4:4:4 for `target`: the model of log(bytes 4:4:4 / bytes 4:2:0) at equal

@@ -12,7 +12,8 @@ struct QualitySearch {
     let target: Double
     /// The model's first guess (1…`levels`).
     let initialQuality: Int
-    /// The model's slope: levels per point of score near the target (used until two tries give a secant).
+    /// The model's slope: levels per point of score near the target (used until two tries give a secant), taken
+    /// within the secant's bounds (0.2…10 qualities a point, scaled to the grid; NaN: 1 quality a point).
     let slope: Double
     /// The grid: levels 1…`levels`, each a quality the caller can encode. Default 100 (qualities 1…100).
     var levels = 100
@@ -36,58 +37,69 @@ struct QualitySearch {
 
     /// Scores levels with `evaluate` (at most `maximumTries` calls, never the same level twice) and returns the
     /// lowest that reached `target`.
+    ///
+    /// Total for any input: a NaN score counts as failing, ±infinite ones pass or fail but give no slope, and a
+    /// NaN, infinite or absurd slope or target moves the next try to the bracket's middle or its end instead of
+    /// trapping in `Int(_:)`; grids up to `Int.max - 1` levels.
     func run(_ evaluate: (Int) throws -> Double) rethrows -> Outcome {
         var tries: [Try] = []
-        let top = max(1, levels)
-        // The secant's bounds, in levels per point: 0.2…10 qualities per point on a grid of 100.
+        // `top + 1` is the "nothing passed yet" sentinel: keep it representable.
+        let top = min(max(1, levels), Int.max - 1)
+        // The slope's bounds, in levels per point: 0.2…10 qualities per point on a grid of 100 (the secant's, and
+        // the model's: a NaN one is 1 quality per point).
         let scale = Double(top) / 100
+        let (flattest, steepest) = (0.2 * scale, 10 * scale)
         var quality = min(top, max(1, initialQuality))
         while tries.count < maximumTries {
             let score = try evaluate(quality)
             tries.append(Try(quality: quality, score: score))
             let passing = tries.filter { $0.score >= target }.min { $0.quality < $1.quality }
-            let failing = tries.filter { $0.score < target }.max { $0.quality < $1.quality }
+            let failing = tries.filter { !($0.score >= target) }.max { $0.quality < $1.quality }
             let upper = passing?.quality ?? top + 1      // lowest known to pass (top + 1: none yet)
             let lower = failing?.quality ?? 0            // highest known to fail (0: none yet)
-            if upper <= lower + tolerance || upper == 1 || (passing == nil && lower == top) { break }
+            if upper - lower <= tolerance || upper == 1 || (passing == nil && lower == top) { break }
+            let middle = lower + (upper - lower + 1) / 2
+            // Only finite scores measure a distance to the target (and a slope).
+            let measured = tries.filter { $0.score.isFinite }
             // The slope: the secant through the bracketing tries when both exist, else through the two tries
             // nearest the target (a curve flatter or steeper than the model's), else the model's.
-            var perPoint = slope
+            var perPoint = slope.isNaN ? scale : min(steepest, max(flattest, slope))
             let pair: (Try, Try)?
-            if let p = passing, let f = failing {
+            if let p = passing, let f = failing, p.score.isFinite, f.score.isFinite {
                 pair = (p, f)
-            } else if tries.count >= 2 {
-                let near = tries.sorted { abs($0.score - target) < abs($1.score - target) }
+            } else if measured.count >= 2 {
+                let near = measured.sorted { abs($0.score - target) < abs($1.score - target) }
                 pair = (near[0], near[1])
             } else {
                 pair = nil
             }
             if let (a, b) = pair, abs(a.score - b.score) > 0.25 {
                 let secant = Double(a.quality - b.quality) / (a.score - b.score)
-                if secant > 0 { perPoint = min(10 * scale, max(0.2 * scale, secant)) }
+                if secant > 0 { perPoint = min(steepest, max(flattest, secant)) }
             }
-            // Step from the try nearest the target.
-            let last = tries.min { abs($0.score - target) < abs($1.score - target) }!
-            var next = Double(last.quality) + perPoint * (target - last.score)
-            // Until a passing and a failing try bracket the answer, aim a point of score above the target when
-            // climbing (a miss costs a try; on a plateau the secant is steep, so this jumps over it), exactly at it
-            // when descending. Inside a bracket aim at the target: a miss
-            // narrows the bracket too, and a point above lands next to its passing end, which then crawls down one
-            // level a try (a grid of 400 levels ended 6–18 levels above the answer).
-            // The last try inside a bracket aims half a point above: if it misses, the answer is the bracket's
-            // passing end, which may be far above (a 1200 px JPEG: 87 missed by 0.3 point after 86, and 96 was
-            // served at twice the bytes of 88).
             let bracketed = passing != nil && failing != nil
             let isLastTry = tries.count == maximumTries - 1
-            if last.score < target {
-                next += !bracketed ? perPoint + 1 : isLastTry ? perPoint / 2 : 0
+            var q = middle
+            // Step from the try nearest the target (with no finite score to step from: the middle).
+            if let last = measured.min(by: { abs($0.score - target) < abs($1.score - target) }) {
+                var next = Double(last.quality) + perPoint * (target - last.score)
+                // Until a passing and a failing try bracket the answer, aim a point of score above the target when
+                // climbing (a miss costs a try; on a plateau the secant is steep, so this jumps over it), exactly at
+                // it when descending. Inside a bracket aim at the target: a miss narrows the bracket too, and a
+                // point above lands next to its passing end, which then crawls down one level a try (a grid of 400
+                // levels ended 6–18 levels above the answer). The last try inside a bracket aims half a point
+                // above: if it misses, the answer is the bracket's passing end, which may be far above (a 1200 px
+                // JPEG: 87 missed by 0.3 point after 86, and 96 was served at twice the bytes of 88).
+                if last.score < target {
+                    next += !bracketed ? perPoint + 1 : isLastTry ? perPoint / 2 : 0
+                }
+                q = Self.level(next, above: lower, below: upper, otherwise: middle)
             }
-            var q = Int(next.rounded(.up))
             // When the last two tries fell on the same side of the target, the estimate is creeping toward the
             // answer from one end (regula falsi's weakness on a curved score): take the bracket's middle instead.
             if bracketed, !isLastTry, tries.count >= 2,
                (tries[tries.count - 1].score >= target) == (tries[tries.count - 2].score >= target) {
-                q = (lower + upper + 1) / 2
+                q = middle
             }
             q = min(upper - 1, max(lower + 1, q))
             q = min(top, max(1, q))
@@ -96,5 +108,16 @@ struct QualitySearch {
         }
         let best = tries.filter { $0.score >= target }.min { $0.quality < $1.quality }
         return Outcome(quality: best?.quality, tries: tries)
+    }
+
+    /// `estimate` rounded up to a level strictly between `lower` and `upper` (or at the nearer of `lower + 1` and
+    /// `upper - 1`), clamped in `Double` before it becomes an `Int` (a NaN, infinite or huge estimate trapped in
+    /// `Int(_:)`); `otherwise` for NaN.
+    static func level(_ estimate: Double, above lower: Int, below upper: Int, otherwise: Int) -> Int {
+        guard !estimate.isNaN else { return otherwise }
+        let x = estimate.rounded(.up)
+        if x <= Double(lower + 1) { return lower + 1 }
+        if x >= Double(upper - 1) { return upper - 1 }
+        return Int(x)
     }
 }

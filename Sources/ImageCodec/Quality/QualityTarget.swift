@@ -13,8 +13,13 @@
 ///
 /// - Important: A value type; thread-safe.
 public struct QualityTarget: Sendable, Hashable, CustomStringConvertible {
-    /// The lowest SSIMULACRA2 score the output may have, 0…100 (clamped).
-    public var minimumScore: Double
+    /// The lowest SSIMULACRA2 score the output may have, 0…100: a value outside is clamped to it, NaN becomes 0
+    /// (set through the initializer or the property alike).
+    public var minimumScore: Double {
+        get { clampedScore }
+        set { clampedScore = min(100, max(0, newValue.isNaN ? 0 : newValue)) }
+    }
+    private var clampedScore = 0.0
 
     /// How automatic quality holds the target. Default `.scored`.
     public var check: Check
@@ -32,8 +37,8 @@ public struct QualityTarget: Sendable, Hashable, CustomStringConvertible {
 
     /// A target of `minimumScore` (clamped to 0…100), held as `check` says (default `.scored`).
     public init(minimumScore: Double, check: Check = .scored) {
-        self.minimumScore = min(100, max(0, minimumScore.isNaN ? 0 : minimumScore))
         self.check = check
+        self.minimumScore = minimumScore
     }
 
     /// This target held by `check` instead.

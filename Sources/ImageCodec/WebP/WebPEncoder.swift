@@ -95,7 +95,8 @@ public enum WebPEncoder {
             var picture = try makePicture(frame.buffer)
             defer { WebPPictureFree(&picture) }
             guard WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config) != 0 else { throw failure() }
-            timestamp += max(1, Int((frame.duration * 1000).rounded()))
+            // A WebP frame lasts at most 0xFFFFFF ms (ANMF's 24-bit field; libwebp refused longer ones).
+            timestamp += min(0xFF_FFFF, max(1, Int((frame.duration * 1000).rounded())))
         }
         guard WebPAnimEncoderAdd(encoder, nil, Int32(clamping: timestamp), nil) != 0 else { throw failure() }
         var output = WebPData()
