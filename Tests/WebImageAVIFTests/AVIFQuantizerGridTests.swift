@@ -23,3 +23,31 @@ final class AVIFQuantizerGridTests: XCTestCase {
                        "NaN is the default quality (it used to trap in Int32(_:))")
     }
 }
+
+/// An unreachable target for AVIF and JPEG XL: the search scores the top of the grid (quantizer 0, distance 0.1),
+/// which misses, so the fallback must not be quality 97 (a measured miss): it is lossless, exact.
+final class AVIFUnreachableTargetTests: XCTestCase {
+    func testAMissAtTheTopFallsBackToLossless() throws {
+        guard AVIFCodec.isEncodingAvailable else { throw XCTSkip("this libavif has no AV1 encoder") }
+        let registrations = AVIFCodec.register()
+        defer { registrations.forEach(ImageCodecRegistry.shared.unregister) }
+        var source = try PixelBuffer(width: 48, height: 40)
+        var random = SystemRandomNumberGenerator()
+        for y in 0..<40 {
+            for x in 0..<48 {
+                source.setPixel(x: x, y: y, to: RGBA(r: UInt8.random(in: 0...255, using: &random), g: UInt8(x * 5),
+                                                     b: UInt8(y * 6), a: 255))
+            }
+        }
+        let report = try AutomaticQuality.encode(source, format: .avif, target: QualityTarget(minimumScore: 100),
+                                                 options: EncodeOptions()) { buffer, options in
+            try AVIFEncoder().encode([ImageFrame(buffer: buffer)], format: .avif, loopCount: 0, options: options)
+        }
+        XCTAssertTrue(report.usedFallback)
+        XCTAssertTrue(report.tries.contains { $0.quality == AutomaticQuality.Grid.of(.avif).levels }, "\(report.tries)")
+        let decoded = try ImageDecoder.decode(report.data, options: DecodeOptions(pixelFormat: .rgba8)).firstFrame.buffer
+        for y in 0..<40 {
+            for x in 0..<48 { XCTAssertEqual(decoded.pixel(x: x, y: y), source.pixel(x: x, y: y), "(\(x), \(y))") }
+        }
+    }
+}

@@ -9,11 +9,12 @@ import Foundation
 ///   the measured slope over the format's grid of qualities (`Grid`: whole qualities; AVIF's quantizers, JPEG XL's
 ///   quarter qualities), scoring at most 4 of them (AVIF 5, WebP and JPEG XL 6, `maximumScoredTries(for:)`);
 ///   when none reaches the target, the output is written unscored at the format's fallback (JPEG: quality 100,
-///   4:4:4; WebP: lossless; others: quality 97), so a measured miss is never served. Chroma: the image with its
-///   chroma subsampled 4:2:0 and restored (`ChromaDetail`) is scored first: that is the most a 4:2:0 JPEG can
-///   reach. JPEG is written 4:4:4 when that ceiling is under the
-///   target plus `subsamplingMargin` (or the target is 85 or more), else 4:2:0, and the chosen quality is
-///   written progressive (the same pixels in 2-6 % fewer bytes on photos, up to 20 % on graphics). Lossy WebP
+///   4:4:4; WebP: lossless; others: quality 97, AVIF and JPEG XL lossless when a try at or above 97 missed), so a
+///   measured miss is never served. Chroma: the image with its chroma subsampled 4:2:0 and restored
+///   (`ChromaDetail`) is scored first: that is the most a 4:2:0 JPEG can reach. JPEG is written 4:4:4 when that
+///   ceiling is under the target plus `subsamplingMargin` (or the target is 85 or more), else 4:2:0, and the
+///   chosen quality is written progressive (the same pixels in 2-6 % fewer bytes on photos, up to 20 % on
+///   graphics). Lossy WebP
 ///   converts to YUV with libwebp's sharp conversion (`use_sharp_yuv`), and its winner is encoded once more at
 ///   method 6, served when that still scores at or above the target in fewer bytes.
 /// - `.predicted`: one encode at the predictor's quality plus its margin (a high quantile of its fit residuals),
@@ -26,7 +27,8 @@ import Foundation
 ///   Predicted: the features and one encode. The decoded candidates are the only extra memory besides the
 ///   metric's scratch (one at a time).
 enum AutomaticQuality {
-    /// The quality of the unscored fallback of formats other than JPEG (100, 4:4:4) and WebP (lossless).
+    /// The quality of the unscored fallback of formats other than JPEG (100, 4:4:4) and WebP (lossless); AVIF and
+    /// JPEG XL write lossless instead when a try at or above it was scored and missed.
     static let fallbackQuality = 97
 
     /// At most this many levels of `format`'s grid are scored (the first guess included). 4: real curves have
@@ -209,7 +211,7 @@ enum AutomaticQuality {
             return Report(data: data, quality: percent(quality), subsampling: options.chromaSubsampling,
                           tries: outcome.tries, usedFallback: false, predictedQuality: predicted, encodedQuality: quality)
         }
-        var report = try fallback(buffer, format: format, options: options, tries: outcome.tries, encode: encode)
+        var report = try fallback(buffer, format: format, options: options, tries: outcome.tries, grid: grid, encode: encode)
         report.predictedQuality = predicted
         return report
     }
@@ -237,9 +239,11 @@ enum AutomaticQuality {
     }
 
     /// The unscored output when no try reached the target: lossless WebP; JPEG at quality 100 with 4:4:4;
-    /// other formats at `fallbackQuality`.
+    /// other formats at `fallbackQuality`, but lossless AVIF and JPEG XL when a try at or above it missed.
     private static func fallback(_ buffer: PixelBuffer, format: ImageFormat, options: EncodeOptions, tries: [QualitySearch.Try],
-                                 encode: (PixelBuffer, EncodeOptions) throws -> Data) throws -> Report {
+                                 grid: Grid? = nil, encode: (PixelBuffer, EncodeOptions) throws -> Data) throws -> Report {
+        let grid = grid ?? Grid.of(format)
+        let missedAboveFallback = tries.contains { grid.quality($0.quality) >= Double(fallbackQuality) / 100 }
         var fallback = options
         switch format {
         case .webp:
@@ -248,6 +252,10 @@ enum AutomaticQuality {
         case .jpeg:
             fallback.quality = 1
             fallback.chromaSubsampling = .yuv444
+        case .avif where missedAboveFallback, .jpegXL where missedAboveFallback:
+            // A quality at or above the fallback's was scored and missed: quality 97 would be a measured miss.
+            fallback.isLossless = true
+            fallback.quality = 1
         default:
             fallback.quality = Double(fallbackQuality) / 100
         }

@@ -26,9 +26,10 @@ public struct QualityTarget: Sendable, Hashable, CustomStringConvertible {
 
     /// How automatic quality holds a target.
     public enum Check: String, Sendable, Hashable {
-        /// The predictor's quality is encoded, decoded and scored; a miss is refined once (scored again), then
-        /// the unscored lossless-or-maximum fallback. The output never scores under the target by our metric.
-        /// Costs one or two encodes, decodes and metric comparisons plus the reference's half.
+        /// The predictor's quality is encoded, decoded and scored, then refined by a search (at most 4 tries;
+        /// AVIF 5, WebP and JPEG XL 6) for the lowest quality that passes; when none passes, the unscored
+        /// lossless-or-maximum fallback. The output never scores under the target by our metric. Costs that many
+        /// encodes, decodes and metric comparisons plus the reference's half.
         case scored
         /// One encode at the predictor's quality, nothing scored: near a fixed-quality encode's cost, but a
         /// share of images lands a few points under the target (measured on the corpus: docs/quality.md).
