@@ -69,7 +69,7 @@ bench: deps
 ## (scripts/thumbor-compat/run.py: .build/bench-service/thumbor-compat.md). SERVICE_SECONDS per wrk run (default 30).
 SERVICE_SECONDS ?= 30
 bench-service: deps
-	@./scripts/apt-ensure $(BENCH_PACKAGES) libcurl4-openssl-dev python3-venv
+	@./scripts/apt-ensure $(BENCH_PACKAGES) libcurl4-openssl-dev python3-venv libavif-bin libjxl-tools
 	$(SWIFT) build -c release --product webimage-server
 	$(SWIFT) build -c release --product webimage
 	python3 scripts/bench-service/run.py --duration $(SERVICE_SECONDS)
