@@ -44,7 +44,7 @@ final class AVIFUnreachableTargetTests: XCTestCase {
             try AVIFEncoder().encode([ImageFrame(buffer: buffer)], format: .avif, loopCount: 0, options: options)
         }
         XCTAssertTrue(report.usedFallback)
-        XCTAssertTrue(report.tries.contains { $0.quality == AutomaticQuality.Grid.of(.avif).levels }, "\(report.tries)")
+        XCTAssertTrue(report.tries.contains { $0.level == AutomaticQuality.Grid.of(.avif).levels }, "\(report.tries)")
         let decoded = try ImageDecoder.decode(report.data, options: DecodeOptions(pixelFormat: .rgba8)).firstFrame.buffer
         for y in 0..<40 {
             for x in 0..<48 { XCTAssertEqual(decoded.pixel(x: x, y: y), source.pixel(x: x, y: y), "(\(x), \(y))") }

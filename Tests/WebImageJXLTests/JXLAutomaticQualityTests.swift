@@ -35,7 +35,7 @@ final class JXLAutomaticQualityTests: XCTestCase {
                 }
                 XCTAssertFalse(report.usedFallback, "\(name) \(label)")
                 XCTAssertLessThanOrEqual(report.tries.count, AutomaticQuality.maximumScoredTries(for: .jpegXL), "\(name) \(label)")
-                XCTAssertTrue(report.tries.allSatisfy { (1...grid.levels).contains($0.quality) }, "\(name) \(label)")
+                XCTAssertTrue(report.tries.allSatisfy { (1...grid.levels).contains($0.level) }, "\(name) \(label)")
                 let decoded = try ImageDecoder.decode(report.data, options: DecodeOptions(pixelFormat: .rgba8)).firstFrame.buffer
                 let score = try SSIMULACRA2.score(reference: source, distorted: decoded)
                 XCTAssertGreaterThanOrEqual(score, target.minimumScore - 0.01, "\(name) \(label) at \(report.encodedQuality)")

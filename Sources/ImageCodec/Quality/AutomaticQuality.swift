@@ -169,7 +169,7 @@ enum AutomaticQuality {
                                              subsampling: options.chromaSubsampling, check: .scored)
         let model = Model.of(format, subsampling: options.chromaSubsampling)
         var encoded: [Int: Data] = [:]
-        var search = QualitySearch(target: score, initialQuality: grid.level(percent: predicted),
+        var search = QualitySearch(target: score, initialLevel: grid.level(percent: predicted),
                                    slope: model.slope(at: score) * grid.perQuality)
         search.levels = grid.levels
         search.maximumTries = maximumScoredTries(for: format)
@@ -180,7 +180,7 @@ enum AutomaticQuality {
             encoded[level] = data
             return try reference.score(decoded.firstFrame.buffer)
         }
-        if let level = outcome.quality, var data = encoded[level] {
+        if let level = outcome.level, var data = encoded[level] {
             let quality = grid.quality(level)
             // The two re-encodes below only ever replace a winner already scored: if one fails or runs past the
             // deadline, the winner is served as it is.
@@ -243,7 +243,7 @@ enum AutomaticQuality {
     private static func fallback(_ buffer: PixelBuffer, format: ImageFormat, options: EncodeOptions, tries: [QualitySearch.Try],
                                  grid: Grid? = nil, encode: (PixelBuffer, EncodeOptions) throws -> Data) throws -> Report {
         let grid = grid ?? Grid.of(format)
-        let missedAboveFallback = tries.contains { grid.quality($0.quality) >= Double(fallbackQuality) / 100 }
+        let missedAboveFallback = tries.contains { grid.quality($0.level) >= Double(fallbackQuality) / 100 }
         var fallback = options
         switch format {
         case .webp:

@@ -11,13 +11,13 @@ struct QualitySearch {
     /// The score to reach.
     let target: Double
     /// The model's first guess (1…`levels`).
-    let initialQuality: Int
+    let initialLevel: Int
     /// The model's slope: levels per point of score near the target (used until two tries give a secant), taken
     /// within the secant's bounds (0.2…10 qualities a point, scaled to the grid; NaN: 1 quality a point).
     let slope: Double
     /// The grid: levels 1…`levels`, each a quality the caller can encode. Default 100 (qualities 1…100).
     var levels = 100
-    /// At most this many qualities are scored (the first guess included). Default 4: real curves have plateaus
+    /// At most this many levels are scored (the first guess included). Default 4: real curves have plateaus
     /// (libjpeg's and libwebp's quantiser steps) where 3 tries often ended just under the target.
     var maximumTries = 4
     /// Stop when the passing and failing levels bracketing the answer are this close. Default 2.
@@ -25,13 +25,14 @@ struct QualitySearch {
 
     /// One scored try.
     struct Try: Equatable {
-        let quality: Int
+        /// The level scored (of the grid 1…`levels`).
+        let level: Int
         let score: Double
     }
 
-    /// The outcome: the chosen quality (`nil` when no try passed: the caller falls back) and every try in order.
+    /// The outcome: the chosen level (`nil` when no try passed: the caller falls back) and every try in order.
     struct Outcome {
-        let quality: Int?
+        let level: Int?
         let tries: [Try]
     }
 
@@ -49,14 +50,14 @@ struct QualitySearch {
         // the model's: a NaN one is 1 quality per point).
         let scale = Double(top) / 100
         let (flattest, steepest) = (0.2 * scale, 10 * scale)
-        var quality = min(top, max(1, initialQuality))
+        var level = min(top, max(1, initialLevel))
         while tries.count < maximumTries {
-            let score = try evaluate(quality)
-            tries.append(Try(quality: quality, score: score))
-            let passing = tries.filter { $0.score >= target }.min { $0.quality < $1.quality }
-            let failing = tries.filter { !($0.score >= target) }.max { $0.quality < $1.quality }
-            let upper = passing?.quality ?? top + 1      // lowest known to pass (top + 1: none yet)
-            let lower = failing?.quality ?? 0            // highest known to fail (0: none yet)
+            let score = try evaluate(level)
+            tries.append(Try(level: level, score: score))
+            let passing = tries.filter { $0.score >= target }.min { $0.level < $1.level }
+            let failing = tries.filter { !($0.score >= target) }.max { $0.level < $1.level }
+            let upper = passing?.level ?? top + 1      // lowest known to pass (top + 1: none yet)
+            let lower = failing?.level ?? 0            // highest known to fail (0: none yet)
             if upper - lower <= tolerance || upper == 1 || (passing == nil && lower == top) { break }
             let middle = lower + (upper - lower + 1) / 2
             // Only finite scores measure a distance to the target (and a slope).
@@ -74,7 +75,7 @@ struct QualitySearch {
                 pair = nil
             }
             if let (a, b) = pair, abs(a.score - b.score) > 0.25 {
-                let secant = Double(a.quality - b.quality) / (a.score - b.score)
+                let secant = Double(a.level - b.level) / (a.score - b.score)
                 if secant > 0 { perPoint = min(steepest, max(flattest, secant)) }
             }
             let bracketed = passing != nil && failing != nil
@@ -82,7 +83,7 @@ struct QualitySearch {
             var q = middle
             // Step from the try nearest the target (with no finite score to step from: the middle).
             if let last = measured.min(by: { abs($0.score - target) < abs($1.score - target) }) {
-                var next = Double(last.quality) + perPoint * (target - last.score)
+                var next = Double(last.level) + perPoint * (target - last.score)
                 // Until a passing and a failing try bracket the answer, aim a point of score above the target when
                 // climbing (a miss costs a try; on a plateau the secant is steep, so this jumps over it), exactly at
                 // it when descending. Inside a bracket aim at the target: a miss narrows the bracket too, and a
@@ -103,11 +104,11 @@ struct QualitySearch {
             }
             q = min(upper - 1, max(lower + 1, q))
             q = min(top, max(1, q))
-            if tries.contains(where: { $0.quality == q }) { break }
-            quality = q
+            if tries.contains(where: { $0.level == q }) { break }
+            level = q
         }
-        let best = tries.filter { $0.score >= target }.min { $0.quality < $1.quality }
-        return Outcome(quality: best?.quality, tries: tries)
+        let best = tries.filter { $0.score >= target }.min { $0.level < $1.level }
+        return Outcome(level: best?.level, tries: tries)
     }
 
     /// `estimate` rounded up to a level strictly between `lower` and `upper` (or at the nearer of `lower + 1` and

@@ -346,7 +346,7 @@ final class AutomaticQualityTests: XCTestCase {
                 let report = try AutomaticQuality.encode(source, format: format, target: target, options: EncodeOptions()) {
                     try ImageEncoder.encodeBuiltIn([ImageFrame(buffer: $0)], format: format, loopCount: 0, options: $1)
                 }
-                print("kodak_23 \(format) \(target): q\(report.quality) \(report.subsampling) \(report.data.count) B, tries \(report.tries.map { "\($0.quality):\(Int($0.score))" }), fallback \(report.usedFallback)")
+                print("kodak_23 \(format) \(target): q\(report.quality) \(report.subsampling) \(report.data.count) B, tries \(report.tries.map { "\($0.level):\(Int($0.score))" }), fallback \(report.usedFallback)")
                 let decoded = try ImageDecoder.decode(report.data).firstFrame.buffer
                 XCTAssertGreaterThanOrEqual(try SSIMULACRA2.score(reference: source, distorted: decoded), target.minimumScore)
                 sizes.append(report.data.count)

@@ -17,7 +17,7 @@ final class QualitySearchTests: XCTestCase {
         var worstExcess = 0
         for (name, curve) in curves {
             for target in stride(from: 40.0, through: 95.0, by: 2.5) {
-                let search = QualitySearch(target: target, initialQuality: 70, slope: 1.2)
+                let search = QualitySearch(target: target, initialLevel: 70, slope: 1.2)
                 var calls: [Int] = []
                 let outcome = search.run { q -> Double in
                     calls.append(q)
@@ -25,12 +25,12 @@ final class QualitySearchTests: XCTestCase {
                 }
                 XCTAssertLessThanOrEqual(calls.count, 4, "\(name) \(target)")
                 XCTAssertEqual(Set(calls).count, calls.count, "a quality tried twice: \(calls)")
-                XCTAssertEqual(outcome.tries.map(\.quality), calls)
+                XCTAssertEqual(outcome.tries.map(\.level), calls)
                 guard let lowest = (1...100).first(where: { curve($0) >= target }) else {
-                    XCTAssertNil(outcome.quality, "\(name) \(target): nothing passes, so nothing may be chosen")
+                    XCTAssertNil(outcome.level, "\(name) \(target): nothing passes, so nothing may be chosen")
                     continue
                 }
-                guard let chosen = outcome.quality else {
+                guard let chosen = outcome.level else {
                     XCTAssertGreaterThanOrEqual(curve(AutomaticQuality.fallbackQuality), target,
                                                 "\(name) \(target): no quality chosen and the fallback fails (tried \(calls))")
                     continue
@@ -49,8 +49,8 @@ final class QualitySearchTests: XCTestCase {
         for target in stride(from: 50.0, through: 85.0, by: 2.5) {
             let lowest = (1...100).first { curve($0) >= target }!
             for offset in [-10, -5, 0, 5, 10] {
-                let outcome = QualitySearch(target: target, initialQuality: lowest + offset, slope: 1.5).run(curve)
-                let chosen = outcome.quality ?? 1000
+                let outcome = QualitySearch(target: target, initialLevel: lowest + offset, slope: 1.5).run(curve)
+                let chosen = outcome.level ?? 1000
                 XCTAssertLessThanOrEqual(chosen - lowest, 5, "\(target) from \(lowest + offset): \(outcome.tries)")
             }
         }
@@ -61,16 +61,16 @@ final class QualitySearchTests: XCTestCase {
         let curve: (Int) -> Double = { 20 + 0.8 * Double($0) }
         for target in stride(from: 40.0, through: 90.0, by: 5) {
             let exact = Int(((target - 20) / 0.8).rounded(.up))
-            let outcome = QualitySearch(target: target, initialQuality: exact, slope: 1.25).run(curve)
+            let outcome = QualitySearch(target: target, initialLevel: exact, slope: 1.25).run(curve)
             XCTAssertLessThanOrEqual(outcome.tries.count, 2, "\(target): \(outcome.tries)")
-            XCTAssertEqual(outcome.quality, exact)
+            XCTAssertEqual(outcome.level, exact)
         }
     }
 
     /// A curve that never reaches the target: no result (the encoder then falls back), still at most 4 tries.
     func testUnreachableTargetGivesNoQuality() {
-        let outcome = QualitySearch(target: 99, initialQuality: 80, slope: 1).run { _ in 60 }
-        XCTAssertNil(outcome.quality)
+        let outcome = QualitySearch(target: 99, initialLevel: 80, slope: 1).run { _ in 60 }
+        XCTAssertNil(outcome.level)
         XCTAssertLessThanOrEqual(outcome.tries.count, 4)
     }
 
@@ -81,21 +81,21 @@ final class QualitySearchTests: XCTestCase {
             let noise = (0...100).map { _ in Double.random(in: -3...3, using: &generator) }
             let curve: (Int) -> Double = { 30 + 0.6 * Double($0) + noise[$0] }
             let target = Double.random(in: 40...85, using: &generator)
-            let outcome = QualitySearch(target: target, initialQuality: Int.random(in: 1...100, using: &generator),
+            let outcome = QualitySearch(target: target, initialLevel: Int.random(in: 1...100, using: &generator),
                                         slope: 1.6).run(curve)
-            if let q = outcome.quality { XCTAssertGreaterThanOrEqual(curve(q), target) }
+            if let q = outcome.level { XCTAssertGreaterThanOrEqual(curve(q), target) }
             XCTAssertLessThanOrEqual(outcome.tries.count, 4)
         }
     }
 
     /// Limits: a target at the bottom passes at quality 1 without going below it; a guess outside 1…100 is clamped.
     func testLimits() {
-        let low = QualitySearch(target: 0, initialQuality: -5, slope: 1).run { Double($0) }
-        XCTAssertEqual(low.quality, 1)
+        let low = QualitySearch(target: 0, initialLevel: -5, slope: 1).run { Double($0) }
+        XCTAssertEqual(low.level, 1)
         XCTAssertEqual(low.tries.count, 1)
-        let high = QualitySearch(target: 100, initialQuality: 500, slope: 1).run { Double($0) }
-        XCTAssertEqual(high.quality, 100)
-        XCTAssertTrue(high.tries.allSatisfy { (1...100).contains($0.quality) })
+        let high = QualitySearch(target: 100, initialLevel: 500, slope: 1).run { Double($0) }
+        XCTAssertEqual(high.level, 100)
+        XCTAssertTrue(high.tries.allSatisfy { (1...100).contains($0.level) })
     }
 
     /// Finer grids (JPEG XL's 400 quarter qualities, AVIF's 63 quantizers): on smooth curves of several slopes,
@@ -114,7 +114,7 @@ final class QualitySearchTests: XCTestCase {
                 let target = Double.random(in: 50...88, using: &generator)
                 guard let lowest = (1...levels).first(where: { curve($0) >= target }) else { continue }
                 let guess = lowest + Int((Double.random(in: -15...15, using: &generator) * perQuality).rounded())
-                var search = QualitySearch(target: target, initialQuality: guess, slope: 1.6 * perQuality)
+                var search = QualitySearch(target: target, initialLevel: guess, slope: 1.6 * perQuality)
                 search.levels = levels
                 search.maximumTries = 6
                 search.tolerance = 1
@@ -127,7 +127,7 @@ final class QualitySearchTests: XCTestCase {
                 XCTAssertTrue(calls.allSatisfy { (1...levels).contains($0) }, context)
                 XCTAssertEqual(Set(calls).count, calls.count, context)
                 XCTAssertLessThanOrEqual(calls.count, 6, context)
-                guard let chosen = outcome.quality else { XCTFail("nothing chosen: \(context)"); continue }
+                guard let chosen = outcome.level else { XCTFail("nothing chosen: \(context)"); continue }
                 XCTAssertGreaterThanOrEqual(curve(chosen), target, context)
                 XCTAssertLessThanOrEqual(chosen - lowest, 3, "lowest \(lowest): \(context)")
             }
@@ -172,8 +172,8 @@ final class QualitySearchTests: XCTestCase {
         }
         let model = AutomaticQuality.Model.of(.jpeg, subsampling: .yuv420)
         for (target, start, lowest) in [(78.58, 78, 88), (77.0, 75, 86)] {
-            let outcome = QualitySearch(target: target, initialQuality: start, slope: model.slope(at: target)).run(curve)
-            guard let chosen = outcome.quality else { XCTFail("\(target): nothing chosen, \(outcome.tries)"); continue }
+            let outcome = QualitySearch(target: target, initialLevel: start, slope: model.slope(at: target)).run(curve)
+            guard let chosen = outcome.level else { XCTFail("\(target): nothing chosen, \(outcome.tries)"); continue }
             XCTAssertGreaterThanOrEqual(curve(chosen), target)
             XCTAssertLessThanOrEqual(chosen - lowest, 2, "\(target): \(outcome.tries)")
         }

@@ -63,14 +63,14 @@ final class Review19QualitySearchTests: XCTestCase {
         XCTAssertLessThanOrEqual(calls.count, max(0, search.maximumTries), label())
         XCTAssertEqual(Set(calls).count, calls.count, "a level tried twice: \(calls); \(label())")
         XCTAssertTrue(calls.allSatisfy { (1...top).contains($0) }, "a level outside 1…\(top): \(calls); \(label())")
-        XCTAssertEqual(outcome.tries.map(\.quality), calls, label())
+        XCTAssertEqual(outcome.tries.map(\.level), calls, label())
         let passing = outcome.tries.filter { $0.score >= search.target }
-        XCTAssertEqual(outcome.quality, passing.map(\.quality).min(), "not the lowest measured passing level; \(label())")
+        XCTAssertEqual(outcome.level, passing.map(\.level).min(), "not the lowest measured passing level; \(label())")
         // Stopping before the budget is spent is allowed only when nothing is left to learn: a closed bracket,
         // level 1 passing, or the top level failing with nothing passing.
         if !calls.isEmpty, calls.count < search.maximumTries {
-            let upper = passing.map(\.quality).min() ?? (top == Int.max ? top : top + 1)
-            let lower = outcome.tries.filter { !($0.score >= search.target) }.map(\.quality).max() ?? 0
+            let upper = passing.map(\.level).min() ?? (top == Int.max ? top : top + 1)
+            let lower = outcome.tries.filter { !($0.score >= search.target) }.map(\.level).max() ?? 0
             XCTAssertTrue(upper - lower <= max(search.tolerance, 1) || upper == 1 || (passing.isEmpty && lower == top),
                           "stopped at \(calls.count) tries with an open bracket (\(lower), \(upper)): \(outcome.tries); \(label())")
         }
@@ -100,13 +100,13 @@ final class Review19QualitySearchTests: XCTestCase {
                 : (0.2 + Double(random.next(upTo: 500)) / 100) * Double(levels) / 100
             let c = Case(curve: name, levels: levels, target: target, initial: initial, slope: slope,
                          tries: random.next(upTo: 9), tolerance: random.next(upTo: 4))
-            var search = QualitySearch(target: c.target, initialQuality: c.initial, slope: c.slope)
+            var search = QualitySearch(target: c.target, initialLevel: c.initial, slope: c.slope)
             search.levels = c.levels
             search.maximumTries = c.tries
             search.tolerance = c.tolerance
             let outcome = check(search, curve: curve, "seed \(seed) case \(index): \(c)")
             tried += outcome.tries.count
-            chosen += outcome.quality == nil ? 0 : 1
+            chosen += outcome.level == nil ? 0 : 1
             nonFinite += outcome.tries.contains { !$0.score.isFinite } ? 1 : 0
         }
         print("Review19: 20 000 searches, \(tried) tries, \(chosen) chose a level, \(nonFinite) met a NaN or infinite score")
@@ -120,7 +120,7 @@ final class Review19QualitySearchTests: XCTestCase {
         for special in [Double.nan, .infinity, -.infinity] {
             for levels in [2, 63, 100, 400] {
                 for initial in [1, levels / 2, levels - 1] {
-                    var search = QualitySearch(target: 70, initialQuality: initial, slope: 1.2 * Double(levels) / 100)
+                    var search = QualitySearch(target: 70, initialLevel: initial, slope: 1.2 * Double(levels) / 100)
                     search.levels = levels
                     search.maximumTries = 6
                     search.tolerance = 1
@@ -136,7 +136,7 @@ final class Review19QualitySearchTests: XCTestCase {
     func testNonFiniteAndHugeTargetsDoNotTrap() {
         for target in [Double.nan, .infinity, -.infinity, 1e300, -1e300] {
             for initial in [1, 50, 99] {
-                let search = QualitySearch(target: target, initialQuality: initial, slope: 1.2)
+                let search = QualitySearch(target: target, initialLevel: initial, slope: 1.2)
                 check(search, curve: { 20 + 0.8 * Double($0) }, "target \(target) from \(initial)")
             }
         }
@@ -146,7 +146,7 @@ final class Review19QualitySearchTests: XCTestCase {
     func testNonFiniteAndHugeSlopesDoNotTrap() {
         for slope in [Double.nan, .infinity, -.infinity, 1e300, -1e300, Double.greatestFiniteMagnitude] {
             for initial in [1, 40, 99] {
-                let search = QualitySearch(target: 70, initialQuality: initial, slope: slope)
+                let search = QualitySearch(target: 70, initialLevel: initial, slope: slope)
                 check(search, curve: { 20 + 0.8 * Double($0) }, "slope \(slope) from \(initial)")
             }
         }
@@ -157,7 +157,7 @@ final class Review19QualitySearchTests: XCTestCase {
     func testHugeGridDoesNotOverflow() {
         for levels in [Int.max, Int.max - 1, 1 << 62] {
             for tolerance in [0, 2, Int.max] {
-                var search = QualitySearch(target: 70, initialQuality: levels / 3, slope: 1)
+                var search = QualitySearch(target: 70, initialLevel: levels / 3, slope: 1)
                 search.levels = levels
                 search.tolerance = tolerance
                 check(search, curve: { Double($0) / Double(levels) * 100 }, "levels \(levels) tolerance \(tolerance)")

@@ -22,12 +22,12 @@ final class Review19ReportTests: XCTestCase {
                 return try ImageEncoder.encodeBuiltIn([ImageFrame(buffer: buffer)], format: format, loopCount: 0, options: fixed)
             }
             XCTAssertFalse(report.usedFallback, "\(format)")
-            let winner = try XCTUnwrap(report.tries.filter { $0.score >= 0 }.map(\.quality).min(), "\(format)")
+            let winner = try XCTUnwrap(report.tries.filter { $0.score >= 0 }.map(\.level).min(), "\(format)")
             XCTAssertEqual(winner, 1, "\(format): every level passes, so the search ends at level 1: \(report.tries)")
             XCTAssertEqual(report.encodedQuality, grid.quality(winner), "\(format)")
             XCTAssertTrue(asked.contains(report.encodedQuality), "\(format): the exact quality is one that was encoded")
             XCTAssertTrue((1...100).contains(report.quality), "\(format): reported quality \(report.quality)")
-            XCTAssertTrue(report.tries.allSatisfy { (1...grid.levels).contains($0.quality) }, "\(format): tries are levels")
+            XCTAssertTrue(report.tries.allSatisfy { (1...grid.levels).contains($0.level) }, "\(format): tries are levels")
         }
     }
 }
