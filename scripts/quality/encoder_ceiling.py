@@ -42,12 +42,17 @@ DEFAULT_SETTINGS = {
 
 
 def encode_and_score(kind, args, reference: Path, param, scratch: Path):
-    """(bytes, score) of `reference` encoded at `param` (AVIF quantizer or JPEG XL distance)."""
+    """(bytes, score) of `reference` encoded at `param` (AVIF quantizer, WebP quality or JPEG XL distance)."""
     if kind == "avif":
         out, png = scratch / "x.avif", scratch / "x.png"
         subprocess.run(["avifenc", "-j", "1", "-y", "444", "--min", str(param), "--max", str(param), *args,
                         str(reference), str(out)], capture_output=True, check=True)
         subprocess.run(["avifdec", str(out), str(png)], capture_output=True, check=True)
+    elif kind == "webp":
+        out, png = scratch / "x.webp", scratch / "x.png"
+        subprocess.run(["cwebp", "-quiet", "-q", str(param), *args, str(reference), "-o", str(out)],
+                       capture_output=True, check=True)
+        subprocess.run(["dwebp", "-quiet", str(out), "-o", str(png)], capture_output=True, check=True)
     else:
         out, png = scratch / "x.jxl", scratch / "x.png"
         subprocess.run(["cjxl", "--num_threads", "0", "-d", f"{param:.4f}", *args, str(reference), str(out)],
@@ -58,8 +63,8 @@ def encode_and_score(kind, args, reference: Path, param, scratch: Path):
 
 
 def bracket(kind, evaluate, target):
-    """The points tried, bisecting until a pair brackets `target` tightly: AVIF adjacent quantizers; JPEG XL
-    distances within 2 % of each other."""
+    """The points tried, bisecting until a pair brackets `target` tightly: AVIF adjacent quantizers, WebP adjacent
+    qualities; JPEG XL distances within 2 % of each other."""
     points = {}
 
     def at(p):
@@ -79,6 +84,17 @@ def bracket(kind, evaluate, target):
                 lo = mid
             else:
                 hi = mid
+        return points
+    if kind == "webp":
+        lo, hi = 0, 100                      # quality: higher is finer
+        if at(hi)[1] < target or at(lo)[1] >= target:
+            return points
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if at(mid)[1] >= target:
+                hi = mid
+            else:
+                lo = mid
         return points
     lo, hi = math.log(0.1), math.log(15.0)  # log distance: lower is finer
     if at(round(math.exp(lo), 4))[1] < target or at(round(math.exp(hi), 4))[1] >= target:
@@ -106,11 +122,13 @@ def bytes_at(points, target):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("out")
-    p.add_argument("--settings", help='JSON: {"name": ["avif" or "jxl", encoder args…]}; default: the efforts '
+    p.add_argument("--settings", help='JSON: {"name": ["avif", "webp" or "jxl", encoder args…]}; default: the efforts '
                    'webimage-server offers (DEFAULT_SETTINGS); "{}" only prints what OUT holds')
     p.add_argument("--peer-rows", required=True, help="bytes_at_quality.py's peer-rows-400x300.json (thumbor's bytes, S)")
     p.add_argument("--target", type=float, help="S (default: the median of thumbor's scores in --peer-rows)")
     p.add_argument("--files", nargs="*")
+    p.add_argument("--size", default="400x300", choices=["400x300", "1200w"],
+                   help="the output size (400×300 crop or 1200 px wide, as bytes_at_quality.py); one size per OUT")
     p.add_argument("--ours", help="bytes_at_quality.py's --json: our q=auto rows on the same files, for comparison")
     p.add_argument("--opaque-only", action="store_true",
                    help="skip sources with alpha: the reference is opaque (on grey), where our AVIF and WebP carry alpha")
@@ -132,7 +150,8 @@ def main():
         reference = out / f"{name}.ref.png"
         if not reference.exists() and settings:
             source = common.to_srgb_rgba(Image.open(CORPUS / name))
-            Image.fromarray(common.reference(source, (400, 300)).astype(np.uint8)).save(reference)
+            size = (400, 300) if args.size == "400x300" else (1200, 0)
+            Image.fromarray(common.reference(source, size).astype(np.uint8)).save(reference)
         for setting, (kind, *extra) in settings.items():
             def evaluate(param, setting=setting, kind=kind, extra=extra, reference=reference, name=name):
                 key = (setting, name, param)
@@ -157,7 +176,7 @@ def main():
         print(f"| {setting} | {len(per_file)} | {total:.0f} | {total / thumbor_total:.3f} | {sum(v[1] for v in values)} |")
     if args.ours:
         report = json.loads(Path(args.ours).read_text())
-        rows = report.get("400x300", next(iter(report.values())))["rows"]
+        rows = report.get(args.size, next(iter(report.values())))["rows"]
         for fmt in ("jpeg", "webp", "avif", "jxl"):
             key = f"ours-{fmt}-thumbor"
             if all(key in rows.get(n, {}) for n in files):

@@ -44,6 +44,11 @@ public struct EncodeOptions: Sendable, Hashable {
     /// Lossy WebP converts RGB to YUV with libwebp's iterative sharp conversion (`use_sharp_yuv`) even when
     /// `effort` is not `.smallest`. Set by automatic quality's scored search (`AutomaticQuality`). Default `false`.
     var usesSharpYUV = false
+    /// Lossy WebP as automatic quality's scored search writes it, where every output is measured: spatial noise
+    /// shaping 80 (libwebp's photo preset) instead of its default 50, and an alpha plane quantised at the colour's
+    /// quality, never under 70 (16 levels), instead of kept lossless (`WebPEncoder.makeConfig`). Both measured at
+    /// equal SSIMULACRA2 in docs/quality.md. Default `false`.
+    var usesScoredWebPSettings = false
 
     /// Makes options; every parameter defaults to the value documented on its property.
     public init(quality: Double = 0.9, isLossless: Bool = false, isProgressive: Bool = false,

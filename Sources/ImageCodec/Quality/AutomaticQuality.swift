@@ -164,7 +164,12 @@ enum AutomaticQuality {
         }
         // Lossy WebP is always 4:2:0: its sharp RGB→YUV conversion keeps colour edges that the plain one blurs
         // (a diagram reaching 86 where plain 4:2:0 stops at 60), at about the same bytes on photos.
-        if format == .webp { options.usesSharpYUV = true }
+        // Noise shaping and a quantised alpha plane (`EncodeOptions.usesScoredWebPSettings`) save bytes at equal
+        // score; only here, where every output is scored.
+        if format == .webp {
+            options.usesSharpYUV = true
+            options.usesScoredWebPSettings = true
+        }
         let predicted = QualityModel.quality(for: score, features: features, format: format,
                                              subsampling: options.chromaSubsampling, check: .scored)
         let model = Model.of(format, subsampling: options.chromaSubsampling)

@@ -3,7 +3,8 @@ import Foundation
 
 /// Encodes WebP through libwebp: still images with `WebPEncode`, animations with `WebPAnimEncoder`.
 ///
-/// - Lossy by default, `EncodeOptions.quality` 0…1 mapped to libwebp's 0…100 (alpha is kept losslessly), with
+/// - Lossy by default, `EncodeOptions.quality` 0…1 mapped to libwebp's 0…100 (alpha is kept losslessly, except in
+///   automatic quality's scored search: `EncodeOptions.usesScoredWebPSettings`), with
 ///   `EncodeOptions.effort`'s method (2, 4 or 6; sharp RGB→YUV at `.smallest`);
 ///   `isLossless` writes VP8L with `exact` set, so every pixel, including the colour of transparent ones,
 ///   survives a round trip.
@@ -111,6 +112,18 @@ public enum WebPEncoder {
     /// 16.4 s for the corpus's 67 thumbnails against 1.4 s at method 4.
     static let smallestMethodWithAlpha: Int32 = 5
 
+    /// Spatial noise shaping for automatic quality's scored WebP (`EncodeOptions.usesScoredWebPSettings`): libwebp's
+    /// photo preset's 80 instead of its default 50 moves bits from textures into flat areas, where SSIMULACRA2 sees
+    /// blocking; at equal score it needs fewer bytes on most photographs (docs/quality.md, "WebP's settings at
+    /// equal score").
+    static let scoredNoiseShaping: Int32 = 80
+
+    /// The lowest alpha quality automatic quality's scored WebP writes: libwebp quantises the alpha plane to
+    /// 2 + quality / 5 levels up to quality 70, so 70 keeps 16. The score is measured on mid grey, where an alpha
+    /// error shows at half the contrast it has on black or white: with 12 levels (50) a soft shadow that reached 70
+    /// on grey scored 67.7 on white; with 16 it scores 75.7 (`ScoredWebPSettingsTests`).
+    static let minimumScoredAlphaQuality: Int32 = 70
+
     static func makeConfig(_ options: EncodeOptions, hasAlpha: Bool) throws -> WebPConfig {
         var config = WebPConfig()
         guard WebPConfigInit(&config) != 0 else {
@@ -128,6 +141,10 @@ public enum WebPEncoder {
                 config.use_sharp_yuv = 1
             }
             if options.usesSharpYUV { config.use_sharp_yuv = 1 }
+            if options.usesScoredWebPSettings {
+                config.sns_strength = scoredNoiseShaping
+                config.alpha_quality = max(minimumScoredAlphaQuality, Int32((config.quality).rounded()))
+            }
         }
         if options.isLossless {
             config.lossless = 1
