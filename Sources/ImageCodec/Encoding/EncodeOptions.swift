@@ -44,11 +44,13 @@ public struct EncodeOptions: Sendable, Hashable {
     /// Lossy WebP converts RGB to YUV with libwebp's iterative sharp conversion (`use_sharp_yuv`) even when
     /// `effort` is not `.smallest`. Set by automatic quality's scored search (`AutomaticQuality`). Default `false`.
     var usesSharpYUV = false
-    /// Lossy WebP as automatic quality's scored search writes it, where every output is measured: spatial noise
-    /// shaping 80 (libwebp's photo preset) instead of its default 50, and an alpha plane quantised at the colour's
-    /// quality, never under 70 (16 levels), instead of kept lossless (`WebPEncoder.makeConfig`). Both measured at
-    /// equal SSIMULACRA2 in docs/quality.md. Default `false`.
-    var usesScoredWebPSettings = false
+    /// Lossy WebP's alpha plane is quantised at the colour's quality, never under 70 (16 levels), instead of kept
+    /// lossless (`WebPEncoder.minimumQuantisedAlphaQuality`). Set by automatic quality's scored search, where every
+    /// output is measured: about 0.7× the bytes of transparent images at equal score (docs/quality.md). Default `false`.
+    var quantisesWebPAlpha = false
+    /// libwebp's spatial noise shaping (0…100) for lossy WebP; `nil` keeps libwebp's 50. Set by automatic quality's
+    /// scored search (`WebPEncoder.scoredNoiseShaping(pixelCount:)`). Default `nil`.
+    var webPNoiseShaping: Int32?
 
     /// Makes options; every parameter defaults to the value documented on its property.
     public init(quality: Double = 0.9, isLossless: Bool = false, isProgressive: Bool = false,

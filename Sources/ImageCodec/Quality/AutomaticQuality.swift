@@ -21,7 +21,11 @@ import Foundation
 ///   nothing scored; JPEG's subsampling and WebP's lossless choice come from the predictor too. A share of images
 ///   lands under the target (measured: docs/quality.md).
 ///
-/// - Important: Stateless and thread-safe. Scored: the features, the reference's half of the metric, JPEG's 4:2:0
+/// A transparent image's candidates are also scored composited on black and on white, the lowest score counting
+/// (`ScoringReference`): on the metric's own mid grey an alpha error shows at half its contrast.
+///
+/// - Important: Stateless and thread-safe. Scored: the features, the reference's half of the metric (three for a
+///   transparent image, and three comparisons per candidate), JPEG's 4:2:0
 ///   ceiling (one comparison), then up to 4 (AVIF 5, WebP and JPEG XL 6) encodes, decodes and comparisons, and one
 ///   more encode (JPEG's progressive winner, WebP's method-6 winner with its decode and comparison, or the fallback).
 ///   Predicted: the features and one encode. The decoded candidates are the only extra memory besides the
@@ -156,7 +160,8 @@ enum AutomaticQuality {
             return Report(data: try encode(buffer, unscored), quality: predicted, subsampling: options.chromaSubsampling,
                           tries: [], usedFallback: false, predictedQuality: predicted, encodedQuality: unscored.quality)
         }
-        let reference = SSIMULACRA2.Reference(buffer)
+        // A transparent image is scored on black and on white too (`ScoringReference`), not only on the metric's grey.
+        let reference = try ScoringReference(buffer)
         // The best 4:2:0 can do on this image: JPEG takes 4:4:4 below it (fine colour detail, saturated edges).
         if format == .jpeg {
             let ceiling = score >= 85 ? 0 : try reference.score(ChromaDetail.subsampled(buffer))
@@ -164,11 +169,12 @@ enum AutomaticQuality {
         }
         // Lossy WebP is always 4:2:0: its sharp RGB→YUV conversion keeps colour edges that the plain one blurs
         // (a diagram reaching 86 where plain 4:2:0 stops at 60), at about the same bytes on photos.
-        // Noise shaping and a quantised alpha plane (`EncodeOptions.usesScoredWebPSettings`) save bytes at equal
-        // score; only here, where every output is scored.
+        // A quantised alpha plane and, on large outputs, stronger noise shaping save bytes at equal score
+        // (`EncodeOptions.quantisesWebPAlpha`, `.webPNoiseShaping`): only here, where every output is scored.
         if format == .webp {
             options.usesSharpYUV = true
-            options.usesScoredWebPSettings = true
+            options.quantisesWebPAlpha = true
+            options.webPNoiseShaping = WebPEncoder.scoredNoiseShaping(pixelCount: buffer.width * buffer.height)
         }
         let predicted = QualityModel.quality(for: score, features: features, format: format,
                                              subsampling: options.chromaSubsampling, check: .scored)

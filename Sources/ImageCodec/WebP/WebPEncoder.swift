@@ -4,7 +4,7 @@ import Foundation
 /// Encodes WebP through libwebp: still images with `WebPEncode`, animations with `WebPAnimEncoder`.
 ///
 /// - Lossy by default, `EncodeOptions.quality` 0…1 mapped to libwebp's 0…100 (alpha is kept losslessly, except in
-///   automatic quality's scored search: `EncodeOptions.usesScoredWebPSettings`), with
+///   automatic quality's scored search: `EncodeOptions.quantisesWebPAlpha`), with
 ///   `EncodeOptions.effort`'s method (2, 4 or 6; sharp RGB→YUV at `.smallest`);
 ///   `isLossless` writes VP8L with `exact` set, so every pixel, including the colour of transparent ones,
 ///   survives a round trip.
@@ -112,17 +112,25 @@ public enum WebPEncoder {
     /// 16.4 s for the corpus's 67 thumbnails against 1.4 s at method 4.
     static let smallestMethodWithAlpha: Int32 = 5
 
-    /// Spatial noise shaping for automatic quality's scored WebP (`EncodeOptions.usesScoredWebPSettings`): libwebp's
-    /// photo preset's 80 instead of its default 50 moves bits from textures into flat areas, where SSIMULACRA2 sees
-    /// blocking; at equal score it needs fewer bytes on most photographs (docs/quality.md, "WebP's settings at
-    /// equal score").
-    static let scoredNoiseShaping: Int32 = 80
+    /// Spatial noise shaping for automatic quality's scored WebP of `pixelCount` pixels: libwebp's photo preset's
+    /// 80 from `largeOutputPixels` up, libwebp's 50 under it. At equal SSIMULACRA2, 80 moves bits from textures
+    /// into flat areas: 0.98× the bytes at 1200 px wide, but 1.01× at 400×300, where a 16×16 macroblock holds a
+    /// large part of the picture (docs/quality.md, "WebP at equal score: alpha and noise shaping").
+    static func scoredNoiseShaping(pixelCount: Int) -> Int32 {
+        pixelCount >= largeOutputPixels ? 80 : 50
+    }
 
-    /// The lowest alpha quality automatic quality's scored WebP writes: libwebp quantises the alpha plane to
-    /// 2 + quality / 5 levels up to quality 70, so 70 keeps 16. The score is measured on mid grey, where an alpha
-    /// error shows at half the contrast it has on black or white: with 12 levels (50) a soft shadow that reached 70
-    /// on grey scored 67.7 on white; with 16 it scores 75.7 (`ScoredWebPSettingsTests`).
-    static let minimumScoredAlphaQuality: Int32 = 70
+    /// The output size from which `scoredNoiseShaping(pixelCount:)` takes 80: at equal score, 80 wrote 1.010× the
+    /// bytes of 50 at 120,000 pixels (400×300), 1.000× at a median of 232,500 (600 px wide), 0.991× at 413,600
+    /// (800 px) and 0.983× at 929,400 (1200 px), on the opaque corpus files with an ideal resize and search.
+    static let largeOutputPixels = 250_000
+
+    /// The lowest alpha quality a quantised WebP alpha plane gets (`EncodeOptions.quantisesWebPAlpha`): libwebp
+    /// quantises the alpha plane to 2 + quality / 5 levels up to quality 70 (16 + 8 a quality above), so 70 keeps
+    /// 16. When automatic quality scored on the metric's mid grey alone, 12 levels (50) let a soft shadow reach 70
+    /// on grey and 68.0 on white, where an alpha error has twice the contrast. It now scores black and white too
+    /// (`ScoringReference`); the floor keeps a margin for the backgrounds it does not score.
+    static let minimumQuantisedAlphaQuality: Int32 = 70
 
     static func makeConfig(_ options: EncodeOptions, hasAlpha: Bool) throws -> WebPConfig {
         var config = WebPConfig()
@@ -141,9 +149,9 @@ public enum WebPEncoder {
                 config.use_sharp_yuv = 1
             }
             if options.usesSharpYUV { config.use_sharp_yuv = 1 }
-            if options.usesScoredWebPSettings {
-                config.sns_strength = scoredNoiseShaping
-                config.alpha_quality = max(minimumScoredAlphaQuality, Int32((config.quality).rounded()))
+            if let shaping = options.webPNoiseShaping { config.sns_strength = max(0, min(100, shaping)) }
+            if options.quantisesWebPAlpha {
+                config.alpha_quality = max(minimumQuantisedAlphaQuality, Int32(config.quality.rounded()))
             }
         }
         if options.isLossless {

@@ -1,29 +1,44 @@
 @testable import ImageCodec
 import XCTest
 
-/// Automatic quality's scored WebP settings (`EncodeOptions.usesScoredWebPSettings`): noise shaping 80 and an alpha
-/// plane quantised at the colour's quality, never under 16 levels; and the attack on the second: the score is
+/// Automatic quality's scored WebP settings (`EncodeOptions.quantisesWebPAlpha`, `.webPNoiseShaping`): an alpha plane
+/// quantised at the colour's quality, never under 16 levels, and noise shaping 80 on large outputs; and the attack on the second: the score is
 /// measured on mid grey, so a test composites the same output on black and on white, where an alpha error shows at
 /// twice the contrast.
 final class ScoredWebPSettingsTests: XCTestCase {
-    /// What libwebp is told: 80 and the quality (at least 50) with the setting; its defaults (50, lossless alpha)
-    /// without; lossless output untouched.
-    func testConfigCarriesTheSettingOnlyForLossyOutput() throws {
+    /// What libwebp is told: the quality (at least 70) as alpha quality and the noise shaping asked for; its
+    /// defaults (lossless alpha, 50) without; lossless output untouched; a shaping out of range clamped.
+    func testConfigCarriesTheSettingsOnlyForLossyOutput() throws {
         var options = EncodeOptions(quality: 0.3)
         var config = try WebPEncoder.makeConfig(options, hasAlpha: true)
         XCTAssertEqual(config.sns_strength, 50)
         XCTAssertEqual(config.alpha_quality, 100)
-        options.usesScoredWebPSettings = true
+        options.quantisesWebPAlpha = true
         for (quality, alpha) in [(0.0, 70), (0.3, 70), (0.7, 70), (0.71, 71), (0.874, 87), (1.0, 100)] as [(Double, Int32)] {
             options.quality = quality
             config = try WebPEncoder.makeConfig(options, hasAlpha: true)
-            XCTAssertEqual(config.sns_strength, WebPEncoder.scoredNoiseShaping)
             XCTAssertEqual(config.alpha_quality, alpha, "quality \(quality)")
+            XCTAssertEqual(config.sns_strength, 50)
+        }
+        for (asked, written) in [(80, 80), (0, 0), (-5, 0), (250, 100)] as [(Int32, Int32)] {
+            options.webPNoiseShaping = asked
+            XCTAssertEqual(try WebPEncoder.makeConfig(options, hasAlpha: false).sns_strength, written)
         }
         options.isLossless = true
         config = try WebPEncoder.makeConfig(options, hasAlpha: true)
         XCTAssertEqual(config.alpha_quality, 100)
         XCTAssertEqual(config.lossless, 1)
+    }
+
+    /// Noise shaping by output size: libwebp's 50 under `largeOutputPixels` (a 400×300 thumbnail), 80 from it
+    /// (1200 px wide), exactly at the boundary and one pixel under.
+    func testNoiseShapingFollowsTheOutputSize() {
+        let boundary = WebPEncoder.largeOutputPixels
+        XCTAssertEqual(WebPEncoder.scoredNoiseShaping(pixelCount: 400 * 300), 50)
+        XCTAssertEqual(WebPEncoder.scoredNoiseShaping(pixelCount: boundary - 1), 50)
+        XCTAssertEqual(WebPEncoder.scoredNoiseShaping(pixelCount: boundary), 80)
+        XCTAssertEqual(WebPEncoder.scoredNoiseShaping(pixelCount: 1200 * 800), 80)
+        XCTAssertEqual(WebPEncoder.scoredNoiseShaping(pixelCount: 0), 50)
     }
 
     /// A horizontal ramp of all 256 alpha values: kept exactly without the setting; quantised to at most 16 levels
@@ -32,7 +47,7 @@ final class ScoredWebPSettingsTests: XCTestCase {
         let ramp = try Self.alphaRamp()
         func levels(_ quality: Double, scored: Bool) throws -> Int {
             var options = EncodeOptions(quality: quality)
-            options.usesScoredWebPSettings = scored
+            options.quantisesWebPAlpha = scored
             options.usesSharpYUV = scored
             let decoded = try ImageDecoder.decode(try WebPEncoder.encode(ramp, options: options)).firstFrame.buffer
             return Set(Self.alphaValues(decoded)).count
@@ -46,27 +61,30 @@ final class ScoredWebPSettingsTests: XCTestCase {
 
     /// The attack: a soft drop shadow (alpha 0…0.55 over 40 px) and an antialiased dark disc, written at q=auto
     /// (`.medium`, 70 on grey). Composited on black and on white it still reaches the target. With a floor of 12
-    /// levels it did not: 67.7 on white, where the quantised shadow was most of the distortion (the search stops
+    /// levels it did not: 68.0 on white, where the quantised shadow was most of the distortion (the search stops
     /// where grey reaches 70, and grey halves an alpha error's contrast). It also shows that the quantised alpha
     /// saves bytes against lossless alpha at the same colour quality.
     func testSoftShadowHoldsOnBlackAndWhite() throws {
-        let source = try Self.shadowedDisc(width: 320, height: 240)
-        let report = try AutomaticQuality.encode(source, format: .webp, target: .medium, options: EncodeOptions()) {
-            try WebPEncoder.encode($0, options: $1)
+        // Under and over `WebPEncoder.largeOutputPixels`: noise shaping 50 and 80.
+        for (width, height) in [(320, 240), (640, 480)] {
+            let source = try Self.shadowedDisc(width: width, height: height)
+            let report = try AutomaticQuality.encode(source, format: .webp, target: .medium, options: EncodeOptions()) {
+                try WebPEncoder.encode($0, options: $1)
+            }
+            XCTAssertFalse(report.usedFallback)
+            let decoded = try ImageDecoder.decode(report.data).firstFrame.buffer
+            let grey = try SSIMULACRA2.score(reference: source, distorted: decoded)
+            XCTAssertGreaterThanOrEqual(grey, QualityTarget.medium.minimumScore)
+            for (name, colour) in [("black", RGBA(r: 0, g: 0, b: 0)), ("white", RGBA(r: 255, g: 255, b: 255))] {
+                let score = try SSIMULACRA2.score(reference: source.composited(over: colour),
+                                                  distorted: decoded.composited(over: colour))
+                print("soft shadow \(width)×\(height) at q\(report.quality): grey \(grey), \(name) \(score), \(report.data.count) B")
+                XCTAssertGreaterThanOrEqual(score, QualityTarget.medium.minimumScore, "\(width)×\(height) on \(name)")
+            }
+            var lossless = EncodeOptions(quality: report.encodedQuality)
+            lossless.usesSharpYUV = true
+            XCTAssertLessThan(report.data.count, try WebPEncoder.encode(source, options: lossless).count)
         }
-        XCTAssertFalse(report.usedFallback)
-        let decoded = try ImageDecoder.decode(report.data).firstFrame.buffer
-        let grey = try SSIMULACRA2.score(reference: source, distorted: decoded)
-        XCTAssertGreaterThanOrEqual(grey, QualityTarget.medium.minimumScore)
-        for (name, colour) in [("black", RGBA(r: 0, g: 0, b: 0)), ("white", RGBA(r: 255, g: 255, b: 255))] {
-            let score = try SSIMULACRA2.score(reference: source.composited(over: colour), distorted: decoded.composited(over: colour))
-            print("soft shadow at q\(report.quality): grey \(grey), \(name) \(score), \(report.data.count) B")
-            XCTAssertGreaterThanOrEqual(score, QualityTarget.medium.minimumScore, name)
-        }
-        var lossless = EncodeOptions(quality: report.encodedQuality)
-        lossless.usesSharpYUV = true
-        let losslessAlpha = try WebPEncoder.encode(source, options: lossless)
-        XCTAssertLessThan(report.data.count, losslessAlpha.count)
     }
 
     static func alphaRamp() throws -> PixelBuffer {
@@ -87,13 +105,15 @@ final class ScoredWebPSettingsTests: XCTestCase {
     /// A dark blue disc with an antialiased edge over a soft black shadow offset down and right, on transparency.
     static func shadowedDisc(width: Int, height: Int) throws -> PixelBuffer {
         var bytes = [UInt8](repeating: 0, count: width * height * 4)
+        // The shadow's offset and softness scale with the picture (14 and 40 px at 240 px high).
+        let scale = Double(height) / 240
         let (cx, cy, radius) = (Double(width) * 0.45, Double(height) * 0.45, Double(min(width, height)) * 0.3)
         for y in 0..<height {
             for x in 0..<width {
                 let (px, py) = (Double(x) + 0.5, Double(y) + 0.5)
                 let disc = min(1, max(0, radius - ((px - cx) * (px - cx) + (py - cy) * (py - cy)).squareRoot() + 0.5))
-                let shadowDistance = ((px - cx - 14) * (px - cx - 14) + (py - cy - 14) * (py - cy - 14)).squareRoot() - radius
-                let shadow = 0.55 * min(1, max(0, 1 - shadowDistance / 40))
+                let (sx, sy) = (px - cx - 14 * scale, py - cy - 14 * scale)
+                let shadow = 0.55 * min(1, max(0, 1 - ((sx * sx + sy * sy).squareRoot() - radius) / (40 * scale)))
                 // Disc over shadow (both straight colour: the disc (30, 40, 120), the shadow black).
                 let alpha = disc + shadow * (1 - disc)
                 let i = (y * width + x) * 4
