@@ -72,29 +72,17 @@ def bracket(kind, evaluate, target):
             points[p] = evaluate(p)
         return points[p]
 
-    if kind == "avif":
-        lo, hi = 0, 63                       # quantizer: lower is finer (higher score)
-        if at(lo)[1] < target:
+    if kind in ("avif", "webp"):
+        # AVIF's quantizer: 0 is finest (highest score); WebP's quality: 100 is finest.
+        good, bad = (0, 63) if kind == "avif" else (100, 0)
+        if at(good)[1] < target or at(bad)[1] >= target:
             return points
-        if at(hi)[1] >= target:
-            return points
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
+        while abs(bad - good) > 1:
+            mid = (good + bad) // 2
             if at(mid)[1] >= target:
-                lo = mid
+                good = mid
             else:
-                hi = mid
-        return points
-    if kind == "webp":
-        lo, hi = 0, 100                      # quality: higher is finer
-        if at(hi)[1] < target or at(lo)[1] >= target:
-            return points
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if at(mid)[1] >= target:
-                hi = mid
-            else:
-                lo = mid
+                bad = mid
         return points
     lo, hi = math.log(0.1), math.log(15.0)  # log distance: lower is finer
     if at(round(math.exp(lo), 4))[1] < target or at(round(math.exp(hi), 4))[1] >= target:
