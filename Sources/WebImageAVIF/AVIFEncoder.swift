@@ -6,7 +6,8 @@ import ImageCodec
 /// Registered by `AVIFCodec.register()` only when `AVIFCodec.isEncodingAvailable`.
 ///
 /// `EncodeOptions.quality` maps to libavif's quantizers (1.0 → 0, 0.0 → 63); `isLossless` uses quantizer 0
-/// and the identity matrix. 8-bit 4:4:4 always (avifenc's default for RGB input): at equal SSIMULACRA2 it is as
+/// and the identity matrix. Alpha is coded at most at quantizer 10, or at the colour's with
+/// `EncodeOptions.quantisesAlpha` (automatic quality: `alphaQuantizer(for:colour:)`). 8-bit 4:4:4 always (avifenc's default for RGB input): at equal SSIMULACRA2 it is as
 /// small as 4:2:0 on photographs and far smaller on graphics and text, which 4:2:0 cannot bring to a high score
 /// at any quantizer (docs/quality.md, "AVIF encoder settings"); `EncodeOptions.chromaSubsampling` is JPEG's.
 ///
@@ -76,8 +77,9 @@ public struct AVIFEncoder: ImageEncoding {
         let quantizer = Self.quantizer(for: options)
         encoder.pointee.minQuantizer = quantizer
         encoder.pointee.maxQuantizer = quantizer
-        encoder.pointee.minQuantizerAlpha = options.isLossless ? 0 : min(quantizer, 10)
-        encoder.pointee.maxQuantizerAlpha = options.isLossless ? 0 : min(quantizer, 10)
+        let alphaQuantizer = Self.alphaQuantizer(for: options, colour: quantizer)
+        encoder.pointee.minQuantizerAlpha = alphaQuantizer
+        encoder.pointee.maxQuantizerAlpha = alphaQuantizer
         encoder.pointee.speed = Self.speed(for: options.effort)
         encoder.pointee.maxThreads = 1
         encoder.pointee.codecChoice = Self.codecChoice
@@ -145,6 +147,14 @@ public struct AVIFEncoder: ImageEncoding {
         avifCodecName(AVIF_CODEC_CHOICE_AOM, avifCodecFlags(AVIF_CODEC_FLAG_CAN_ENCODE.rawValue)) != nil
             ? AVIF_CODEC_CHOICE_AOM : AVIF_CODEC_CHOICE_AUTO
     }()
+
+    /// The alpha plane's quantizer for a colour quantizer: 0 when lossless; the colour's when
+    /// `EncodeOptions.quantisesAlpha` (automatic quality's scored search, which scores on black and white too);
+    /// otherwise at most 10 (alpha edges stay nearly exact at any quality).
+    static func alphaQuantizer(for options: EncodeOptions, colour quantizer: Int32) -> Int32 {
+        if options.isLossless { return 0 }
+        return options.quantisesAlpha ? quantizer : min(quantizer, 10)
+    }
 
     /// AV1's quantizer (0…63, lower is finer) for `options`: 0 when lossless, else (1 − quality) × 63 truncated
     /// (quality 1.0 → 0, 0.0 → 63). Automatic quality searches one level per quantizer (`AutomaticQuality.Grid`).

@@ -44,10 +44,12 @@ public struct EncodeOptions: Sendable, Hashable {
     /// Lossy WebP converts RGB to YUV with libwebp's iterative sharp conversion (`use_sharp_yuv`) even when
     /// `effort` is not `.smallest`. Set by automatic quality's scored search (`AutomaticQuality`). Default `false`.
     var usesSharpYUV = false
-    /// Lossy WebP's alpha plane is quantised at the colour's quality, never under 70 (16 levels), instead of kept
-    /// lossless (`WebPEncoder.minimumQuantisedAlphaQuality`). Set by automatic quality's scored search, where every
-    /// output is measured: about 0.7× the bytes of transparent images at equal score (docs/quality.md). Default `false`.
-    var quantisesWebPAlpha = false
+    /// Lossy output quantises its alpha plane as coarsely as its colour, where it would otherwise keep it (nearly)
+    /// exact: WebP at the colour's quality, never under 70 (16 levels; `WebPEncoder.minimumQuantisedAlphaQuality`),
+    /// AVIF at the colour's quantizer (otherwise at most 10). Set by automatic quality's scored search, which scores
+    /// every output on grey, black and white (`ScoringReference`): 0.7–0.95× the bytes of transparent images at
+    /// the same guarantee (docs/quality.md). Default `false`. Visible to the package's codec modules.
+    package var quantisesAlpha = false
     /// libwebp's spatial noise shaping (0…100) for lossy WebP; `nil` keeps libwebp's 50. Set by automatic quality's
     /// scored search (`WebPEncoder.scoredNoiseShaping(pixelCount:)`). Default `nil`.
     var webPNoiseShaping: Int32?

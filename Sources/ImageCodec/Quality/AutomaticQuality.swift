@@ -169,11 +169,11 @@ enum AutomaticQuality {
         }
         // Lossy WebP is always 4:2:0: its sharp RGB→YUV conversion keeps colour edges that the plain one blurs
         // (a diagram reaching 86 where plain 4:2:0 stops at 60), at about the same bytes on photos.
-        // A quantised alpha plane and, on large outputs, stronger noise shaping save bytes at equal score
-        // (`EncodeOptions.quantisesWebPAlpha`, `.webPNoiseShaping`): only here, where every output is scored.
+        // A quantised alpha plane (WebP, AVIF) and, on large WebP outputs, stronger noise shaping save bytes at
+        // equal score (`EncodeOptions.quantisesAlpha`, `.webPNoiseShaping`): only here, where every output is scored.
+        options.quantisesAlpha = true
         if format == .webp {
             options.usesSharpYUV = true
-            options.quantisesWebPAlpha = true
             options.webPNoiseShaping = WebPEncoder.scoredNoiseShaping(pixelCount: buffer.width * buffer.height)
         }
         let predicted = QualityModel.quality(for: score, features: features, format: format,

@@ -4,7 +4,7 @@ import Foundation
 /// Encodes WebP through libwebp: still images with `WebPEncode`, animations with `WebPAnimEncoder`.
 ///
 /// - Lossy by default, `EncodeOptions.quality` 0…1 mapped to libwebp's 0…100 (alpha is kept losslessly, except in
-///   automatic quality's scored search: `EncodeOptions.quantisesWebPAlpha`), with
+///   automatic quality's scored search: `EncodeOptions.quantisesAlpha`), with
 ///   `EncodeOptions.effort`'s method (2, 4 or 6; sharp RGB→YUV at `.smallest`);
 ///   `isLossless` writes VP8L with `exact` set, so every pixel, including the colour of transparent ones,
 ///   survives a round trip.
@@ -125,7 +125,7 @@ public enum WebPEncoder {
     /// (800 px) and 0.983× at 929,400 (1200 px), on the opaque corpus files with an ideal resize and search.
     static let largeOutputPixels = 250_000
 
-    /// The lowest alpha quality a quantised WebP alpha plane gets (`EncodeOptions.quantisesWebPAlpha`): libwebp
+    /// The lowest alpha quality a quantised WebP alpha plane gets (`EncodeOptions.quantisesAlpha`): libwebp
     /// quantises the alpha plane to 2 + quality / 5 levels up to quality 70 (16 + 8 a quality above), so 70 keeps
     /// 16. When automatic quality scored on the metric's mid grey alone, 12 levels (50) let a soft shadow reach 70
     /// on grey and 68.0 on white, where an alpha error has twice the contrast. It now scores black and white too
@@ -150,7 +150,7 @@ public enum WebPEncoder {
             }
             if options.usesSharpYUV { config.use_sharp_yuv = 1 }
             if let shaping = options.webPNoiseShaping { config.sns_strength = max(0, min(100, shaping)) }
-            if options.quantisesWebPAlpha {
+            if options.quantisesAlpha {
                 config.alpha_quality = max(minimumQuantisedAlphaQuality, Int32(config.quality.rounded()))
             }
         }

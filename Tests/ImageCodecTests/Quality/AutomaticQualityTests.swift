@@ -225,7 +225,7 @@ final class AutomaticQualityTests: XCTestCase {
             guard !report.usedFallback else { continue }
             var tried = EncodeOptions(quality: Double(report.quality) / 100)
             tried.usesSharpYUV = true
-            tried.quantisesWebPAlpha = true
+            tried.quantisesAlpha = true
             tried.webPNoiseShaping = WebPEncoder.scoredNoiseShaping(pixelCount: source.width * source.height)
             let methodFour = try WebPEncoder.encode(source, options: tried)
             XCTAssertLessThanOrEqual(report.data.count, methodFour.count, url.lastPathComponent)

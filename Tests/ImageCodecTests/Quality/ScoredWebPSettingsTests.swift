@@ -1,7 +1,8 @@
 @testable import ImageCodec
+import TestSupport
 import XCTest
 
-/// Automatic quality's scored WebP settings (`EncodeOptions.quantisesWebPAlpha`, `.webPNoiseShaping`): an alpha plane
+/// Automatic quality's scored WebP settings (`EncodeOptions.quantisesAlpha`, `.webPNoiseShaping`): an alpha plane
 /// quantised at the colour's quality, never under 16 levels, and noise shaping 80 on large outputs; and the attack on the second: the score is
 /// measured on mid grey, so a test composites the same output on black and on white, where an alpha error shows at
 /// twice the contrast.
@@ -13,7 +14,7 @@ final class ScoredWebPSettingsTests: XCTestCase {
         var config = try WebPEncoder.makeConfig(options, hasAlpha: true)
         XCTAssertEqual(config.sns_strength, 50)
         XCTAssertEqual(config.alpha_quality, 100)
-        options.quantisesWebPAlpha = true
+        options.quantisesAlpha = true
         for (quality, alpha) in [(0.0, 70), (0.3, 70), (0.7, 70), (0.71, 71), (0.874, 87), (1.0, 100)] as [(Double, Int32)] {
             options.quality = quality
             config = try WebPEncoder.makeConfig(options, hasAlpha: true)
@@ -47,7 +48,7 @@ final class ScoredWebPSettingsTests: XCTestCase {
         let ramp = try Self.alphaRamp()
         func levels(_ quality: Double, scored: Bool) throws -> Int {
             var options = EncodeOptions(quality: quality)
-            options.quantisesWebPAlpha = scored
+            options.quantisesAlpha = scored
             options.usesSharpYUV = scored
             let decoded = try ImageDecoder.decode(try WebPEncoder.encode(ramp, options: options)).firstFrame.buffer
             return Set(Self.alphaValues(decoded)).count
@@ -67,7 +68,7 @@ final class ScoredWebPSettingsTests: XCTestCase {
     func testSoftShadowHoldsOnBlackAndWhite() throws {
         // Under and over `WebPEncoder.largeOutputPixels`: noise shaping 50 and 80.
         for (width, height) in [(320, 240), (640, 480)] {
-            let source = try Self.shadowedDisc(width: width, height: height)
+            let source = try SoftShadow.image(width: width, height: height)
             let report = try AutomaticQuality.encode(source, format: .webp, target: .medium, options: EncodeOptions()) {
                 try WebPEncoder.encode($0, options: $1)
             }
@@ -100,31 +101,5 @@ final class ScoredWebPSettingsTests: XCTestCase {
         return straight.withUnsafeBytes { raw in
             (0..<straight.height).flatMap { y in (0..<straight.width).map { raw[y * straight.bytesPerRow + $0 * 4 + 3] } }
         }
-    }
-
-    /// A dark blue disc with an antialiased edge over a soft black shadow offset down and right, on transparency.
-    static func shadowedDisc(width: Int, height: Int) throws -> PixelBuffer {
-        var bytes = [UInt8](repeating: 0, count: width * height * 4)
-        // The shadow's offset and softness scale with the picture (14 and 40 px at 240 px high).
-        let scale = Double(height) / 240
-        let (cx, cy, radius) = (Double(width) * 0.45, Double(height) * 0.45, Double(min(width, height)) * 0.3)
-        for y in 0..<height {
-            for x in 0..<width {
-                let (px, py) = (Double(x) + 0.5, Double(y) + 0.5)
-                let disc = min(1, max(0, radius - ((px - cx) * (px - cx) + (py - cy) * (py - cy)).squareRoot() + 0.5))
-                let (sx, sy) = (px - cx - 14 * scale, py - cy - 14 * scale)
-                let shadow = 0.55 * min(1, max(0, 1 - ((sx * sx + sy * sy).squareRoot() - radius) / (40 * scale)))
-                // Disc over shadow (both straight colour: the disc (30, 40, 120), the shadow black).
-                let alpha = disc + shadow * (1 - disc)
-                let i = (y * width + x) * 4
-                if alpha > 0 {
-                    bytes[i] = UInt8((30 * disc / alpha).rounded())
-                    bytes[i + 1] = UInt8((40 * disc / alpha).rounded())
-                    bytes[i + 2] = UInt8((120 * disc / alpha).rounded())
-                }
-                bytes[i + 3] = UInt8((alpha * 255).rounded())
-            }
-        }
-        return try PixelBuffer(width: width, height: height, pixelFormat: .rgba8, bytes: bytes)
     }
 }
