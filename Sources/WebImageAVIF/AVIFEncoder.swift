@@ -7,9 +7,10 @@ import ImageCodec
 ///
 /// `EncodeOptions.quality` maps to libavif's quantizers (1.0 → 0, 0.0 → 63); `isLossless` uses quantizer 0
 /// and the identity matrix. Alpha is coded at most at quantizer 10, or at the colour's with
-/// `EncodeOptions.quantisesAlpha` (automatic quality: `alphaQuantizer(for:colour:)`). 8-bit 4:4:4 always (avifenc's default for RGB input): at equal SSIMULACRA2 it is as
-/// small as 4:2:0 on photographs and far smaller on graphics and text, which 4:2:0 cannot bring to a high score
-/// at any quantizer (docs/quality.md, "AVIF encoder settings"); `EncodeOptions.chromaSubsampling` is JPEG's.
+/// `EncodeOptions.quantisesAlpha` (automatic quality: `alphaQuantizer(for:colour:)`). 8-bit 4:4:4 always
+/// (avifenc's default for RGB input): at equal SSIMULACRA2 it is as small as 4:2:0 on photographs and far smaller
+/// on graphics and text, which 4:2:0 cannot bring to a high score at any quantizer (docs/quality.md, "AVIF encoder
+/// settings"); `EncodeOptions.chromaSubsampling` is JPEG's.
 ///
 /// - The AV1 encoder: libaom at `AVIFEncoder.speed(for:)` of `EncodeOptions.effort` (fast 9, balanced 8,
 ///   smallest 6), chosen by bytes at equal SSIMULACRA2 × time against rav1e and SVT-AV1 on photos

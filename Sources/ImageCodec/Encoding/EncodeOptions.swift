@@ -48,7 +48,8 @@ public struct EncodeOptions: Sendable, Hashable {
     /// exact: WebP at the colour's quality, never under 70 (16 levels; `WebPEncoder.minimumQuantisedAlphaQuality`),
     /// AVIF at the colour's quantizer (otherwise at most 10). Set by automatic quality's scored search, which scores
     /// every output on grey, black and white (`ScoringReference`): transparent corpus images at 0.80–0.95× the
-    /// bytes they had with exact alpha and a score on grey alone (docs/quality.md). Default `false`. Visible to the package's codec modules.
+    /// bytes they had with exact alpha and a score on grey alone (docs/quality.md). Default `false`. `package`:
+    /// the AVIF module reads it.
     package var quantisesAlpha = false
     /// libwebp's spatial noise shaping (0…100) for lossy WebP; `nil` keeps libwebp's 50. Set by automatic quality's
     /// scored search (`WebPEncoder.scoredNoiseShaping(pixelCount:)`). Default `nil`.
