@@ -169,6 +169,9 @@ enum AutomaticQuality {
         if SSIMULACRA2.scaleCount(width: buffer.width, height: buffer.height) == 0 {
             return try fallback(buffer, format: format, options: options, tries: [], encode: encode)
         }
+        // The references (three for a transparent image) and each try's comparisons run outside any encoder's
+        // deadline hook: the deadline is checked before them, whatever the encoder.
+        try options.checkDeadline(format)
         // A transparent image is scored on black and on white too (`ScoringReference`), not only on the metric's grey.
         let reference = try ScoringReference(buffer)
         // The best 4:2:0 can do on this image: JPEG takes 4:4:4 below it (fine colour detail, saturated edges).
@@ -198,6 +201,7 @@ enum AutomaticQuality {
             let data = try attempt(level)
             let decoded = try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true))
             encoded[level] = data
+            try options.checkDeadline(format)
             return try reference.score(decoded.firstFrame.buffer)
         }
         if let level = outcome.level, var data = encoded[level] {
