@@ -24,6 +24,9 @@ import Foundation
 /// A transparent image's candidates are also scored composited on black and on white, the lowest score counting
 /// (`ScoringReference`): on the metric's own mid grey an alpha error shows at half its contrast.
 ///
+/// An image under 8 pixels on a side, which the metric cannot measure (`SSIMULACRA2` has no scale for it and
+/// scores anything 100), is written as the scored mode's fallback without a search.
+///
 /// - Important: Stateless and thread-safe. Scored: the features, the reference's half of the metric (three for a
 ///   transparent image, and three comparisons per candidate), JPEG's 4:2:0
 ///   ceiling (one comparison), then up to 4 (AVIF 5, WebP and JPEG XL 6) encodes, decodes and comparisons, and one
@@ -160,6 +163,15 @@ enum AutomaticQuality {
             return Report(data: try encode(buffer, unscored), quality: predicted, subsampling: options.chromaSubsampling,
                           tries: [], usedFallback: false, predictedQuality: predicted, encodedQuality: unscored.quality)
         }
+        // Under 8 pixels on a side the metric has no scale to compare and scores any candidate 100 (a colour
+        // negative included): a search would pass every try and serve one nobody measured. Such an image (an icon,
+        // a 1-pixel rule, a 300×7 strip) is written as the fallback instead, a few hundred bytes.
+        if SSIMULACRA2.scaleCount(width: buffer.width, height: buffer.height) == 0 {
+            return try fallback(buffer, format: format, options: options, tries: [], encode: encode)
+        }
+        // The references (three for a transparent image) and each try's comparisons run outside any encoder's
+        // deadline hook: the deadline is checked before them, whatever the encoder.
+        try options.checkDeadline(format)
         // A transparent image is scored on black and on white too (`ScoringReference`), not only on the metric's grey.
         let reference = try ScoringReference(buffer)
         // The best 4:2:0 can do on this image: JPEG takes 4:4:4 below it (fine colour detail, saturated edges).
@@ -189,6 +201,7 @@ enum AutomaticQuality {
             let data = try attempt(level)
             let decoded = try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true))
             encoded[level] = data
+            try options.checkDeadline(format)
             return try reference.score(decoded.firstFrame.buffer)
         }
         if let level = outcome.level, var data = encoded[level] {

@@ -47,6 +47,14 @@ public struct QualityTarget: Sendable, Hashable, CustomStringConvertible {
         QualityTarget(minimumScore: minimumScore, check: check)
     }
 
+    /// The most memory a scored search (`Check.scored`) holds per pixel of the image it encodes, besides the
+    /// encoder's own buffers: SSIMULACRA2's prepared references with their planes and scratch (three for a
+    /// transparent image, scored on grey, black and white), a decoded candidate and its composites. For a memory
+    /// budget (the image service reserves it for `q=auto`): measured as a whole `q=auto` WebP render of a
+    /// transparent 600×600 growing by 325 bytes a pixel, 24 of them the decode and encoder
+    /// (`Review20AutomaticQualityBudgetTests`). Constant; thread-safe.
+    public static let scoredSearchBytesPerPixel = 300
+
     /// Score 60: visibly compressed side by side, fine for previews and thumbnails.
     public static let low = QualityTarget(minimumScore: 60)
     /// Score 70 (the default of `q=auto`): high quality, artefacts hard to see without the original.

@@ -638,6 +638,11 @@ struct RenderPlan: Sendable {
                           filterPixels: filters.isEmpty && !flipsHorizontally && !flipsVertically && sourceCrop == nil ? 0 : filterPixels,
                           effort: configuration.encodeEffort)
         if maxBytes != nil { cost.encodingBytes = cost.encodingBytes.multipliedReportingOverflow(by: 2).overflow ? .max : cost.encodingBytes * 2 }
+        // A scored `q=auto` search holds the metric's references and candidates while it encodes (three references
+        // for a transparent image); `max_bytes`' smaller tries after it are fixed qualities, so it is not doubled.
+        if let target = automaticQuality, target.check == .scored {
+            cost.addScoredSearch(outputPixels: geometry.outputWidth * geometry.outputHeight, format: format)
+        }
         recompressionCost = RenderCost(jpegRecompressionOf: info.width * info.height, sourceBytes: data.count)
     }
 

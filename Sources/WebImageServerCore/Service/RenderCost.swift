@@ -109,6 +109,15 @@ struct RenderCost: Sendable, Hashable {
         encodingBytes = Self.sum(working, encoded)
     }
 
+    /// Adds a scored automatic-quality search (`q=auto`, not `:predicted`) of a still `format` output of
+    /// `outputPixels` to the encoder's bytes: its metric's references and candidates
+    /// (`QualityTarget.scoredSearchBytesPerPixel`), held while the search encodes. Nothing for animations and
+    /// formats without a search (PNG, GIF), which encode at a fixed quality.
+    mutating func addScoredSearch(outputPixels: Int, format: ImageFormat) {
+        guard outputFrames == 1, format != .png, format != .apng, format != .gif else { return }
+        encodingBytes = Self.sum(encodingBytes, Self.product(outputPixels, QualityTarget.scoredSearchBytesPerPixel))
+    }
+
     /// The cost of recompressing a JPEG of `pixels` losslessly into JPEG XL (`JXLEncoder.recompressJPEG`): libjxl's
     /// DCT coefficients and working planes (`JXLEncoder.jpegRecompressionBytesPerPixel`, measured), the source and
     /// an output no larger than it (it is about 20 % smaller).

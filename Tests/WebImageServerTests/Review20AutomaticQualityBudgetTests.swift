@@ -1,0 +1,63 @@
+import Foundation
+import ImageCodec
+import Synchronization
+import TestSupport
+import WebImageServerCore
+import XCTest
+
+/// The decode budget of a `q=auto` render: its scored search holds SSIMULACRA2's prepared references (three for
+/// a transparent image: grey, black and white, `ScoringReference`), their scratch planes and a decoded candidate
+/// with its composites, about 50 times the output's RGBA, besides the encoder. The budget counted none of it.
+final class Review20AutomaticQualityBudgetTests: XCTestCase {
+    /// A noisy picture with an alpha gradient (transparent at the left, opaque at the right), as PNG.
+    static func transparentPNG(width: Int, height: Int) throws -> Data {
+        var bytes = [UInt8](repeating: 0, count: width * height * 4)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for y in 0..<height {
+            for x in 0..<width {
+                state = state &* 6364136223846793005 &+ 1442695040888963407
+                let i = (y * width + x) * 4
+                bytes[i] = UInt8(truncatingIfNeeded: x + Int(state >> 60))
+                bytes[i + 1] = UInt8(truncatingIfNeeded: y + Int(state >> 58))
+                bytes[i + 2] = UInt8(truncatingIfNeeded: (x + y) / 2)
+                bytes[i + 3] = UInt8(x * 255 / max(1, width - 1))
+            }
+        }
+        return try PNGEncoder.encode(try PixelBuffer(width: width, height: height, pixelFormat: .rgba8, bytes: bytes),
+                                     options: EncodeOptions())
+    }
+
+    private final class Watch: Sendable {
+        let done = Atomic(false)
+        let most = Mutex(0)
+    }
+
+    /// A transparent 600×600 PNG as `q=auto` WebP at its own size: the resident growth during the request stays
+    /// within what the budget held (plus `RenderBudgetAccountingTests.overhead`).
+    func testAScoredSearchIsReserved() async throws {
+        ResidentMemory.mapLargeBlocks()
+        let harness = try await ServerHarness()
+        harness.origin.route("/clear.png", .bytes(try Self.transparentPNG(width: 600, height: 600), contentType: "image/png"))
+        let budget = harness.service.manager.decodeBudget
+        let watch = Watch()
+        let watcher = Thread {
+            while !watch.done.load(ordering: .acquiring) {
+                let inUse = budget.bytesInUse
+                watch.most.withLock { $0 = max($0, inUse) }
+                usleep(200)
+            }
+        }
+        guard ResidentMemory.resetPeak() else { throw XCTSkip("/proc/self/clear_refs is not writable here") }
+        let before = ResidentMemory.current
+        watcher.start()
+        let reply = await harness.get(harness.imageURL([("url", harness.source("/clear.png")), ("w", "600"),
+                                                        ("format", "webp"), ("q", "auto")]), timeout: 600)
+        let growth = max(0, ResidentMemory.peak - before)
+        watch.done.store(true, ordering: .releasing)
+        await harness.stop()
+        let most = watch.most.withLock { $0 }
+        XCTAssertEqual(reply.status, 200)
+        print("ACCOUNTING q=auto WebP of a transparent 600×600: budget held \(most) bytes at most, resident grew \(growth)")
+        XCTAssertLessThanOrEqual(growth, most + RenderBudgetAccountingTests.overhead, "the render held \(growth) bytes, the budget \(most)")
+    }
+}
