@@ -53,7 +53,7 @@ public struct QualityTarget: Sendable, Hashable, CustomStringConvertible {
     /// budget (the image service reserves it for `q=auto`): measured as a whole `q=auto` WebP render of a
     /// transparent 600×600 growing by 325 bytes a pixel, 24 of them the decode and encoder
     /// (`Review20AutomaticQualityBudgetTests`). Constant; thread-safe.
-    public static let scoredSearchBytesPerPixel = 300
+    package static let scoredSearchBytesPerPixel = 300
 
     /// Score 60: visibly compressed side by side, fine for previews and thumbnails.
     public static let low = QualityTarget(minimumScore: 60)
