@@ -21,11 +21,11 @@ final class RenderBudgetAccountingTests: XCTestCase {
     /// Requests `pairs` with a watcher on the budget; returns the reply status, the most bytes the budget held
     /// and the resident growth, or skips where the peak cannot be reset.
     private func measure(_ harness: ServerHarness, _ pairs: [(String, String)]) async throws -> (status: Int, most: Int, growth: Int) {
-        try await measure(harness, url: harness.imageURL(pairs))
+        try await Self.measure(harness, url: harness.imageURL(pairs))
     }
 
-    /// `measure` for any URL of the server (a thumbor path).
-    private func measure(_ harness: ServerHarness, url: URL) async throws -> (status: Int, most: Int, growth: Int) {
+    /// `measure` for any URL of the server (a thumbor path); other accounting tests use it too.
+    static func measure(_ harness: ServerHarness, url: URL) async throws -> (status: Int, most: Int, growth: Int) {
         let budget = harness.service.manager.decodeBudget
         let watch = Watch()
         let watcher = Thread {
@@ -96,7 +96,7 @@ final class RenderBudgetAccountingTests: XCTestCase {
         harness.origin.route("/tiny.png", .bytes(try TestImages.gradient(width: 64, height: 64, format: .png),
                                                  contentType: "image/png"))
         let origin = "127.0.0.1:\(harness.origin.url("/").port!)"
-        let (status, most, growth) = try await measure(harness, url: URL(string: "http://127.0.0.1:\(harness.port)/unsafe/fit-in/4096x4096/"
+        let (status, most, growth) = try await Self.measure(harness, url: URL(string: "http://127.0.0.1:\(harness.port)/unsafe/fit-in/4096x4096/"
             + "filters:fill(blur):sharpen(1,2,false):format(jpeg)/\(origin)/tiny.png")!)
         await harness.stop()
         XCTAssertEqual(status, 200)
@@ -112,7 +112,7 @@ final class RenderBudgetAccountingTests: XCTestCase {
         let jpeg = TestImages.withEXIFOrientation(Array(DecodeBombs.grayJPEG(width: 4000, height: 3000)), orientation: 6)
         harness.origin.route("/rotated.jpg", .bytes(jpeg, contentType: "image/jpeg"))
         let origin = "127.0.0.1:\(harness.origin.url("/").port!)"
-        let (status, most, growth) = try await measure(harness, url: URL(string: "http://127.0.0.1:\(harness.port)/unsafe/trim/"
+        let (status, most, growth) = try await Self.measure(harness, url: URL(string: "http://127.0.0.1:\(harness.port)/unsafe/trim/"
             + "200x150/\(origin)/rotated.jpg")!)
         await harness.stop()
         XCTAssertEqual(status, 200)

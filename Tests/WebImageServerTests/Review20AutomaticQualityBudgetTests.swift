@@ -27,36 +27,16 @@ final class Review20AutomaticQualityBudgetTests: XCTestCase {
                                      options: EncodeOptions())
     }
 
-    private final class Watch: Sendable {
-        let done = Atomic(false)
-        let most = Mutex(0)
-    }
-
     /// A transparent 600×600 PNG as `q=auto` WebP at its own size: the resident growth during the request stays
     /// within what the budget held (plus `RenderBudgetAccountingTests.overhead`).
     func testAScoredSearchIsReserved() async throws {
         ResidentMemory.mapLargeBlocks()
         let harness = try await ServerHarness()
         harness.origin.route("/clear.png", .bytes(try Self.transparentPNG(width: 600, height: 600), contentType: "image/png"))
-        let budget = harness.service.manager.decodeBudget
-        let watch = Watch()
-        let watcher = Thread {
-            while !watch.done.load(ordering: .acquiring) {
-                let inUse = budget.bytesInUse
-                watch.most.withLock { $0 = max($0, inUse) }
-                usleep(200)
-            }
-        }
-        guard ResidentMemory.resetPeak() else { throw XCTSkip("/proc/self/clear_refs is not writable here") }
-        let before = ResidentMemory.current
-        watcher.start()
-        let reply = await harness.get(harness.imageURL([("url", harness.source("/clear.png")), ("w", "600"),
-                                                        ("format", "webp"), ("q", "auto")]), timeout: 600)
-        let growth = max(0, ResidentMemory.peak - before)
-        watch.done.store(true, ordering: .releasing)
+        let (status, most, growth) = try await RenderBudgetAccountingTests.measure(
+            harness, url: harness.imageURL([("url", harness.source("/clear.png")), ("w", "600"), ("format", "webp"), ("q", "auto")]))
         await harness.stop()
-        let most = watch.most.withLock { $0 }
-        XCTAssertEqual(reply.status, 200)
+        XCTAssertEqual(status, 200)
         print("ACCOUNTING q=auto WebP of a transparent 600×600: budget held \(most) bytes at most, resident grew \(growth)")
         XCTAssertLessThanOrEqual(growth, most + RenderBudgetAccountingTests.overhead, "the render held \(growth) bytes, the budget \(most)")
     }
