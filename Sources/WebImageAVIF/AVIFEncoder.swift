@@ -13,7 +13,7 @@ import ImageCodec
 /// settings"); `EncodeOptions.chromaSubsampling` is JPEG's.
 ///
 /// - The AV1 encoder: libaom at `AVIFEncoder.speed(for:)` of `EncodeOptions.effort` (fast 9, balanced 8,
-///   smallest 6), chosen by bytes at equal SSIMULACRA2 × time against rav1e and SVT-AV1 on photos
+///   smallest 6) or at `EncodeOptions.avifSpeed` (automatic quality's winner: 5), chosen by bytes at equal SSIMULACRA2 × time against rav1e and SVT-AV1 on photos
 ///   (docs/performance.md, "AVIF and JPEG XL encoders"; docs/quality.md); another encoder the installed libavif
 ///   has when it lacks libaom.
 /// - One thread per encode (`maxThreads` 1): a server encodes several results at once on its render queue, and
@@ -47,7 +47,13 @@ public struct AVIFEncoder: ImageEncoding {
     /// against 32 MB; a speed-6 render of 1000×625 in the server grew by 121 MB where 30 MB were reserved without
     /// it, `RenderBudgetAccountingTests`).
     public static func fixedWorkingBytes(for effort: EncodeEffort) -> Int {
-        effort == .smallest ? 128 << 20 : 0
+        fixedWorkingBytes(speed: speed(for: effort))
+    }
+    /// What libaom holds besides `workingBytesPerPixel` at `speed`, whatever the size: 128 MiB at speed 6 and
+    /// slower (speed 5, automatic quality's re-encode, held 123 MB at 1000×625 like speed 6, against 32 MB at
+    /// speed 8: `avifenc`), else 0.
+    public static func fixedWorkingBytes(speed: Int32) -> Int {
+        speed <= 6 ? 128 << 20 : 0
     }
     /// The largest side libavif writes (AV1's 16-bit frame size fields): 65,536.
     public static let maximumSide = 65_536
@@ -64,7 +70,8 @@ public struct AVIFEncoder: ImageEncoding {
 
     /// Encodes `frames` (one for a still) with `loopCount` (0 = forever) and `options`. Thread-safe.
     public func encode(_ frames: [ImageFrame], format: ImageFormat, loopCount: Int, options: EncodeOptions) throws -> Data {
-        try encode(frames, options: options, libaomOptions: Self.libaomOptions(for: options.effort))
+        // A speed set by automatic quality's re-encode is for bytes: libaom's own tools, none trimmed.
+        try encode(frames, options: options, libaomOptions: options.avifSpeed == nil ? Self.libaomOptions(for: options.effort) : [])
     }
 
     /// `encode(_:format:loopCount:options:)` with `libaomOptions` instead of the effort's (tests compare them).
@@ -81,7 +88,7 @@ public struct AVIFEncoder: ImageEncoding {
         let alphaQuantizer = Self.alphaQuantizer(for: options, colour: quantizer)
         encoder.pointee.minQuantizerAlpha = alphaQuantizer
         encoder.pointee.maxQuantizerAlpha = alphaQuantizer
-        encoder.pointee.speed = Self.speed(for: options.effort)
+        encoder.pointee.speed = options.avifSpeed.map { min(10, max(0, $0)) } ?? Self.speed(for: options.effort)
         encoder.pointee.maxThreads = 1
         encoder.pointee.codecChoice = Self.codecChoice
         encoder.pointee.timescale = 1000

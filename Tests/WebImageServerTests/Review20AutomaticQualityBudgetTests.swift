@@ -40,4 +40,22 @@ final class Review20AutomaticQualityBudgetTests: XCTestCase {
         print("ACCOUNTING q=auto WebP of a transparent 600×600: budget held \(most) bytes at most, resident grew \(growth)")
         XCTAssertLessThanOrEqual(growth, most + RenderBudgetAccountingTests.overhead, "the render held \(growth) bytes, the budget \(most)")
     }
+
+    /// `q=auto` AVIF re-encodes its winner at libaom's speed 5 (`AutomaticQuality.avifRefinementSpeed`), which holds
+    /// about 90 MB more than the search's speed 8 at 1000×625 (PastelHills: 123 MB in `avifenc` against 32 MB).
+    func testAVIFReEncodeAtSpeedFiveIsReserved() async throws {
+        let photo: Data
+        do {
+            photo = try Data(contentsOf: try Corpus.require().appendingPathComponent("photos/kdewallpapers_PastelHills_3200x2000.jpg"))
+        } catch { throw XCTSkip("\(error)") }
+        ResidentMemory.mapLargeBlocks()
+        let harness = try await ServerHarness { $0.renderTimeout = 0 }
+        harness.origin.route("/hills.jpg", .bytes(photo, contentType: "image/jpeg"))
+        let (status, most, growth) = try await RenderBudgetAccountingTests.measure(
+            harness, url: harness.imageURL([("url", harness.source("/hills.jpg")), ("w", "1000"), ("format", "avif"), ("q", "auto")]))
+        await harness.stop()
+        XCTAssertEqual(status, 200)
+        print("ACCOUNTING q=auto AVIF of 1000×625 with the speed-5 re-encode: budget held \(most) bytes at most, resident grew \(growth)")
+        XCTAssertLessThanOrEqual(growth, most + RenderBudgetAccountingTests.overhead, "the render held \(growth) bytes, the budget \(most)")
+    }
 }

@@ -54,6 +54,11 @@ public struct EncodeOptions: Sendable, Hashable {
     /// libwebp's spatial noise shaping (0…100) for lossy WebP; `nil` keeps libwebp's 50. Set by automatic quality's
     /// scored search (`WebPEncoder.scoredNoiseShaping(pixelCount:)`). Default `nil`.
     var webPNoiseShaping: Int32?
+    /// libaom's speed for AVIF output (0 slowest … 10 fastest) in place of the effort's
+    /// (`AVIFEncoder.speed(for:)`), without the effort's trimmed intra tools. Set by automatic quality's scored
+    /// search for its winner's re-encode (`AutomaticQuality.avifRefinementSpeed`). Default `nil`. `package`: the AVIF
+    /// module reads it.
+    package var avifSpeed: Int32?
 
     /// Makes options; every parameter defaults to the value documented on its property.
     public init(quality: Double = 0.9, isLossless: Bool = false, isProgressive: Bool = false,

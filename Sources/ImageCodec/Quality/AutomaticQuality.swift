@@ -16,7 +16,10 @@ import Foundation
 ///   chosen quality is written progressive (the same pixels in 2-6 % fewer bytes on photos, up to 20 % on
 ///   graphics). Lossy WebP
 ///   converts to YUV with libwebp's sharp conversion (`use_sharp_yuv`), and its winner is encoded once more at
-///   method 6, served when that still scores at or above the target in fewer bytes.
+///   method 6, served when that still scores at or above the target in fewer bytes. AVIF's winner (searched at
+///   the effort's speed 8) is encoded once or twice more by libaom at speed 5, 3 quantizers coarser and then by
+///   that one's score, the coarsest that still scores at or above the target served (`avifRefinementSpeed`;
+///   skipped when the deadline could not hold it).
 /// - `.predicted`: one encode at the predictor's quality plus its margin (a high quantile of its fit residuals),
 ///   nothing scored; JPEG's subsampling and WebP's lossless choice come from the predictor too. A share of images
 ///   lands under the target (measured: docs/quality.md).
@@ -30,10 +33,11 @@ import Foundation
 /// - Important: Stateless and thread-safe. Scored: the features, the reference's half of the metric (three for a
 ///   transparent image, and three comparisons per candidate), JPEG's 4:2:0
 ///   ceiling (one comparison), then up to 4 (AVIF 5, WebP and JPEG XL 6) encodes, decodes and comparisons, and one
-///   more encode (JPEG's progressive winner, WebP's method-6 winner with its decode and comparison, or the fallback).
+///   more encode (JPEG's progressive winner, WebP's method-6 winner with its decode and comparison, or the fallback);
+///   AVIF up to two speed-5 encodes, decodes and comparisons, each encode about 7–11× a speed-8 try's.
 ///   Predicted: the features and one encode. The decoded candidates are the only extra memory besides the
 ///   metric's scratch (one at a time).
-enum AutomaticQuality {
+package enum AutomaticQuality {
     /// The quality of the unscored fallback of formats other than JPEG (100, 4:4:4) and WebP (lossless); AVIF and
     /// JPEG XL write lossless instead when a try at or above it was scored and missed.
     static let fallbackQuality = 97
@@ -50,6 +54,24 @@ enum AutomaticQuality {
     static func maximumScoredTries(for format: ImageFormat) -> Int {
         format == .webp || format == .jpegXL ? 6 : format == .avif ? 5 : 4
     }
+
+    /// libaom's speed for AVIF's re-encode of the search's winner: 5. At equal SSIMULACRA2 on 12 corpus files at
+    /// 400×300 (ideal resize, `avifenc -y 444`), speed 5 writes 0.864× the bytes of the search's trimmed speed 8,
+    /// speed 4 0.861×, speed 6 0.940×; a speed-5 encode costs about 11× speed 8's CPU at 400×300 (1.00 s against
+    /// 0.09 s, avifenc, loaded machine), 7× at 1200×750, speed 4 1.3–1.6× speed 5's (docs/quality.md).
+    package static let avifRefinementSpeed: Int32 = 5
+    /// How many quantizers coarser than the search's winner the first re-encode is: 3. At equal quantizer speed 5
+    /// scores about 2–4 points more than speed 8 at about the same bytes; speed 5's coarsest passing quantizer was
+    /// the winner's + 3 on 9 of 12 corpus files measured (+2, +3…+4 and +6 on the others).
+    static let avifRefinementStep = 3
+    /// Speed 5's score per AV1 quantizer near the target, for the second re-encode's step: 1.4 points (1.0–1.9
+    /// between adjacent quantizers around 76 on the 12 files).
+    static let avifRefinementPointsPerQuantizer = 1.4
+    /// No re-encode above this many pixels (1920 × 1094): a speed-5 encode of 2 Mpx takes about 5 s of CPU.
+    package static let avifRefinementMaximumPixels = 2_100_000
+    /// A re-encode is started only when the deadline is at least this many times the winner's own encode time
+    /// away: speed 5 costs 7–11× the search's speed 8 (measured above), with a margin for a busier machine.
+    static let avifRefinementCostRatio = 16
 
     /// The search stops when its passing and failing levels are this close (`QualitySearch.tolerance`): WebP 1
     /// quality, AVIF 1 quantizer (adjacent ones), JPEG XL 2 quarter qualities (1 wrote the same bytes), JPEG 2
@@ -71,6 +93,8 @@ enum AutomaticQuality {
         var predictedQuality = 0
         /// The `EncodeOptions.quality` (0…1) of the output.
         var encodedQuality = 0.0
+        /// The libaom speed of AVIF's re-encode when that is the output (`avifRefinementSpeed`), else `nil`.
+        var refinedSpeed: Int32?
     }
 
     /// `Report.quality` of the `EncodeOptions.quality` `quality`: rounded to a whole quality within 1…100 (JPEG XL's
@@ -192,20 +216,29 @@ enum AutomaticQuality {
                                              subsampling: options.chromaSubsampling, check: .scored)
         let model = Model.of(format, subsampling: options.chromaSubsampling)
         var encoded: [Int: Data] = [:]
+        var encodeTimes: [Int: Duration] = [:]
         var search = QualitySearch(target: score, initialLevel: grid.level(percent: predicted),
                                    slope: model.slope(at: score) * grid.perQuality)
         search.levels = grid.levels
         search.maximumTries = maximumScoredTries(for: format)
         search.tolerance = searchTolerance(for: format)
         let outcome = try search.run { level in
+            let started = ContinuousClock.now
             let data = try attempt(level)
+            encodeTimes[level] = ContinuousClock.now - started
             let decoded = try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true))
             encoded[level] = data
             try options.checkDeadline(format)
             return try reference.score(decoded.firstFrame.buffer)
         }
         if let level = outcome.level, var data = encoded[level] {
-            let quality = grid.quality(level)
+            var quality = grid.quality(level)
+            var refinedSpeed: Int32?
+            /// The candidate's score (the lowest of its backgrounds), `nil` when it does not decode.
+            func measured(_ candidate: Data) -> Double? {
+                guard let decoded = try? ImageDecoder.decode(candidate, options: DecodeOptions(firstFrameOnly: true)) else { return nil }
+                return try? reference.score(decoded.firstFrame.buffer)
+            }
             // The two re-encodes below only ever replace a winner already scored: if one fails or runs past the
             // deadline, the winner is served as it is.
             // Progressive JPEG holds the same coefficients (the same decoded pixels) in fewer bytes: the winner
@@ -227,13 +260,45 @@ enum AutomaticQuality {
                 smallest.effort = .smallest
                 smallest.quality = quality
                 if let candidate = try? encode(buffer, smallest), candidate.count < data.count,
-                   let decoded = try? ImageDecoder.decode(candidate, options: DecodeOptions(firstFrameOnly: true)),
-                   let candidateScore = try? reference.score(decoded.firstFrame.buffer), candidateScore >= score {
+                   let candidateScore = measured(candidate), candidateScore >= score {
                     data = candidate
                 }
             }
+            // AVIF's winner is encoded once more by libaom at `avifRefinementSpeed` (5), which reaches the same
+            // score about 3 quantizers coarser than the search's speed 8 (`avifRefinementStep`), then once more
+            // by the first one's score: coarser by its margin over the target at `avifRefinementPointsPerQuantizer`
+            // when it passed, finer by its shortfall when it missed (never at the winner's own quantizer). Each is
+            // served only when it scores at or above the target in fewer bytes (scored like the tries). Only at
+            // `.balanced` (`.fast` is for time, `.smallest` searches at speed 6), up to
+            // `avifRefinementMaximumPixels`, and only when the deadline leaves time for it, estimated as
+            // `avifRefinementCostRatio` times the winner's own encode (a speed-5 encode cannot be interrupted).
+            if format == .avif, options.effort == .balanced, buffer.width * buffer.height <= avifRefinementMaximumPixels,
+               let winnerTime = encodeTimes[level] {
+                var slower = options
+                slower.avifSpeed = avifRefinementSpeed
+                var next: Int? = level - avifRefinementStep
+                for _ in 0..<2 {
+                    guard let candidateLevel = next, candidateLevel >= 1, candidateLevel < level else { break }
+                    if let deadline = options.deadline, ContinuousClock.now + winnerTime * avifRefinementCostRatio > deadline { break }
+                    next = nil
+                    slower.quality = grid.quality(candidateLevel)
+                    guard let candidate = try? encode(buffer, slower), let candidateScore = measured(candidate) else { break }
+                    let steps = (abs(candidateScore - score) / avifRefinementPointsPerQuantizer).rounded(.down)
+                    if candidateScore >= score {
+                        if candidate.count < data.count {
+                            data = candidate
+                            quality = slower.quality
+                            refinedSpeed = avifRefinementSpeed
+                        }
+                        if steps >= 1 { next = candidateLevel - Int(min(steps, 3)) }
+                    } else {
+                        next = candidateLevel + Int(min(steps, 3)) + 1
+                    }
+                }
+            }
             return Report(data: data, quality: percent(quality), subsampling: options.chromaSubsampling,
-                          tries: outcome.tries, usedFallback: false, predictedQuality: predicted, encodedQuality: quality)
+                          tries: outcome.tries, usedFallback: false, predictedQuality: predicted, encodedQuality: quality,
+                          refinedSpeed: refinedSpeed)
         }
         var report = try fallback(buffer, format: format, options: options, tries: outcome.tries, grid: grid, encode: encode)
         report.predictedQuality = predicted

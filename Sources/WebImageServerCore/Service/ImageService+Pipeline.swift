@@ -641,7 +641,8 @@ struct RenderPlan: Sendable {
         // A scored `q=auto` search holds the metric's references and candidates while it encodes (three references
         // for a transparent image); `max_bytes`' smaller tries after it are fixed qualities, so it is not doubled.
         if let target = automaticQuality, target.check == .scored {
-            cost.addScoredSearch(outputPixels: geometry.outputWidth * geometry.outputHeight, format: format)
+            cost.addScoredSearch(outputPixels: geometry.outputWidth * geometry.outputHeight, format: format,
+                                 effort: configuration.encodeEffort)
         }
         recompressionCost = RenderCost(jpegRecompressionOf: info.width * info.height, sourceBytes: data.count)
     }

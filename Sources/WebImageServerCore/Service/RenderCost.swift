@@ -112,10 +112,15 @@ struct RenderCost: Sendable, Hashable {
     /// Adds a scored automatic-quality search (`q=auto`, not `:predicted`) of a still `format` output of
     /// `outputPixels` to the encoder's bytes: its metric's references and candidates
     /// (`QualityTarget.scoredSearchBytesPerPixel`), held while the search encodes. Nothing for animations and
-    /// formats without a search (PNG, GIF), which encode at a fixed quality.
-    mutating func addScoredSearch(outputPixels: Int, format: ImageFormat) {
+    /// formats without a search (PNG, GIF), which encode at a fixed quality. AVIF at `effort` `.balanced` up to
+    /// `AutomaticQuality.avifRefinementMaximumPixels` also re-encodes its winner at libaom's speed 5, which holds
+    /// `AVIFEncoder.fixedWorkingBytes(speed:)` more.
+    mutating func addScoredSearch(outputPixels: Int, format: ImageFormat, effort: EncodeEffort) {
         guard outputFrames == 1, format != .png, format != .apng, format != .gif else { return }
         encodingBytes = Self.sum(encodingBytes, Self.product(outputPixels, QualityTarget.scoredSearchBytesPerPixel))
+        if format == .avif, effort == .balanced, outputPixels <= AutomaticQuality.avifRefinementMaximumPixels {
+            encodingBytes = Self.sum(encodingBytes, AVIFEncoder.fixedWorkingBytes(speed: AutomaticQuality.avifRefinementSpeed))
+        }
     }
 
     /// The cost of recompressing a JPEG of `pixels` losslessly into JPEG XL (`JXLEncoder.recompressJPEG`): libjxl's
