@@ -126,7 +126,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         // MARK: Optional codec modules (their own products: the WebImage product does not link them)
-        .target(name: "WebImageAVIF", dependencies: ["ImageCodec", "WebImageSync", "CWebImageAVIF"], swiftSettings: swiftSettings),
+        .target(name: "WebImageAVIF", dependencies: ["ImageCodec", "WebImageSync", "CWebImageAVIF", "CWebImageCodecShims"],
+                swiftSettings: swiftSettings),
         .target(name: "WebImageJXL", dependencies: ["ImageCodec", "CWebImageJXL"], swiftSettings: swiftSettings),
         .target(name: "WebImageHEIF", dependencies: ["ImageCodec", "CWebImageHEIF"], swiftSettings: swiftSettings),
         .executableTarget(
@@ -203,7 +204,7 @@ let package = Package(
                                                           "WebImageAVIF", "WebImageJXL", "WebImageHEIF"]),
         // Real memcached processes on loopback ports (the `memcached` package, installed by `make test-deps`).
         .testTarget(name: "WebImageMemcachedTests", dependencies: ["WebImageMemcached", "WebImage", "WebImageSync", "TestSupport"]),
-        .testTarget(name: "WebImageAVIFTests", dependencies: ["WebImageAVIF", "ImageCodec", "TestSupport"]),
+        .testTarget(name: "WebImageAVIFTests", dependencies: ["WebImageAVIF", "CWebImageAVIF", "ImageCodec", "TestSupport"]),
         .testTarget(name: "WebImageJXLTests", dependencies: ["WebImageJXL", "CWebImageJXL", "ImageCodec", "TestSupport"]),
         .testTarget(name: "WebImageHEIFTests", dependencies: ["WebImageHEIF", "ImageCodec", "TestSupport"]),
         .testTarget(name: "WebImageServerTests",

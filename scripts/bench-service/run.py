@@ -175,6 +175,7 @@ def paths(kind, peer):
              "auto-jpeg": "w=400&h=300&format=jpeg&q=auto", "auto-webp": "w=400&h=300&format=webp&q=auto",
              "predicted-jpeg": "w=400&h=300&format=jpeg&q=auto:predicted",
              "predicted-webp": "w=400&h=300&format=webp&q=auto:predicted",
+             "auto-avif": "w=400&h=300&format=avif&q=auto",
              "avif": "w=400&h=300&format=avif", "avif-fast": "w=400&h=300&format=avif"}[kind]
     return [f"/image?url={urllib.parse.quote('http://' + s, safe='')}&{extra}" for s in src]
 
@@ -228,7 +229,14 @@ RUN_NAMES = {"crop": "cold crop 400x300", "fit": "cold fit-in 400x300", "webp": 
 AUTO_RUNS = {"auto-jpeg": ("q=auto JPEG cold crop 400x300", "crop"),
              "auto-webp": ("q=auto WebP cold crop 400x300", "webp"),
              "predicted-jpeg": ("q=auto:predicted JPEG cold crop 400x300", "crop"),
-             "predicted-webp": ("q=auto:predicted WebP cold crop 400x300", "webp")}
+             "predicted-webp": ("q=auto:predicted WebP cold crop 400x300", "webp"),
+             "auto-avif": ("q=auto AVIF cold crop 400x300", "avif")}
+# The runs issue #32 sets a goal for (≥ 0.6× our fixed-quality req/s): JPEG and WebP. q=auto AVIF has none: it
+# re-encodes its winner at libaom speed 5 for the bytes goal (AutomaticQuality.avifRefinementSpeed); its row
+# shows what that costs. Its renders take about a second of CPU each, so it runs with 4 connections, not 16
+# (wrk's 10 s timeout).
+AUTO_GOALS = {"auto-jpeg", "auto-webp", "predicted-jpeg", "predicted-webp"}
+RUN_CONNECTIONS = {"auto-avif": 4}
 PEER_RUNS = ["crop", "fit", "webp", "warm"]
 # Ours only, against thumbor's run of another kind: AVIF (which thumbor's PIL engine does not write) against its
 # cold WebP crop, issue #32's goal ≥ 3× its req/s.
@@ -245,9 +253,11 @@ def auto_rows(o):
         if kind not in o or fixed not in o:
             continue
         ratio = o[kind]["rps"] / o[fixed]["rps"]
+        goal = kind in AUTO_GOALS
         rows.append({"suite": "service", "name": f"{name} req/s", "unit": "req/s", "ours": o[kind]["rps"],
-                     "peer": o[fixed]["rps"], "peerName": f"ours, fixed q80 ({RUN_NAMES[fixed]})",
-                     "higherIsBetter": True, "goal": "≥ 0.6× our fixed-quality req/s", "goalMet": ratio >= 0.6})
+                     "peer": o[fixed]["rps"], "peerName": f"ours, fixed quality ({RUN_NAMES.get(fixed, fixed)})",
+                     "higherIsBetter": True, "goal": "≥ 0.6× our fixed-quality req/s" if goal else None,
+                     "goalMet": ratio >= 0.6 if goal else None})
     return rows
 
 
@@ -337,7 +347,7 @@ def main():
                     ps = paths(kind, peer)
                     prime(port, ps)
                     cpu_before = sum(cpu_seconds(p.pid) for p in procs)
-                    r = wrk(work, port, ps, args.duration)
+                    r = wrk(work, port, ps, args.duration, connections=RUN_CONNECTIONS.get(kind, 16))
                     r["cpu_s"] = sum(cpu_seconds(p.pid) for p in procs) - cpu_before
                     r["cpu_ms_per_request"] = 1000 * r["cpu_s"] / max(1, r["requests"])
                     if peer == "thumbor":
@@ -363,7 +373,7 @@ def main():
     for kind, (name, fixed) in AUTO_RUNS.items():
         if kind in o and fixed in o:
             auto_table.append(f"| {name} | {o[kind]['rps']:.0f} | {o[kind]['p99_ms']:.1f} ms | {o[fixed]['rps']:.0f} | "
-                              f"{o[kind]['rps'] / o[fixed]['rps']:.2f}× | ≥ 0.6× |")
+                              f"{o[kind]['rps'] / o[fixed]['rps']:.2f}× | {'≥ 0.6×' if kind in AUTO_GOALS else '(none)'} |")
     for kind, (name, theirs, their_name) in CROSS_RUNS.items():
         if kind in o and theirs in t:
             auto_table.append(f"| {name} | {o[kind]['rps']:.0f} | {o[kind]['p99_ms']:.1f} ms | thumbor's {their_name}: "

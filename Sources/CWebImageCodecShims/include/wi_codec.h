@@ -12,6 +12,8 @@
 #include "wi_resample.h"
 // The colour stage's matrix-shaper fast path (its own header, included here for the same reason).
 #include "wi_color.h"
+// AVIF output's RGB → YCbCr conversion (its own header, included here for the same reason).
+#include "wi_yuv.h"
 
 /// Status codes returned by every `wi_` codec function.
 typedef enum wi_status {

@@ -62,7 +62,7 @@ package enum AutomaticQuality {
     package static let avifRefinementSpeed: Int32 = 5
     /// How many quantizers coarser than the search's winner the first re-encode is: 3. At equal quantizer speed 5
     /// scores about 2–4 points more than speed 8 at about the same bytes; speed 5's coarsest passing quantizer was
-    /// the winner's + 3 on 9 of 12 corpus files measured (+2, +3…+4 and +6 on the others).
+    /// the winner's + 3 on 9 of 12 corpus files measured (+2 on two, +6 on one).
     static let avifRefinementStep = 3
     /// Speed 5's score per AV1 quantizer near the target, for the second re-encode's step: 1.4 points (1.0–1.9
     /// between adjacent quantizers around 76 on the 12 files).
