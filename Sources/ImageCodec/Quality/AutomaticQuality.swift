@@ -67,11 +67,33 @@ package enum AutomaticQuality {
     /// Speed 5's score per AV1 quantizer near the target, for the second re-encode's step: 1.4 points (1.0–1.9
     /// between adjacent quantizers around 76 on the 12 files).
     static let avifRefinementPointsPerQuantizer = 1.4
-    /// No re-encode above this many pixels (1920 × 1094): a speed-5 encode of 2 Mpx takes about 5 s of CPU.
-    package static let avifRefinementMaximumPixels = 2_100_000
-    /// A re-encode is started only when the deadline is at least this many times the winner's own encode time
-    /// away: speed 5 costs 7–11× the search's speed 8 (measured above), with a margin for a busier machine.
+    /// No re-encode above this many pixels (1,500,000: 1200 × 1250; the 1200 px wide outputs of the benchmark are
+    /// 0.7–1.44 Mpx): a speed-5 encode of 1.5 Mpx takes 3.5–7 s of CPU, two of them up to twice that, which a
+    /// caller without a deadline (the SDK, the CLI) would wait for.
+    package static let avifRefinementMaximumPixels = 1_500_000
+    /// The first re-encode is started only when the deadline is at least this many times the winner's own encode
+    /// time away (and `avifRefinementSecondsPerPixel` allows it): speed 5 costs 7–14× the search's speed 8 on
+    /// photographs, with a margin for a busier machine. Smooth images are the exception (PastelHills at 1000×625:
+    /// 40–42×, `Review21AVIFRefinementTests`): the pixel bound covers them.
     static let avifRefinementCostRatio = 16
+    /// A floor under the first re-encode's estimate, in seconds a pixel: 6 µs (speed 5 measured 2.3–4.6 µs a pixel
+    /// at 0.1–2.5 Mpx on this 2-core machine, `avifenc` user time, process start included; up to 6.9 µs under load,
+    /// where the winner's own time, the other term, grows too), so a 400×300 output needs 0.7 s before the deadline
+    /// and a 1200×800 one 5.8 s. The second re-encode is estimated from the first one's measured time (encode and
+    /// score), × `avifRefinementRepeatMargin`.
+    static let avifRefinementSecondsPerPixel = 6e-6
+    /// The second re-encode's estimate over the first one's measured time: 1.25 (a neighbouring quantizer).
+    static let avifRefinementRepeatMargin = 1.25
+
+    /// How long the first speed-5 re-encode, its decode and its score are expected to take, from the search's
+    /// winning try (`winnerEncode` its encode, `winnerTry` its encode, decode and score) and the output's `pixels`:
+    /// the larger of `avifRefinementCostRatio` × the encode (it follows the machine's load) and
+    /// `avifRefinementSecondsPerPixel` × the pixels (it holds for smooth images, where speed 8 is very fast: 40–42×
+    /// at 1000×625, `Review21AVIFRefinementTests`), plus the try's decode and score.
+    static func avifRefinementEstimate(winnerEncode: Duration, winnerTry: Duration, pixels: Int) -> Duration {
+        max(winnerEncode * avifRefinementCostRatio, .seconds(Double(pixels) * avifRefinementSecondsPerPixel))
+            + max(.zero, winnerTry - winnerEncode)
+    }
 
     /// The search stops when its passing and failing levels are this close (`QualitySearch.tolerance`): WebP 1
     /// quality, AVIF 1 quantizer (adjacent ones), JPEG XL 2 quarter qualities (1 wrote the same bytes), JPEG 2
@@ -216,7 +238,7 @@ package enum AutomaticQuality {
                                              subsampling: options.chromaSubsampling, check: .scored)
         let model = Model.of(format, subsampling: options.chromaSubsampling)
         var encoded: [Int: Data] = [:]
-        var encodeTimes: [Int: Duration] = [:]
+        var encodeTimes: [Int: Duration] = [:], tryTimes: [Int: Duration] = [:]
         var search = QualitySearch(target: score, initialLevel: grid.level(percent: predicted),
                                    slope: model.slope(at: score) * grid.perQuality)
         search.levels = grid.levels
@@ -229,7 +251,9 @@ package enum AutomaticQuality {
             let decoded = try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true))
             encoded[level] = data
             try options.checkDeadline(format)
-            return try reference.score(decoded.firstFrame.buffer)
+            let score = try reference.score(decoded.firstFrame.buffer)
+            tryTimes[level] = ContinuousClock.now - started
+            return score
         }
         if let level = outcome.level, var data = encoded[level] {
             var quality = grid.quality(level)
@@ -270,19 +294,25 @@ package enum AutomaticQuality {
             // when it passed, finer by its shortfall when it missed (never at the winner's own quantizer). Each is
             // served only when it scores at or above the target in fewer bytes (scored like the tries). Only at
             // `.balanced` (`.fast` is for time, `.smallest` searches at speed 6), up to
-            // `avifRefinementMaximumPixels`, and only when the deadline leaves time for it, estimated as
-            // `avifRefinementCostRatio` times the winner's own encode (a speed-5 encode cannot be interrupted).
-            if format == .avif, options.effort == .balanced, buffer.width * buffer.height <= avifRefinementMaximumPixels,
-               let winnerTime = encodeTimes[level] {
+            // `avifRefinementMaximumPixels`, and only when the deadline leaves time for it (a speed-5 encode cannot
+            // be interrupted): the first estimated as the larger of `avifRefinementCostRatio` times the winner's own
+            // encode (which follows the machine's load) and `avifRefinementSecondsPerPixel` (which follows the
+            // image's size), the second as the first one's measured time with a margin.
+            let pixels = buffer.width * buffer.height
+            if format == .avif, options.effort == .balanced, pixels <= avifRefinementMaximumPixels,
+               let winnerEncode = encodeTimes[level], let winnerTry = tryTimes[level] {
                 var slower = options
                 slower.avifSpeed = avifRefinementSpeed
                 var next: Int? = level - avifRefinementStep
+                var estimate = avifRefinementEstimate(winnerEncode: winnerEncode, winnerTry: winnerTry, pixels: pixels)
                 for _ in 0..<2 {
                     guard let candidateLevel = next, candidateLevel >= 1, candidateLevel < level else { break }
-                    if let deadline = options.deadline, ContinuousClock.now + winnerTime * avifRefinementCostRatio > deadline { break }
+                    if let deadline = options.deadline, ContinuousClock.now + estimate > deadline { break }
                     next = nil
                     slower.quality = grid.quality(candidateLevel)
+                    let started = ContinuousClock.now
                     guard let candidate = try? encode(buffer, slower), let candidateScore = measured(candidate) else { break }
+                    estimate = (ContinuousClock.now - started) * avifRefinementRepeatMargin
                     let steps = (abs(candidateScore - score) / avifRefinementPointsPerQuantizer).rounded(.down)
                     if candidateScore >= score {
                         if candidate.count < data.count {
