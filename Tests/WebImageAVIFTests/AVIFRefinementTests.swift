@@ -9,20 +9,7 @@ import XCTest
 /// in fewer bytes. Attacked here: the output must still score at or above the target (measured again, on every
 /// background a transparent image is judged on), the re-encode must actually save bytes on real photographs, and
 /// it must never be started when the deadline cannot hold it (a speed-5 encode cannot be interrupted).
-final class AVIFRefinementTests: XCTestCase {
-    private var registrations: [ImageCodecRegistration] = []
-
-    override func setUpWithError() throws {
-        guard AVIFCodec.isEncodingAvailable else {
-            throw XCTSkip("this libavif has no AV1 encoder (\(AVIFCodec.codecVersions)): AVIF encoding is not offered")
-        }
-        registrations = AVIFCodec.register()
-    }
-
-    override func tearDown() {
-        registrations.forEach(ImageCodecRegistry.shared.unregister)
-    }
-
+final class AVIFRefinementTests: AVIFEncodingTestCase {
     private func encodeAVIF(_ buffer: PixelBuffer, _ options: EncodeOptions) throws -> Data {
         try AVIFEncoder().encode([ImageFrame(buffer: buffer)], format: .avif, loopCount: 0, options: options)
     }

@@ -9,20 +9,7 @@ import XCTest
 /// (`AutomaticQuality.avifRefinementSpeed`), its deadline estimate (`avifRefinementCostRatio` × the winner's encode),
 /// its memory reservation (`AVIFEncoder.fixedWorkingBytes(speed:)`, `RenderCost.addScoredSearch`), and the fixed-point
 /// RGB → YCbCr conversion of stills (`AVIFEncoder.convertBT601`).
-final class Review21AVIFRefinementTests: XCTestCase {
-    private var registrations: [ImageCodecRegistration] = []
-
-    override func setUpWithError() throws {
-        guard AVIFCodec.isEncodingAvailable else {
-            throw XCTSkip("this libavif has no AV1 encoder (\(AVIFCodec.codecVersions)): AVIF encoding is not offered")
-        }
-        registrations = AVIFCodec.register()
-    }
-
-    override func tearDown() {
-        registrations.forEach(ImageCodecRegistry.shared.unregister)
-    }
-
+final class Review21AVIFRefinementTests: AVIFEncodingTestCase {
     private func photo(_ name: String, maxPixelSize: Int) throws -> PixelBuffer {
         let dir: URL
         do { dir = try Corpus.require().appendingPathComponent("photos") } catch { throw XCTSkip("\(error)") }
