@@ -311,7 +311,9 @@ package enum AutomaticQuality {
                     next = nil
                     slower.quality = grid.quality(candidateLevel)
                     let started = ContinuousClock.now
-                    guard let candidate = try? encode(buffer, slower), let candidateScore = measured(candidate) else { break }
+                    // A NaN score (which the search counts as failing) would trap in the step's `Int(_:)` below.
+                    guard let candidate = try? encode(buffer, slower), let candidateScore = measured(candidate),
+                          candidateScore.isFinite else { break }
                     estimate = (ContinuousClock.now - started) * avifRefinementRepeatMargin
                     let steps = (abs(candidateScore - score) / avifRefinementPointsPerQuantizer).rounded(.down)
                     if candidateScore >= score {
