@@ -14,6 +14,8 @@
 #include "wi_color.h"
 // AVIF output's RGB → YCbCr conversion (its own header, included here for the same reason).
 #include "wi_yuv.h"
+// SSIMULACRA2's per-pixel passes (its own header, included here for the same reason).
+#include "wi_ssimulacra2.h"
 
 /// Status codes returned by every `wi_` codec function.
 typedef enum wi_status {

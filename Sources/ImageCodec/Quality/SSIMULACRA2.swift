@@ -1,3 +1,4 @@
+internal import CWebImageCodecShims
 import Foundation
 
 /// SSIMULACRA2, the perceptual image metric of libjxl and Cloudinary: how close a distorted image looks to its
@@ -26,9 +27,9 @@ import Foundation
 /// let score = try SSIMULACRA2.score(reference: original, distorted: decodedJPEG)   // e.g. 78.4
 /// ```
 ///
-/// - Important: Stateless and thread-safe. O(pixels), in Float with vectorised passes: about 2 ms for a 400×300
-///   reference and 1.5 ms per later comparison in a release build (see docs/quality.md, "Cost"); memory about
-///   40 bytes per pixel of scratch (kept by a `Reference` for its later comparisons) plus the reference's planes.
+/// - Important: Stateless and thread-safe. O(pixels), in Float with vectorised C passes (`wi_ssimulacra2.c`):
+///   about 2 ms for a 400×300 reference and 1.5 ms per later comparison in a release build (see docs/quality.md,
+///   "Cost"); memory about 40 bytes per pixel of scratch (kept by a `Reference` for its later comparisons) plus the reference's planes.
 public enum SSIMULACRA2 {
     /// The score of `distorted` against `reference` (same size).
     ///
@@ -189,107 +190,27 @@ public enum SSIMULACRA2 {
     /// denominator, as the published metric does: XYB values are already perceptually scaled).
     static func ssimAverages(mu1: Plane, mu2: UnsafePointer<Float>, sigma11: Plane, sigma22: UnsafePointer<Float>,
                              sigma12: UnsafePointer<Float>) -> SIMD2<Double> {
-        var sum1 = 0.0, sum4 = 0.0
-        let (w, n) = (mu1.width, mu1.count)
+        var sums = [0.0, 0.0]
         mu1.values.withUnsafeBufferPointer { m1 in
             sigma11.values.withUnsafeBufferPointer { s11 in
-                for row in 0..<mu1.height {
-                    let (a1, b1, aa, bb, ab) = (m1.baseAddress! + row * w, mu2 + row * w, s11.baseAddress! + row * w,
-                                                sigma22 + row * w, sigma12 + row * w)
-                    // Eight lanes of partial sums (a Float reduction does not vectorise by itself).
-                    var v1 = SIMD8<Float>.zero, v4 = SIMD8<Float>.zero
-                    var i = 0
-                    while i + 8 <= w {
-                        let a = load(a1 + i), b = load(b1 + i)
-                        let diff: SIMD8<Float> = a - b
-                        let numM: SIMD8<Float> = 1 - diff * diff
-                        let numS: SIMD8<Float> = 2 * (load(ab + i) - a * b) + c2
-                        let varA: SIMD8<Float> = load(aa + i) - a * a
-                        let varB: SIMD8<Float> = load(bb + i) - b * b
-                        let denS: SIMD8<Float> = varA + varB + c2
-                        let x: SIMD8<Float> = 1 - numM * numS / denS
-                        let d: SIMD8<Float> = (x + magnitude(x)) * 0.5
-                        let d2 = d * d
-                        v1 += d
-                        v4 += d2 * d2
-                        i += 8
-                    }
-                    var r1 = v1.sum(), r4 = v4.sum()
-                    while i < w {
-                        let a = a1[i], b = b1[i]
-                        let numM = 1 - (a - b) * (a - b)
-                        let numS = 2 * (ab[i] - a * b) + c2
-                        let denS = (aa[i] - a * a) + (bb[i] - b * b) + c2
-                        let d = max(0, 1 - numM * numS / denS)
-                        let d2 = d * d
-                        r1 += d
-                        r4 += d2 * d2
-                        i += 1
-                    }
-                    sum1 += Double(r1)
-                    sum4 += Double(r4)
-                }
+                wi_ss2_ssim_sums(m1.baseAddress!, mu2, s11.baseAddress!, sigma22, sigma12, mu1.width, mu1.height, c2, &sums)
             }
         }
-        return SIMD2(sum1 / Double(n), pow(sum4 / Double(n), 0.25))
+        let n = Double(mu1.count)
+        return SIMD2(sums[0] / n, pow(sums[1] / n, 0.25))
     }
 
     /// The edge maps: `(1 + |img2 − mu2|) / (1 + |img1 − mu1|) − 1`; its positive part is ringing or blocking
     /// the distorted image added, its negative part detail it lost. Mean and 4-norm of each.
     static func edgeAverages(image1: Plane, mu1: Plane, image2: UnsafePointer<Float>, mu2: UnsafePointer<Float>) -> SIMD4<Double> {
-        var sums = SIMD4<Double>.zero
-        let (w, n) = (image1.width, image1.count)
+        var sums = [0.0, 0.0, 0.0, 0.0]
         image1.values.withUnsafeBufferPointer { i1 in
             mu1.values.withUnsafeBufferPointer { m1 in
-                for row in 0..<image1.height {
-                    let (p1, q1, p2, q2) = (i1.baseAddress! + row * w, m1.baseAddress! + row * w, image2 + row * w, mu2 + row * w)
-                    var (v1, v4, u1, u4) = (SIMD8<Float>.zero, SIMD8<Float>.zero, SIMD8<Float>.zero, SIMD8<Float>.zero)
-                    var i = 0
-                    while i + 8 <= w {
-                        let e2: SIMD8<Float> = load(p2 + i) - load(q2 + i)
-                        let e1: SIMD8<Float> = load(p1 + i) - load(q1 + i)
-                        let distorted: SIMD8<Float> = 1 + magnitude(e2)
-                        let reference: SIMD8<Float> = 1 + magnitude(e1)
-                        let d: SIMD8<Float> = distorted / reference - 1
-                        let m = magnitude(d)
-                        let artefact: SIMD8<Float> = (m + d) * 0.5, lost: SIMD8<Float> = (m - d) * 0.5
-                        let a2 = artefact * artefact, l2 = lost * lost
-                        v1 += artefact
-                        v4 += a2 * a2
-                        u1 += lost
-                        u4 += l2 * l2
-                        i += 8
-                    }
-                    var (art1, art4, lost1, lost4) = (v1.sum(), v4.sum(), u1.sum(), u4.sum())
-                    while i < w {
-                        let d = (1 + abs(p2[i] - q2[i])) / (1 + abs(p1[i] - q1[i])) - 1
-                        let artefact = max(d, 0), lost = max(-d, 0)
-                        let a2 = artefact * artefact, l2 = lost * lost
-                        art1 += artefact
-                        art4 += a2 * a2
-                        lost1 += lost
-                        lost4 += l2 * l2
-                        i += 1
-                    }
-                    sums += SIMD4<Double>(Double(art1), Double(art4), Double(lost1), Double(lost4))
-                }
+                wi_ss2_edge_sums(i1.baseAddress!, m1.baseAddress!, image2, mu2, image1.width, image1.height, &sums)
             }
         }
-        let mean = sums / Double(n)
-        return SIMD4(mean[0], pow(mean[1], 0.25), mean[2], pow(mean[3], 0.25))
-    }
-
-    /// Eight floats from `p` (any alignment).
-    @inline(__always)
-    static func load(_ p: UnsafePointer<Float>) -> SIMD8<Float> {
-        UnsafeRawPointer(p).loadUnaligned(as: SIMD8<Float>.self)
-    }
-
-    /// `|v|` lane by lane (the sign bit cleared; the generic `pointwiseMax` is not inlined and ran lane by lane).
-    /// `(v + |v|) / 2` is then `max(v, 0)` exactly.
-    @inline(__always)
-    static func magnitude(_ v: SIMD8<Float>) -> SIMD8<Float> {
-        unsafeBitCast(unsafeBitCast(v, to: SIMD8<UInt32>.self) & 0x7FFF_FFFF, to: SIMD8<Float>.self)
+        let n = Double(image1.count)
+        return SIMD4(sums[0] / n, pow(sums[1] / n, 0.25), sums[2] / n, pow(sums[3] / n, 0.25))
     }
 
     /// The weighted sum of every average and its mapping to the score (the published weights and polynomial).
