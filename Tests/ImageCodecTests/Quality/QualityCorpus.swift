@@ -1,5 +1,6 @@
 import Foundation
 import ImageCodec
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -14,12 +15,20 @@ enum QualityCorpus {
         return names.map { dir.appendingPathComponent($0) }
     }
 
-    /// `url` decoded as a thumbnail of at most `maxPixelSize`, upright (what a service encodes).
+    /// `url` decoded as a thumbnail of at most `maxPixelSize`, upright (what a service encodes). Made once per
+    /// file and size in a test process (several corpus tests start from the same thumbnails; in a debug build the
+    /// decodes were a sixth of their time); a `PixelBuffer` is a value, so a test cannot change another's.
     static func thumbnail(_ url: URL, maxPixelSize: Int) throws -> PixelBuffer {
+        let key = "\(url.path)#\(maxPixelSize)"
+        if let made = thumbnails.withLock({ $0[key] }) { return made }
         let image = try ImageDecoder.decode(try Data(contentsOf: url),
                                             options: DecodeOptions(firstFrameOnly: true, maxPixelSize: maxPixelSize))
-        return try image.orientation.upright(image.firstFrame.buffer)
+        let made = try image.orientation.upright(image.firstFrame.buffer)
+        thumbnails.withLock { $0[key] = made }
+        return made
     }
+
+    private static let thumbnails = Mutex<[String: PixelBuffer]>([:])
 
     /// The PyPI `ssimulacra2` 0.3.0 command (`ssymulacra2`): `$WEBIMAGE_SSIMULACRA2`, or the shared tools venv.
     static func referenceTool() throws -> String {
