@@ -31,10 +31,12 @@ WI_SS2_INLINE float wi_ss2_positive(float v) { return v > 0.0f ? v : 0.0f; }
 
 // A value between two codes, interpolated in the table (exact for whole codes).
 WI_SS2_INLINE float wi_ss2_linear(float v, const float *table) {
+    if (!(v > 0.0f)) return table[0];   // also NaN
+    if (v >= 255.0f) return table[255];
     int i = (int)v;
     if ((float)i == v) return table[i];
     float f = v - (float)i;
-    return table[i] * (1.0f - f) + table[i < 255 ? i + 1 : 255] * f;
+    return table[i] * (1.0f - f) + table[i + 1] * f;
 }
 
 void wi_ss2_linearize(const uint8_t *rgba, intptr_t stride, intptr_t width, intptr_t height, int premultiplied,
@@ -51,7 +53,14 @@ void wi_ss2_linearize(const uint8_t *rgba, intptr_t stride, intptr_t width, intp
             }
             float a = (float)p[3] / 255.0f, grey = 127.5f * (1.0f - a);
             float cr = (float)p[0], cg = (float)p[1], cb = (float)p[2];
-            if (!premultiplied) { cr *= a; cg *= a; cb *= a; }
+            if (premultiplied) {
+                // A premultiplied colour is at most its alpha; a buffer made from bytes may hold more (invalid
+                // data that would composite past 255, outside the table): it counts as its alpha.
+                float limit = (float)p[3];
+                cr = cr < limit ? cr : limit; cg = cg < limit ? cg : limit; cb = cb < limit ? cb : limit;
+            } else {
+                cr *= a; cg *= a; cb *= a;
+            }
             rr[x] = wi_ss2_linear(cr + grey, to_linear);
             gg[x] = wi_ss2_linear(cg + grey, to_linear);
             bb[x] = wi_ss2_linear(cb + grey, to_linear);

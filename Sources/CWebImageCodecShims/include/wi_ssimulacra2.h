@@ -2,7 +2,8 @@
 // the metric's Gaussian blur and the sums of its SSIM and edge maps. In C because the Swift versions ran 50–100×
 // slower unoptimised (SIMD8 values are generic calls at -Onone) and made the debug test suite's q=auto tests most
 // of its time; here they run at -O0 within a few times their -O2 speed, and get an AVX2 clone in release.
-// Plain loops with 8-lane partial sums: the same arithmetic as the Swift kernels they replace.
+// Plain loops with 8-lane partial sums: lane by lane the same arithmetic as the Swift kernels they replaced; the
+// lanes are summed pairwise, where Swift's `SIMD8.sum()` went in another order (scores moved by ≤ 4e-5 points).
 #ifndef WI_SSIMULACRA2_H
 #define WI_SSIMULACRA2_H
 
@@ -10,8 +11,9 @@
 
 /// Converts `height` rows of `width` RGBA8 pixels (`stride` bytes apart) to linear R, G, B planes (`width` floats
 /// a row) through `to_linear` (256 entries), compositing non-opaque pixels on grey 127.5 in the encoded values
-/// (`premultiplied` ≠ 0: the colour bytes are already multiplied by alpha); composited values between two codes
-/// are interpolated linearly in the table.
+/// (`premultiplied` ≠ 0: the colour bytes are already multiplied by alpha, and a colour above its alpha, which
+/// valid premultiplied data cannot hold, counts as the alpha); composited values between two codes are
+/// interpolated linearly in the table, and never read outside it.
 void wi_ss2_linearize(const uint8_t *rgba, intptr_t stride, intptr_t width, intptr_t height, int premultiplied,
                       const float *to_linear, float *r, float *g, float *b);
 
