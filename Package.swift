@@ -195,7 +195,7 @@ let package = Package(
             ],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "ImageCodecTests", dependencies: ["ImageCodec", "WebImageSync", "TestSupport"]),
+        .testTarget(name: "ImageCodecTests", dependencies: ["ImageCodec", "CWebImageCodecShims", "WebImageSync", "TestSupport"]),
         .testTarget(name: "KVCacheTests", dependencies: ["KVCache", "WebImageSync", "TestSupport"]),
         .testTarget(name: "FetcherTests", dependencies: ["Fetcher", "WebImageSync", "CWebImageCurlShims", "CWebImageCurl", "TestSupport"]),
         // The randomized pipeline model, shared by WebImageTests and (under ThreadSanitizer) StressTests.
