@@ -9,7 +9,7 @@ import ImageCodec
 /// still waiting (it moves to the end, after the progress events that came in between): `bufferingNewest(1)`
 /// for partials. Progress events and the final event are never dropped; they are small.
 ///
-/// - Important: Thread-safe. One consumer at a time calls `next()` (as an `AsyncThrowingStream` iterator
+/// - Important: Thread-safe. One consumer at a time calls `next()` (as the `ImageEvents` iterator
 ///   does); continuations are resumed outside the lock.
 final class ImageEventBuffer: Sendable {
     private struct State {

@@ -49,7 +49,8 @@ extension ImageManager {
     }
 
     /// The events of one request — progress, partial images, then the final image — as an async sequence.
-    /// Ending the iteration early (or cancelling its task) cancels the request.
+    /// Ending the iteration early cancels the request; cancelling its task cancels the request and makes the
+    /// sequence throw `CancellationError`.
     ///
     /// A consumer slower than the download does not make partial images pile up: only the newest one waits
     /// (it replaces an older one not yet read, as `bufferingNewest(1)` would for partials alone), so a
@@ -64,7 +65,7 @@ extension ImageManager {
     ///
     /// - Important: The request starts at once. Iterate the sequence from one task at a time.
     public func imageEvents(for url: URL, options: ImageOptions = [], thumbnailPixelSize: Int? = nil)
-        -> AsyncThrowingStream<ImageEvent, any Error> {
+        -> ImageEvents {
         let buffer = ImageEventBuffer()
         let canceller = ImageEventCanceller()
         let operation = requestImage(
@@ -86,14 +87,8 @@ extension ImageManager {
             }
         }
         canceller.set(operation)
-        // Pull-based: the stream holds nothing itself; `canceller` lives as long as the stream, so dropping the
-        // stream (ending the iteration) cancels the request, and a cancelled task cancels it while it waits.
-        return AsyncThrowingStream(unfolding: {
-            try await withTaskCancellationHandler {
-                try await buffer.next()
-            } onCancel: {
-                canceller.cancel()
-            }
-        })
+        // Pull-based: the sequence holds nothing itself; `canceller` lives as long as the sequence and its
+        // iterator, so dropping them (ending the iteration) cancels the request, and a cancelled task cancels it.
+        return ImageEvents(buffer: buffer, canceller: canceller)
     }
 }

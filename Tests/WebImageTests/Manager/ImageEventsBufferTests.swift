@@ -1,4 +1,5 @@
 import Foundation
+import Fetcher
 import ImageCodec
 import Synchronization
 import TestSupport
@@ -99,5 +100,86 @@ final class ImageEventsBufferTests: XCTestCase {
         task.cancel()
         let error = await task.value
         XCTAssertTrue(error is CancellationError, "ended with \(String(describing: error))")
+    }
+    /// The race CI lost (stop 41): a cancel that lands while the consumer is between two events. With
+    /// `AsyncThrowingStream(unfolding:)` the next `next()` returned `nil` — a request that "finished" without an
+    /// image or an error. Here the consumer cancels its own task inside the loop body, every time.
+    func testACancelBetweenTwoEventsThrowsCancellationError() async throws {
+        let data = try TestImages.jpeg(width: 640, height: 480, progressive: true)
+        fixture.server.route("/between.jpg", .drip(data, chunk: 64, interval: 0.2))
+        let manager = fixture.manager
+        let url = fixture.server.url("/between.jpg")
+        let task = Task { () -> (events: Int, error: (any Error)?) in
+            var events = 0
+            do {
+                for try await event in manager.imageEvents(for: url) {
+                    events += 1
+                    if case .progress = event { withUnsafeCurrentTask { $0?.cancel() } }
+                }
+                return (events, nil)
+            } catch { return (events, error) }
+        }
+        let (events, error) = await task.value
+        XCTAssertGreaterThanOrEqual(events, 1)
+        XCTAssertTrue(error is CancellationError, "ended with \(String(describing: error)) after \(events) events")
+    }
+
+    /// A task cancelled before it iterates: the request is cancelled and the first `next()` throws.
+    func testATaskCancelledBeforeIteratingThrowsAtOnce() async throws {
+        let data = try TestImages.jpeg(width: 640, height: 480, progressive: true)
+        fixture.server.route("/early.jpg", .drip(data, chunk: 64, interval: 0.5))
+        let manager = fixture.manager
+        let url = fixture.server.url("/early.jpg")
+        let task = Task { () -> (events: Int, error: (any Error)?) in
+            while !Task.isCancelled { await Task.yield() }
+            var events = 0
+            do {
+                for try await _ in manager.imageEvents(for: url) { events += 1 }
+                return (events, nil)
+            } catch { return (events, error) }
+        }
+        task.cancel()
+        let (events, error) = await task.value
+        XCTAssertTrue(error is CancellationError, "ended with \(String(describing: error)) after \(events) events")
+    }
+
+    /// A request that already finished (a memory hit) is not undone by a late cancel: its events are there.
+    func testACancelAfterTheRequestFinishedStillYieldsItsImage() async throws {
+        let url = fixture.serve("/done.png", try TestImages.png())
+        _ = try await fixture.manager.image(for: url)
+        let events = fixture.manager.imageEvents(for: url)
+        var iterator = events.makeAsyncIterator()
+        let settled = expectation(description: "memory hit delivered")
+        // The memory hit is delivered on the completion path; give it a moment to reach the buffer.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { settled.fulfill() }
+        await fulfillment(of: [settled], timeout: 5)
+        withUnsafeCurrentTask { $0?.cancel() }
+        var finished = 0
+        do {
+            while let event = try await iterator.next() {
+                if case .finished(_, let source) = event { finished += 1; XCTAssertEqual(source, .memoryCache) }
+            }
+        } catch {
+            XCTFail("a finished request threw \(error)")
+        }
+        XCTAssertEqual(finished, 1)
+    }
+
+    /// Dropping the sequence mid-download (the loop left early) cancels the request: the transfer stops and
+    /// frees the only transfer slot, so a second image loads. Kept alive, the drip would hold it ~50 s.
+    func testLeavingTheLoopEarlyCancelsTheRequest() async throws {
+        let data = try TestImages.jpeg(width: 640, height: 480, progressive: true)
+        fixture.server.route("/leave.jpg", .drip(data, chunk: 64, interval: 0.1))
+        let other = fixture.serve("/other.png", try TestImages.png())
+        let manager = ImageManager(cache: try ImageCache(path: fixture.directory.path + "/one-slot"),
+                                   queue: FetchQueue(maxConcurrentTransfers: 1))
+        for try await event in manager.imageEvents(for: fixture.server.url("/leave.jpg")) {
+            if case .progress = event { break }
+        }
+        let loaded = expectation(description: "the second image loaded in the freed slot")
+        manager.requestImage(url: other) { image, _, _, stage, _ in
+            if stage == .finished, image != nil { loaded.fulfill() }
+        }
+        await fulfillment(of: [loaded], timeout: 10)
     }
 }
