@@ -16,6 +16,8 @@
 #include "wi_yuv.h"
 // SSIMULACRA2's per-pixel passes (its own header, included here for the same reason).
 #include "wi_ssimulacra2.h"
+// What 4:2:0 does to an image, for automatic quality (its own header, included here for the same reason).
+#include "wi_chroma_detail.h"
 
 /// Status codes returned by every `wi_` codec function.
 typedef enum wi_status {

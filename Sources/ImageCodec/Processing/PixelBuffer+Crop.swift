@@ -23,7 +23,8 @@ extension PixelBuffer {
         let y1 = o2 ? self.height : min(bottom, self.height)
         guard x0 < x1, y0 < y1 else { throw empty }
         if x0 == 0, y0 == 0, x1 == self.width, y1 == self.height { return self }
-        var out = try PixelBuffer(width: x1 - x0, height: y1 - y0, pixelFormat: pixelFormat)
+        // Not zeroed: its rows have no padding and each is copied whole below.
+        var out = try PixelBuffer(width: x1 - x0, height: y1 - y0, pixelFormat: pixelFormat, zeroed: false)
         let rowBytes = (x1 - x0) * 4
         let (sourceStride, outStride) = (bytesPerRow, out.bytesPerRow)
         withUnsafeBytes { source in
