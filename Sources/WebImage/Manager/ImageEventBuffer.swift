@@ -95,3 +95,13 @@ final class ImageEventCanceller: Sendable {
 
     deinit { operation.withLock { $0 }?.cancel() }
 }
+
+/// Cancels a request when the iterator that consumes its events is gone, even while its sequence is still held
+/// (a loop over a sequence in a variable, left with `break`, drops only the iterator). Held only by the iterator.
+final class ImageEventIteratorLifetime: Sendable {
+    private let canceller: ImageEventCanceller
+
+    init(_ canceller: ImageEventCanceller) { self.canceller = canceller }
+
+    deinit { canceller.cancel() }
+}

@@ -7,8 +7,9 @@ import ImageCodec
 /// The sequence ends after `.finished`, or throws the request's error. Cancelling the consuming task cancels
 /// the request and the sequence throws `CancellationError` — also when the cancel arrives between two events,
 /// where an `AsyncThrowingStream(unfolding:)` would end quietly with `nil` and look like a request that
-/// finished without an image. Letting go of the sequence and its iterator (ending the loop early) cancels the
-/// request too.
+/// finished without an image. Letting go of an iterator (ending the loop early) cancels the request too, even
+/// while the sequence itself is still held (`let events = …; for try await e in events { … break }`); so does
+/// letting go of a sequence never iterated.
 ///
 /// A consumer slower than the download holds at most one partial image: a new partial replaces one not yet
 /// read. Progress events and the final image are never dropped, and keep their order.
@@ -31,6 +32,9 @@ public struct ImageEvents: AsyncSequence, Sendable {
     public struct AsyncIterator: AsyncIteratorProtocol {
         let buffer: ImageEventBuffer
         let canceller: ImageEventCanceller
+        /// Shared by the copies of this iterator: when the last one is gone (the loop ended), the request is
+        /// cancelled, whether or not the sequence is still held.
+        let lifetime: ImageEventIteratorLifetime
 
         /// The next event, waiting for it; `nil` after `.finished`. Throws the request's error, or
         /// `CancellationError` when the calling task is (or gets) cancelled before the request finished.
@@ -45,8 +49,9 @@ public struct ImageEvents: AsyncSequence, Sendable {
         }
     }
 
-    /// An iterator over the request's events. The request is shared: make one iterator per sequence.
+    /// An iterator over the request's events. The request is shared: make one iterator per sequence (letting
+    /// go of an iterator cancels the request).
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(buffer: buffer, canceller: canceller)
+        AsyncIterator(buffer: buffer, canceller: canceller, lifetime: ImageEventIteratorLifetime(canceller))
     }
 }

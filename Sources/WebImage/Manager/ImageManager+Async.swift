@@ -87,8 +87,9 @@ extension ImageManager {
             }
         }
         canceller.set(operation)
-        // Pull-based: the sequence holds nothing itself; `canceller` lives as long as the sequence and its
-        // iterator, so dropping them (ending the iteration) cancels the request, and a cancelled task cancels it.
+        // Pull-based: the sequence holds nothing itself. Dropping the iterator (ending the iteration) cancels the
+        // request even while the sequence is held; dropping a sequence never iterated does too (`canceller`), and a
+        // cancelled task cancels it.
         return ImageEvents(buffer: buffer, canceller: canceller)
     }
 }
