@@ -87,20 +87,31 @@ final class ImageEventsBufferTests: XCTestCase {
         let manager = fixture.manager
         let url = fixture.server.url("/stuck.jpg")
         let started = expectation(description: "first progress event")
-        let task = Task { () -> Error? in
-            var fulfilled = false
-            do {
-                for try await event in manager.imageEvents(for: url) {
-                    if case .progress = event, !fulfilled { fulfilled = true; started.fulfill() }
-                }
-                return nil
-            } catch { return error }
-        }
+        let task = Task { await ImageEventsBufferTests.consume(manager, url, firstProgress: started) }
         await fulfillment(of: [started], timeout: 20)
         task.cancel()
-        let error = await task.value
-        XCTAssertTrue(error is CancellationError, "ended with \(String(describing: error))")
+        let (events, error) = await task.value
+        XCTAssertTrue(error is CancellationError, "ended with \(String(describing: error)) after \(events) events")
     }
+
+    /// Iterates `imageEvents(for: url)` to its end: how many events came, and the error the sequence ended with
+    /// (`nil`: it ended after `.finished`). Fulfils `firstProgress` at the first progress event; with
+    /// `cancellingAtProgress`, the iterating task cancels itself inside the loop body at every progress event.
+    private static func consume(_ manager: ImageManager, _ url: URL, firstProgress: XCTestExpectation? = nil,
+                                cancellingAtProgress: Bool = false) async -> (events: Int, error: (any Error)?) {
+        var events = 0, progressEvents = 0
+        do {
+            for try await event in manager.imageEvents(for: url) {
+                events += 1
+                guard case .progress = event else { continue }
+                progressEvents += 1
+                if progressEvents == 1 { firstProgress?.fulfill() }
+                if cancellingAtProgress { withUnsafeCurrentTask { $0?.cancel() } }
+            }
+            return (events, nil)
+        } catch { return (events, error) }
+    }
+
     /// The race CI lost (stop 41): a cancel that lands while the consumer is between two events. With
     /// `AsyncThrowingStream(unfolding:)` the next `next()` returned `nil` — a request that "finished" without an
     /// image or an error. Here the consumer cancels its own task inside the loop body, every time.
@@ -109,16 +120,7 @@ final class ImageEventsBufferTests: XCTestCase {
         fixture.server.route("/between.jpg", .drip(data, chunk: 64, interval: 0.2))
         let manager = fixture.manager
         let url = fixture.server.url("/between.jpg")
-        let task = Task { () -> (events: Int, error: (any Error)?) in
-            var events = 0
-            do {
-                for try await event in manager.imageEvents(for: url) {
-                    events += 1
-                    if case .progress = event { withUnsafeCurrentTask { $0?.cancel() } }
-                }
-                return (events, nil)
-            } catch { return (events, error) }
-        }
+        let task = Task { await ImageEventsBufferTests.consume(manager, url, cancellingAtProgress: true) }
         let (events, error) = await task.value
         XCTAssertGreaterThanOrEqual(events, 1)
         XCTAssertTrue(error is CancellationError, "ended with \(String(describing: error)) after \(events) events")
@@ -130,13 +132,9 @@ final class ImageEventsBufferTests: XCTestCase {
         fixture.server.route("/early.jpg", .drip(data, chunk: 64, interval: 0.5))
         let manager = fixture.manager
         let url = fixture.server.url("/early.jpg")
-        let task = Task { () -> (events: Int, error: (any Error)?) in
+        let task = Task {
             while !Task.isCancelled { await Task.yield() }
-            var events = 0
-            do {
-                for try await _ in manager.imageEvents(for: url) { events += 1 }
-                return (events, nil)
-            } catch { return (events, error) }
+            return await ImageEventsBufferTests.consume(manager, url)
         }
         task.cancel()
         let (events, error) = await task.value
