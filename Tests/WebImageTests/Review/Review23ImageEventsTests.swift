@@ -408,7 +408,15 @@ final class Review23ImageEventsTests: XCTestCase {
         process.standardOutput = handle
         process.standardError = handle
         try process.run()
-        process.waitUntilExit()
+        // Bounded: under ThreadSanitizer the parent once waited here for good (the child long gone); a test
+        // never hangs the run, it fails.
+        let deadline = Date().addingTimeInterval(60)
+        while process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        if process.isRunning {
+            process.terminate()
+            XCTFail("the child did not end within 60 s")
+            return
+        }
         try handle.close()
         let status = process.terminationStatus
         let output = (try? String(contentsOf: outURL, encoding: .utf8)) ?? ""
