@@ -13,17 +13,19 @@ enum ChromaDetail {
     /// The pixels are made by `wi_chroma_420_roundtrip` (C: the Swift loop was ~2 ms of a scored JPEG request).
     static func subsampled(_ buffer: PixelBuffer) throws -> PixelBuffer {
         let w = buffer.width, h = buffer.height
-        var scratch = [Float](repeating: 0, count: wi_chroma_420_scratch_count(w, h))
+        let scratchCount = wi_chroma_420_scratch_count(w, h)
         // Not zeroed: every byte of every row (no padding) is written below.
         var out = try PixelBuffer(width: w, height: h, pixelFormat: buffer.pixelFormat, zeroed: false)
         let outStride = out.bytesPerRow
         let premultiplied: Int32 = buffer.pixelFormat == .rgba8Premultiplied ? 1 : 0
         buffer.withUnsafeBytes { src in
             out.withUnsafeMutableBytes { dst in
-                scratch.withUnsafeMutableBufferPointer { floats in
+                // Scratch not zero-filled here: the C clears what it accumulates into and writes the rest.
+                _ = [Float](unsafeUninitializedCapacity: scratchCount) { floats, initialized in
                     wi_chroma_420_roundtrip(src.baseAddress?.assumingMemoryBound(to: UInt8.self), buffer.bytesPerRow,
                                             dst.baseAddress?.assumingMemoryBound(to: UInt8.self), outStride, w, h,
                                             premultiplied, floats.baseAddress)
+                    initialized = scratchCount
                 }
             }
         }
