@@ -1,4 +1,4 @@
-@testable import ImageCodec
+@_spi(QualityModel) @testable import ImageCodec
 import TestSupport
 import XCTest
 

@@ -5,13 +5,15 @@ Input: the two CSVs of the benchmark suite `quality-fit` (`cd Benchmarks && swif
 --only quality-fit`): per photo its QualityFeatures, and per photo, encoding (jpeg420, jpeg444, webp) and quality
 10..100 (step 2) the bytes and SSIMULACRA2 score (our metric, against the 400 px thumbnail).
 
-A third of the photos (every third by name) fits, the other two thirds validate. For each encoding, the lowest
-quality reaching each target (55..85) is regressed (least squares) on a subset of the features
-(QualityFeatures.inputs; the subsets were chosen by validation error over every subset, see docs/quality.md);
-two margins are added to the prediction: the fit residuals' median (the scored search's start) and their 80th
-percentile (the unscored mode). The script then replays the unscored mode on the validation photos against the
-measured curves and prints its miss rate, worst shortfall and bytes against the lowest passing quality (what an
-exhaustive search would pick).
+Every photo fits the coefficients; how well they predict photos they were not fitted on is measured by
+3-fold cross-validation (photo i in fold i mod 3: each fold predicted by the model fitted on the other two). For
+each encoding, the lowest quality reaching each target (55..85) is regressed (least squares) on the subset of the
+features (QualityFeatures.inputs) with the lowest cross-validated error (every subset holding the target's two
+terms is tried; the choice is printed). Two margins are added to the prediction: the cross-validated residuals'
+median (the scored search's start) and their 80th percentile (the unscored mode), so that the unscored mode's miss
+rate on unseen photos is about 20 %. The script then replays the unscored mode fold by fold against the measured
+curves and prints its miss rate, worst shortfall and bytes against the lowest passing quality (what an exhaustive
+search would pick).
 
 Usage: fit_quality_model.py [DIR]   (DIR holds quality-fit-*.csv; default .build). Prints the Swift table.
 """
@@ -27,9 +29,9 @@ TARGETS = [55, 60, 65, 70, 75, 80, 85]
 ENCODINGS = ["jpeg420", "jpeg444", "webp"]
 MARGIN_QUANTILE = 80
 START_QUANTILE = 50
-# The inputs each encoding's model uses (indices into QualityFeatures.inputs): the subsets with the lowest
-# validation error (more inputs over-fitted: 9 inputs gave 13.8 RMS on validation against 10.8 with these).
-SUBSETS = {"jpeg420": [0, 1, 4, 7], "jpeg444": [0, 1, 4, 7], "webp": [0, 1, 2, 4, 5, 6, 7]}
+FOLDS = 3
+# Every model keeps the intercept and the target (inputs 0 and 1); the others are chosen by cross-validation.
+CHOOSABLE = [2, 3, 4, 5, 6, 7, 8]
 # The fallback's bytes are not in the curves: count them as the q100 bytes (an underestimate, noted).
 
 
@@ -69,7 +71,7 @@ def at(curve, q):
     return 100, curve[100]
 
 
-def fit(names, features, curves, encoding):
+def fit(names, features, curves, encoding, subset):
     X, y = [], []
     for n in names:
         for t in TARGETS:
@@ -78,13 +80,47 @@ def fit(names, features, curves, encoding):
                 continue
             X.append(inputs(features[n], t))
             y.append(q)
-    X, y = np.array(X)[:, SUBSETS[encoding]], np.array(y, dtype=float)
+    X, y = np.array(X)[:, subset], np.array(y, dtype=float)
     sub, *_ = np.linalg.lstsq(X, y, rcond=None)
-    residual = y - X @ sub
     coef = np.zeros(9)
-    coef[SUBSETS[encoding]] = sub
-    margins = (float(np.percentile(residual, START_QUANTILE)), float(np.percentile(residual, MARGIN_QUANTILE)))
-    return coef, margins, float(np.sqrt(np.mean(residual ** 2)))
+    coef[subset] = sub
+    return coef
+
+
+def folds(names):
+    """(fitted on, predicted) photo lists of each cross-validation fold."""
+    return [([n for i, n in enumerate(names) if i % FOLDS != k], [n for i, n in enumerate(names) if i % FOLDS == k])
+            for k in range(FOLDS)]
+
+
+def residuals(names, features, curves, encoding, coef):
+    out = []
+    for n in names:
+        for t in TARGETS:
+            q = lowest_passing(curves[(n, encoding)], t)
+            if q is not None:
+                out.append(q - np.array(inputs(features[n], t)) @ coef)
+    return out
+
+
+def cross_validated(names, features, curves, encoding, subset):
+    """Every photo's residuals under the model fitted without its fold."""
+    out = []
+    for train, test in folds(names):
+        out += residuals(test, features, curves, encoding, fit(train, features, curves, encoding, subset))
+    return np.array(out)
+
+
+def choose_subset(names, features, curves, encoding):
+    """The inputs with the lowest cross-validated RMS error (intercept and target always in)."""
+    best = None
+    for mask in range(1 << len(CHOOSABLE)):
+        subset = [0, 1] + [c for i, c in enumerate(CHOOSABLE) if mask >> i & 1]
+        r = cross_validated(names, features, curves, encoding, subset)
+        rms = float(np.sqrt(np.mean(r ** 2)))
+        if best is None or rms < best[0]:
+            best = (rms, subset, r)
+    return best
 
 
 def fit_ceiling(names, features, curves):
@@ -171,35 +207,34 @@ def replay(names, features, curves, models, ceiling, chroma, scored_tries):
 def main():
     features, curves = load()
     names = sorted(features)
-    fit_names = [n for i, n in enumerate(names) if i % 3 == 0]
-    check_names = [n for i, n in enumerate(names) if i % 3 != 0]
-    models = {}
+    models, subsets = {}, {}
     for e in ENCODINGS:
-        coef, margin, rms = fit(fit_names, features, curves, e)
-        _, _, rms_check = fit(check_names, features, curves, e)
-        # Validation error of the fit-set model on the other photos.
-        res = []
-        for n in check_names:
-            for t in TARGETS:
-                q = lowest_passing(curves[(n, e)], t)
-                if q is not None:
-                    res.append(q - np.array(inputs(features[n], t)) @ coef)
-        res = np.array(res)
-        print(f"# {e}: fit RMS {rms:.2f}, validation RMS {np.sqrt(np.mean(res ** 2)):.2f}, margins {margin[0]:.2f} "
-              f"{margin[1]:.2f}, validation under prediction+margin {np.mean(res <= margin[1]) * 100:.0f} %",
+        rms, subset, cv = choose_subset(names, features, curves, e)
+        coef = fit(names, features, curves, e, subset)
+        fitted = np.array(residuals(names, features, curves, e, coef))
+        margin = (float(np.percentile(cv, START_QUANTILE)), float(np.percentile(cv, MARGIN_QUANTILE)))
+        target_only = cross_validated(names, features, curves, e, [0, 1, 2])
+        print(f"# {e}: inputs {subset}, fit RMS {np.sqrt(np.mean(fitted ** 2)):.2f}, cross-validated RMS {rms:.2f} "
+              f"(the target alone: {np.sqrt(np.mean(target_only ** 2)):.2f}), margins {margin[0]:.2f} {margin[1]:.2f}",
               file=sys.stderr)
-        models[e] = (coef, margin)
-    ceiling, ceiling_rms = fit_ceiling(fit_names, features, curves)
+        models[e], subsets[e] = (coef, margin), subset
+    ceiling, ceiling_rms = fit_ceiling(names, features, curves)
     print(f"# webp ceiling fit RMS {ceiling_rms:.2f}", file=sys.stderr)
-    chroma = fit_chroma(fit_names, features, curves)
-    for label, group in [("validation", check_names), ("fit", fit_names)]:
-        stats = replay(group, features, curves, models, ceiling, chroma, 1)
-        print(f"# the unscored mode replayed on the {label} set ({len(group)} photos):", file=sys.stderr)
-        for (fmt, t), s in sorted(stats.items()):
-            n = s["images"]
-            print(f"#   {fmt} {t}: miss {s['unscored_miss']:.0f}/{n:.0f}, worst shortfall {s['unscored_worst']:.1f}, "
-                  f"lossless {s['lossless']:.0f} (reachable {s['lossless_but_reachable']:.0f}), "
-                  f"bytes/ideal {s['unscored_bytes'] / max(s['ideal'], 1):.3f}", file=sys.stderr)
+    chroma = fit_chroma(names, features, curves)
+    # The unscored mode replayed fold by fold: each photo predicted by the models fitted without it.
+    totals = defaultdict(lambda: defaultdict(float))
+    for train, test in folds(names):
+        fold_models = {e: (fit(train, features, curves, e, subsets[e]), models[e][1]) for e in ENCODINGS}
+        stats = replay(test, features, curves, fold_models, fit_ceiling(train, features, curves)[0],
+                       fit_chroma(train, features, curves), 1)
+        for key, s in stats.items():
+            for k, v in s.items():
+                totals[key][k] = max(totals[key][k], v) if k == "unscored_worst" else totals[key][k] + v
+    print(f"# the unscored mode, cross-validated ({len(names)} photos):", file=sys.stderr)
+    for (fmt, t), s in sorted(totals.items()):
+        print(f"#   {fmt} {t}: miss {s['unscored_miss']:.0f}/{s['images']:.0f}, worst shortfall {s['unscored_worst']:.1f}, "
+              f"lossless {s['lossless']:.0f} (reachable {s['lossless_but_reachable']:.0f}), "
+              f"bytes/ideal {s['unscored_bytes'] / max(s['ideal'], 1):.3f}", file=sys.stderr)
 
     def table(values):
         return "[" + ", ".join(f"{v:.6g}" for v in values) + "]"

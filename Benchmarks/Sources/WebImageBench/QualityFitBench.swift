@@ -19,6 +19,10 @@ enum QualityFitBench: BenchSuite {
         let out = ProcessInfo.processInfo.environment["QUALITY_FIT_OUT"].map { URL(fileURLWithPath: $0) }
             ?? root.appendingPathComponent(".build")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        // `QUALITY_FIT_THUMBNAILS=1`: the thumbnails too (as PNG, in `thumbnails/`), to try new features offline.
+        let thumbnails = ProcessInfo.processInfo.environment["QUALITY_FIT_THUMBNAILS"] == "1"
+            ? out.appendingPathComponent("thumbnails") : nil
+        if let thumbnails { try FileManager.default.createDirectory(at: thumbnails, withIntermediateDirectories: true) }
         var features = "name,width,height,luma_gradient,chroma_gradient,flat_fraction,edge_fraction,chroma_loss\n"
         var curves = "name,format,quality,bytes,score\n"
         for name in names {
@@ -26,14 +30,21 @@ enum QualityFitBench: BenchSuite {
                                                 options: DecodeOptions(firstFrameOnly: true, maxPixelSize: 400))
             let buffer = try opaque(try image.orientation.upright(image.firstFrame.buffer))
             let f = QualityFeatures(buffer)
+            if let thumbnails {
+                var png = ImageEncoder(format: .png, options: EncodeOptions())
+                png.addFrame(buffer)
+                try png.encode().write(to: thumbnails.appendingPathComponent(name + ".png"))
+            }
             features += "\(name),\(buffer.width),\(buffer.height),\(f.lumaGradient),\(f.chromaGradient),\(f.flatFraction),"
                 + "\(f.edgeFraction),\(f.chromaLoss)\n"
             let reference = SSIMULACRA2.Reference(buffer)
             for (label, format, subsampling) in [("jpeg420", ImageFormat.jpeg, ChromaSubsampling.yuv420),
                                                  ("jpeg444", .jpeg, .yuv444), ("webp", .webp, .yuv420)] {
                 for quality in stride(from: 10, through: 100, by: 2) {
-                    var encoder = ImageEncoder(format: format, options: EncodeOptions(quality: Double(quality) / 100,
-                                                                                      chromaSubsampling: subsampling))
+                    // The search's options: WebP's tries convert with sharp YUV (`AutomaticQuality`).
+                    var options = EncodeOptions(quality: Double(quality) / 100, chromaSubsampling: subsampling)
+                    options.usesSharpYUV = format == .webp
+                    var encoder = ImageEncoder(format: format, options: options)
                     encoder.addFrame(buffer)
                     let data = try encoder.encode()
                     let score = try reference.score(try ImageDecoder.decode(data, options: DecodeOptions(firstFrameOnly: true)).firstFrame.buffer)

@@ -43,7 +43,8 @@ public struct EncodeOptions: Sendable, Hashable {
     public var jpegQuantization: JPEGQuantization
     /// Lossy WebP converts RGB to YUV with libwebp's iterative sharp conversion (`use_sharp_yuv`) even when
     /// `effort` is not `.smallest`. Set by automatic quality's scored search (`AutomaticQuality`). Default `false`.
-    var usesSharpYUV = false
+    /// `@_spi(QualityModel)`: the benchmark that fits the predictor encodes as the search does.
+    @_spi(QualityModel) public var usesSharpYUV = false
     /// Lossy output quantises its alpha plane as coarsely as its colour, where it would otherwise keep it (nearly)
     /// exact: WebP at the colour's quality, never under 70 (16 levels; `WebPEncoder.minimumQuantisedAlphaQuality`),
     /// AVIF at the colour's quantizer (otherwise at most 10). Set by automatic quality's scored search, which scores

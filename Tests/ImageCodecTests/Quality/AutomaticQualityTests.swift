@@ -1,4 +1,4 @@
-@testable import ImageCodec
+@_spi(QualityModel) @testable import ImageCodec
 import XCTest
 
 /// Automatic quality on real photographs with the real encoders: the target holds (scored by the PyPI reference
@@ -37,10 +37,10 @@ final class AutomaticQualityTests: XCTestCase {
     }
 
     /// The unscored mode (`Check.predicted`) on every corpus photo at 400 px: exactly one encode and no decode or
-    /// score; its outputs, scored afterwards, land under the target on at most half the photos and never far under
+    /// score; its outputs, scored afterwards, land under the target on under a third of the photos and never far under
     /// (the bounds are the fit's validation with slack, docs/quality.md).
     func testPredictedModeEncodesOnceAndMissesRarely() throws {
-        var misses: [ImageFormat: Int] = [:], worst: [ImageFormat: Double] = [:], files = 0
+        var misses: [ImageFormat: Int] = [:], worst: [ImageFormat: Double] = [:], bytes: [ImageFormat: Int] = [:], files = 0
         for url in try QualityCorpus.photos() {
             let source = try QualityCorpus.thumbnail(url, maxPixelSize: 400)
             files += 1
@@ -53,6 +53,7 @@ final class AutomaticQualityTests: XCTestCase {
                 }
                 XCTAssertEqual(encodes, 1, "\(url.lastPathComponent) \(format)")
                 XCTAssertEqual(report.tries, [])
+                bytes[format, default: 0] += report.data.count
                 guard !report.usedFallback else { continue }
                 let reference = format == .jpeg ? try Self.onBlack(source) : source
                 let score = try SSIMULACRA2.score(reference: reference, distorted: ImageDecoder.decode(report.data).firstFrame.buffer)
@@ -61,15 +62,17 @@ final class AutomaticQualityTests: XCTestCase {
             }
         }
         for format in [ImageFormat.jpeg, .webp] {
-            print("predicted \(format): \(misses[format] ?? 0) of \(files) under 70, worst shortfall \(worst[format] ?? 0)")
+            print("predicted \(format): \(misses[format] ?? 0) of \(files) under 70, worst shortfall \(worst[format] ?? 0), "
+                  + "\(bytes[format] ?? 0) bytes")
             XCTAssertLessThanOrEqual(Double(misses[format] ?? 0), Double(files) * Self.predictedMissRateBound, "\(format)")
             XCTAssertLessThanOrEqual(worst[format] ?? 0, Self.predictedShortfallBound, "\(format)")
         }
     }
 
-    /// The unscored mode's bounds on the corpus (the fit's validation: JPEG 11 %, WebP 45 % under 70, worst 12.7
-    /// points; with slack, as this run's thumbnails are our decoder's, not the fit's Pillow ones; docs/quality.md).
-    static let predictedMissRateBound = 0.5
+    /// The unscored mode's bounds on the corpus: its margin is the 80th percentile of the predictor's cross-validated
+    /// errors, so about a fifth of unseen photos land under the target (measured here: JPEG 13 of 67, WebP 16, worst
+    /// 17.1 points under; docs/quality.md), with slack for the encoders' and decoder's changes.
+    static let predictedMissRateBound = 0.3
     static let predictedShortfallBound = 20.0
 
     /// The scored mode encodes at most once more than its format's tries (4 for JPEG, 6 for WebP) whatever the
