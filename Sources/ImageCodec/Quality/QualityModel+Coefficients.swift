@@ -22,4 +22,7 @@ extension QualityModel {
     /// log(bytes 4:4:4 / bytes 4:2:0) at equal score for JPEG: 4:4:4 when negative.
     static let fullChromaSaving: [Double] = [0.668644, -0.146764, -0.0151246, -0.246879, 0.0212122, 0.788485, 0.158391,
                                              -0.248079, 0.0348959]
+    /// Each feature's range over the fit's photos (`QualityFeatures.clampedToTheFit()`), printed by the script.
+    static let fittedRanges = (lumaGradient: 1.629...52.4, chromaGradient: 2.6e-07...20.04, flatFraction: 0.02576...0.9581,
+                               edgeFraction: 6e-05...0.3438, chromaLoss: 5.185e-07...16.17)
 }
