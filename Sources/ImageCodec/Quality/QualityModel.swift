@@ -2,11 +2,12 @@
 /// `QualityFeatures`, before any encode; and the two choices the search used to score for (JPEG's chroma
 /// subsampling, whether lossy WebP can reach the target at all).
 ///
-/// Linear models on `QualityFeatures.inputs(target:)`, fitted offline on a third of the shared corpus at 400 px
-/// and validated on the rest (`scripts/quality/fit_quality_model.py`; the coefficients are in
-/// `QualityModel+Coefficients.swift`). Each quality model carries two margins added to its prediction: for the
-/// scored search's start, the fit residuals' median (the search refines either way); for the unscored mode, their
-/// 80th percentile, so most images pass without a check (the miss rate is measured: docs/quality.md).
+/// Linear models on `QualityFeatures.inputs(target:)` (features clamped to the fit's ranges), fitted offline on
+/// the shared corpus at 400 px through our own decoder and encoders (`scripts/quality/fit_quality_model.py` on the
+/// benchmark suite `quality-fit`; the coefficients are in `QualityModel+Coefficients.swift`). Each quality model
+/// carries two margins added to its prediction, from its 3-fold cross-validated residuals: for the scored search's
+/// start, their median (the search refines either way); for the unscored mode, their 80th percentile, so about four
+/// images in five pass without a check (the miss rate is measured: docs/quality.md).
 ///
 /// - Important: Stateless and thread-safe.
 enum QualityModel {
