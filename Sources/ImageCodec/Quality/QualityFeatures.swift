@@ -232,9 +232,6 @@ public struct QualityFeatures: Sendable, Equatable {
         return total
     }
 
-    /// The predictor's inputs, in the order of `QualityModel`'s coefficients: 1, the target's offset from 70 in
-    /// tens, its square, log(1 + luma gradient), flat fraction, edge fraction, log(1 + chroma gradient),
-    /// log(1 + chroma loss), and the target offset times log(1 + luma gradient).
     /// These features with each one clamped to the range `QualityModel.fittedRanges` saw in its fit, so a linear
     /// model is not extrapolated past its data (a 1-bit dither's edge fraction of 0.78, where the corpus's ends at
     /// 0.34, predicted WebP quality 1, which scored 30 points under the target: `Review24PredictorTests`).
@@ -249,6 +246,9 @@ public struct QualityFeatures: Sendable, Equatable {
         return f
     }
 
+    /// The predictor's inputs, in the order of `QualityModel`'s coefficients: 1, the target's offset from 70 in
+    /// tens, its square, log(1 + luma gradient), flat fraction, edge fraction, log(1 + chroma gradient),
+    /// log(1 + chroma loss), and the target offset times log(1 + luma gradient).
     func inputs(target: Double) -> [Double] {
         let t = (target - 70) / 10
         let lg = log(1 + lumaGradient)
