@@ -170,4 +170,60 @@ final class Review24PredictorTests: XCTestCase {
                                      "\(target): q\(report.quality) scores \(score)")
         }
     }
+
+    /// Seeded random features, inside the fit's ranges and far past them (NaN, infinities, negatives included), for
+    /// every format, subsampling and check: the prediction stays within 1…101 and never falls by more than one
+    /// quality as the target rises by half a point from 0 to 100 (the clamp, the carry through WebP's score curve).
+    func testRandomFeaturesPredictWithinRangeAndRiseWithTheTarget() throws {
+        let seed = UInt64(ProcessInfo.processInfo.environment["REVIEW24_SEED"] ?? "") ?? UInt64.random(in: 0...UInt64.max)
+        var rng = SplitMix64(seed: seed)
+        let specials: [Double] = [.nan, .infinity, -.infinity, -1, 0, 1e300]
+        func value(_ range: ClosedRange<Double>) -> Double {
+            switch rng.next() % 10 {
+            case 0: return specials[Int(rng.next() % UInt64(specials.count))]
+            case 1: return range.upperBound * Double(rng.next() % 1000) / 10
+            default: return range.lowerBound + (range.upperBound - range.lowerBound) * Double(rng.next() % 10_001) / 10_000
+            }
+        }
+        let r = QualityModel.fittedRanges
+        var failures: [String] = []
+        for _ in 0..<300 {
+            var f = QualityFeatures(try PixelBuffer(width: 1, height: 1))
+            f.lumaGradient = value(r.lumaGradient)
+            f.chromaGradient = value(r.chromaGradient)
+            f.flatFraction = value(r.flatFraction)
+            f.edgeFraction = value(r.edgeFraction)
+            f.chromaLoss = value(r.chromaLoss)
+            for format in [ImageFormat.jpeg, .webp, .avif, .jpegXL] {
+                for subsampling in [ChromaSubsampling.yuv420, .yuv444] {
+                    for check in [QualityTarget.Check.scored, .predicted] {
+                        var previous = 0
+                        for half in 0...200 {
+                            let q = QualityModel.quality(for: Double(half) / 2, features: f, format: format,
+                                                         subsampling: subsampling, check: check)
+                            if !(1...101).contains(q) || q < previous - 1 {
+                                failures.append("\(format) \(subsampling) \(check) at \(Double(half) / 2): \(q) after \(previous), \(f)")
+                                break
+                            }
+                            previous = max(previous, q)
+                        }
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(failures.prefix(5), [], "seed \(seed) (REVIEW24_SEED to replay), \(failures.count) failures")
+    }
+}
+
+/// A small seeded generator (SplitMix64) for the test above.
+private struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
