@@ -1,4 +1,5 @@
 @_spi(QualityModel) @testable import ImageCodec
+import TestSupport
 import XCTest
 
 /// Automatic quality on real photographs with the real encoders: the target holds (scored by the PyPI reference
@@ -8,10 +9,12 @@ final class AutomaticQualityTests: XCTestCase {
     /// Every corpus photo at 400 px, JPEG and WebP, `.medium`: our score of the output is at least 70; at most 4
     /// qualities scored, starting from the predictor's (5 encodes with the fallback).
     func testTargetHoldsOnTheCorpus() throws {
-        var totals: [ImageFormat: (bytes: Int, tries: Int, fallbacks: Int, files: Int, firstPasses: Int)] = [:]
-        for url in try QualityCorpus.photos() {
+        struct Outcome: Sendable { var format: ImageFormat, score: Double, quality: Int, bytes: Int, tries: Int, usedFallback: Bool }
+        // The files in parallel (two cores on CI), asserted here in file order.
+        let urls = try QualityCorpus.photos()
+        let measured = try parallelMap(urls) { url -> [Outcome] in
             let source = try QualityCorpus.thumbnail(url, maxPixelSize: 400)
-            for format in [ImageFormat.jpeg, .webp] {
+            return try [ImageFormat.jpeg, .webp].map { format in
                 let report = try AutomaticQuality.encode(source, format: format, target: .medium, options: EncodeOptions()) {
                     try ImageEncoder.encodeBuiltIn([ImageFrame(buffer: $0)], format: format, loopCount: 0, options: $1)
                 }
@@ -19,15 +22,22 @@ final class AutomaticQualityTests: XCTestCase {
                 // JPEG keeps no alpha: it is measured against the colour it can hold (premultiplied, on black).
                 let reference = format == .jpeg ? try Self.onBlack(source) : source
                 let score = try SSIMULACRA2.score(reference: reference, distorted: decoded)
-                XCTAssertGreaterThanOrEqual(score, 70, "\(url.lastPathComponent) \(format) q\(report.quality)")
-                XCTAssertLessThanOrEqual(report.tries.count, AutomaticQuality.maximumScoredTries(for: format))
-                var t = totals[format] ?? (0, 0, 0, 0, 0)
-                t.bytes += report.data.count
-                t.tries += report.tries.count
-                t.fallbacks += report.usedFallback ? 1 : 0
+                return Outcome(format: format, score: score, quality: report.quality, bytes: report.data.count,
+                               tries: report.tries.count, usedFallback: report.usedFallback)
+            }
+        }
+        var totals: [ImageFormat: (bytes: Int, tries: Int, fallbacks: Int, files: Int, firstPasses: Int)] = [:]
+        for (url, outcomes) in zip(urls, measured) {
+            for o in outcomes {
+                XCTAssertGreaterThanOrEqual(o.score, 70, "\(url.lastPathComponent) \(o.format) q\(o.quality)")
+                XCTAssertLessThanOrEqual(o.tries, AutomaticQuality.maximumScoredTries(for: o.format))
+                var t = totals[o.format] ?? (0, 0, 0, 0, 0)
+                t.bytes += o.bytes
+                t.tries += o.tries
+                t.fallbacks += o.usedFallback ? 1 : 0
                 t.files += 1
-                t.firstPasses += report.tries.count == 1 && !report.usedFallback ? 1 : 0
-                totals[format] = t
+                t.firstPasses += o.tries == 1 && !o.usedFallback ? 1 : 0
+                totals[o.format] = t
             }
         }
         for (format, t) in totals {

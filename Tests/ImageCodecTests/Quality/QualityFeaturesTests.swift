@@ -136,28 +136,41 @@ final class QualityFeaturesSamplingTests: XCTestCase {
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
             .filter { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") }.sorted()
         XCTAssertGreaterThan(names.count, 60)
-        var shifts: [Int] = []
-        var worst = (0, "")
-        for name in names {
+        // The files in parallel (two cores on CI), asserted here in file order.
+        struct Outcome: Sendable { var flips: [(target: Double, chroma: Bool, webp: Bool)], shifts: [(Int, String)], identical: Bool }
+        let measured = try parallelMap(names) { name -> Outcome? in
             let image = try ImageDecoder.decode(try Data(contentsOf: dir.appendingPathComponent(name)),
                                                 options: DecodeOptions(firstFrameOnly: true, maxPixelSize: 400))
             let buffer = try image.orientation.upright(image.firstFrame.buffer)
-            guard buffer.height >= QualityFeatures.sampledMinimumHeight else { continue }
+            guard buffer.height >= QualityFeatures.sampledMinimumHeight else { return nil }
             let sampled = QualityFeatures(buffer), full = QualityFeatures(buffer, samplesRows: false)
-            XCTAssertEqual(sampled, QualityFeatures(buffer, samplesRows: true))
+            var outcome = Outcome(flips: [], shifts: [], identical: sampled == QualityFeatures(buffer, samplesRows: true))
             for target in [60.0, 70, 80] {
-                let flips = (QualityModel.prefersFullChroma(for: target, features: sampled) != QualityModel.prefersFullChroma(for: target, features: full),
-                             QualityModel.lossyWebPReaches(target, features: sampled) != QualityModel.lossyWebPReaches(target, features: full))
-                XCTAssertFalse(flips.0, "\(name) at \(target): JPEG's subsampling changes")
-                XCTAssertFalse(flips.1, "\(name) at \(target): lossy WebP's reach changes")
+                outcome.flips.append((target,
+                                      QualityModel.prefersFullChroma(for: target, features: sampled) != QualityModel.prefersFullChroma(for: target, features: full),
+                                      QualityModel.lossyWebPReaches(target, features: sampled) != QualityModel.lossyWebPReaches(target, features: full)))
             }
             for format in [ImageFormat.jpeg, .webp] {
                 for target in [60.0, 70, 80] {
                     let a = QualityModel.quality(for: target, features: sampled, format: format, subsampling: .yuv420, check: .scored)
                     let b = QualityModel.quality(for: target, features: full, format: format, subsampling: .yuv420, check: .scored)
-                    shifts.append(abs(a - b))
-                    if abs(a - b) > worst.0 { worst = (abs(a - b), "\(name) \(format) \(target)") }
+                    outcome.shifts.append((abs(a - b), "\(name) \(format) \(target)"))
                 }
+            }
+            return outcome
+        }
+        var shifts: [Int] = []
+        var worst = (0, "")
+        for (name, outcome) in zip(names, measured) {
+            guard let outcome else { continue }
+            XCTAssertTrue(outcome.identical, name)
+            for flip in outcome.flips {
+                XCTAssertFalse(flip.chroma, "\(name) at \(flip.target): JPEG's subsampling changes")
+                XCTAssertFalse(flip.webp, "\(name) at \(flip.target): lossy WebP's reach changes")
+            }
+            for (shift, label) in outcome.shifts {
+                shifts.append(shift)
+                if shift > worst.0 { worst = (shift, label) }
             }
         }
         let sorted = shifts.sorted()
