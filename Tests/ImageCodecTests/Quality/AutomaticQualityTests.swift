@@ -1,4 +1,5 @@
 @_spi(QualityModel) @testable import ImageCodec
+import Synchronization
 import TestSupport
 import XCTest
 
@@ -50,25 +51,37 @@ final class AutomaticQualityTests: XCTestCase {
     /// score; its outputs, scored afterwards, land under the target on under a third of the photos and never far under
     /// (the bounds are the fit's validation with slack, docs/quality.md).
     func testPredictedModeEncodesOnceAndMissesRarely() throws {
-        var misses: [ImageFormat: Int] = [:], worst: [ImageFormat: Double] = [:], bytes: [ImageFormat: Int] = [:], files = 0
-        for url in try QualityCorpus.photos() {
+        struct Outcome: Sendable { var format: ImageFormat, encodes: Int, tries: Int, bytes: Int, score: Double? }
+        // The files in parallel (two cores on CI), asserted here in file order.
+        let urls = try QualityCorpus.photos()
+        let measured = try parallelMap(urls) { url -> [Outcome] in
             let source = try QualityCorpus.thumbnail(url, maxPixelSize: 400)
-            files += 1
-            for format in [ImageFormat.jpeg, .webp] {
-                var encodes = 0
+            return try [ImageFormat.jpeg, .webp].map { format in
+                let encodes = Mutex(0)
                 let report = try AutomaticQuality.encode(source, format: format, target: QualityTarget.medium.checked(.predicted),
                                                          options: EncodeOptions()) {
-                    encodes += 1
+                    encodes.withLock { $0 += 1 }
                     return try ImageEncoder.encodeBuiltIn([ImageFrame(buffer: $0)], format: format, loopCount: 0, options: $1)
                 }
-                XCTAssertEqual(encodes, 1, "\(url.lastPathComponent) \(format)")
-                XCTAssertEqual(report.tries, [])
-                bytes[format, default: 0] += report.data.count
-                guard !report.usedFallback else { continue }
-                let reference = format == .jpeg ? try Self.onBlack(source) : source
-                let score = try SSIMULACRA2.score(reference: reference, distorted: ImageDecoder.decode(report.data).firstFrame.buffer)
-                if score < 70 { misses[format, default: 0] += 1 }
-                worst[format] = max(worst[format] ?? 0, 70 - score)
+                var score: Double?
+                if !report.usedFallback {
+                    let reference = format == .jpeg ? try Self.onBlack(source) : source
+                    score = try SSIMULACRA2.score(reference: reference, distorted: ImageDecoder.decode(report.data).firstFrame.buffer)
+                }
+                return Outcome(format: format, encodes: encodes.withLock { $0 }, tries: report.tries.count,
+                               bytes: report.data.count, score: score)
+            }
+        }
+        var misses: [ImageFormat: Int] = [:], worst: [ImageFormat: Double] = [:], bytes: [ImageFormat: Int] = [:]
+        let files = urls.count
+        for (url, outcomes) in zip(urls, measured) {
+            for o in outcomes {
+                XCTAssertEqual(o.encodes, 1, "\(url.lastPathComponent) \(o.format)")
+                XCTAssertEqual(o.tries, 0, "\(url.lastPathComponent) \(o.format)")
+                bytes[o.format, default: 0] += o.bytes
+                guard let score = o.score else { continue }
+                if score < 70 { misses[o.format, default: 0] += 1 }
+                worst[o.format] = max(worst[o.format] ?? 0, 70 - score)
             }
         }
         for format in [ImageFormat.jpeg, .webp] {
