@@ -13,8 +13,9 @@ CODEC_PACKAGES := libavif-dev libjxl-dev libheif-dev
 # memcached: the servers the WebImageMemcached tests and benchmark start on loopback ports; the reference
 # decoders of the codec modules' tests (avifdec, djxl, heif-convert); GNU time for peak-RSS measurements; the colour
 # tests' independent reference (jpgicc/tificc from liblcms2-utils) and Debian's standard ICC profiles.
+# python3-venv: the venv of the PyPI reference SSIMULACRA2 (scripts/test-tools).
 TEST_PACKAGES := openssl webp libjpeg-turbo-progs imagemagick nginx time memcached libavif-bin libjxl-tools libheif-examples \
-	liblcms2-utils icc-profiles-free colord-data argyll-ref
+	liblcms2-utils icc-profiles-free colord-data argyll-ref python3-venv
 # The peers `make bench` measures against, in the same run.
 BENCH_PACKAGES := nginx curl libvips-tools memcached wrk
 SUDO := $(shell [ "$$(id -u)" = "0" ] || echo sudo)
@@ -28,9 +29,11 @@ all: build
 deps:
 	@./scripts/apt-ensure $(DEPS_PACKAGES) $(OPTIONAL_PACKAGES) $(CODEC_PACKAGES)
 
-## test-deps: the packages the tests use too (reference decoders, openssl and nginx for the TLS and HTTP/2 tests).
+## test-deps: the packages the tests use too (reference decoders, openssl and nginx for the TLS and HTTP/2 tests), and
+## the PyPI reference SSIMULACRA2 in .build/test-tools (scripts/test-tools; the tests that use it skip without it).
 test-deps: deps
 	@./scripts/apt-ensure $(TEST_PACKAGES)
+	@./scripts/test-tools
 
 build: deps
 	$(SWIFT) build
@@ -43,7 +46,7 @@ demo: deps
 test: test-deps test-unit test-stress
 
 test-unit:
-	$(SWIFT) test --skip StressTests
+	WEBIMAGE_SSIMULACRA2=$(CURDIR)/.build/test-tools/venv/bin/ssymulacra2 $(SWIFT) test --skip StressTests
 
 test-stress:
 	$(SWIFT) test --sanitize=thread -Xswiftc -DWEBIMAGE_TSAN --scratch-path $(TSAN_SCRATCH) --filter StressTests
