@@ -46,7 +46,7 @@ demo: deps
 test: test-deps test-unit test-stress
 
 test-unit:
-	WEBIMAGE_SSIMULACRA2=$(CURDIR)/.build/test-tools/venv/bin/ssymulacra2 $(SWIFT) test --skip StressTests
+	WEBIMAGE_SSIMULACRA2="$${WEBIMAGE_SSIMULACRA2:-$(CURDIR)/.build/test-tools/venv/bin/ssymulacra2}" $(SWIFT) test --skip StressTests
 
 test-stress:
 	$(SWIFT) test --sanitize=thread -Xswiftc -DWEBIMAGE_TSAN --scratch-path $(TSAN_SCRATCH) --filter StressTests
