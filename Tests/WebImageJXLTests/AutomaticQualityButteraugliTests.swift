@@ -27,25 +27,25 @@ final class AutomaticQualityButteraugliTests: XCTestCase {
             .filter { $0.hasSuffix(".png") || $0.hasSuffix(".jpg") }.sorted()
         XCTAssertGreaterThan(names.count, 60)
         // The files in parallel (two cores on CI: this test was the suite's slowest), asserted here in file order.
-        let measured = try parallelMap(names) { name -> [(label: String, distance: Float)] in
+        let measured = try parallelMap(names) { name -> [(label: String, distance: Float, bound: Float)] in
             let image = try ImageDecoder.decode(try Data(contentsOf: dir.appendingPathComponent(name)),
                                                 options: DecodeOptions(firstFrameOnly: true, maxPixelSize: 400))
             let source = try Self.opaque(try image.orientation.upright(image.firstFrame.buffer))
-            var distances: [(label: String, distance: Float)] = []
-            for (target, _) in Self.bounds {
+            var distances: [(label: String, distance: Float, bound: Float)] = []
+            for (target, bound) in Self.bounds {
                 for format in [ImageFormat.jpeg, .webp] {
                     var encoder = ImageEncoder(format: format, options: EncodeOptions(automaticQuality: target))
                     encoder.addFrame(source)
                     let decoded = try ImageDecoder.decode(try encoder.encode()).firstFrame.buffer
-                    distances.append(("\(format) \(target)", try Self.butteraugli(source, decoded)))
+                    distances.append(("\(format) \(target)", try Self.butteraugli(source, decoded), bound))
                 }
             }
             return distances
         }
         var worst: [String: (Float, String)] = [:]
         for (name, distances) in zip(names, measured) {
-            for (index, (label, distance)) in distances.enumerated() {
-                XCTAssertLessThanOrEqual(distance, Self.bounds[index / 2].1, "\(name) \(label)")
+            for (label, distance, bound) in distances {
+                XCTAssertLessThanOrEqual(distance, bound, "\(name) \(label)")
                 if distance > worst[label]?.0 ?? -1 { worst[label] = (distance, name) }
             }
         }

@@ -1,5 +1,4 @@
 @_spi(QualityModel) @testable import ImageCodec
-import Synchronization
 import TestSupport
 import XCTest
 
@@ -57,10 +56,10 @@ final class AutomaticQualityTests: XCTestCase {
         let measured = try parallelMap(urls) { url -> [Outcome] in
             let source = try QualityCorpus.thumbnail(url, maxPixelSize: 400)
             return try [ImageFormat.jpeg, .webp].map { format in
-                let encodes = Mutex(0)
+                var encodes = 0
                 let report = try AutomaticQuality.encode(source, format: format, target: QualityTarget.medium.checked(.predicted),
                                                          options: EncodeOptions()) {
-                    encodes.withLock { $0 += 1 }
+                    encodes += 1
                     return try ImageEncoder.encodeBuiltIn([ImageFrame(buffer: $0)], format: format, loopCount: 0, options: $1)
                 }
                 var score: Double?
@@ -68,7 +67,7 @@ final class AutomaticQualityTests: XCTestCase {
                     let reference = format == .jpeg ? try Self.onBlack(source) : source
                     score = try SSIMULACRA2.score(reference: reference, distorted: ImageDecoder.decode(report.data).firstFrame.buffer)
                 }
-                return Outcome(format: format, encodes: encodes.withLock { $0 }, tries: report.tries.count,
+                return Outcome(format: format, encodes: encodes, tries: report.tries.count,
                                bytes: report.data.count, score: score)
             }
         }
