@@ -59,7 +59,7 @@ struct WebImageServerCommand: AsyncParsableCommand {
     @Option(help: "Quality of requests without q=: 1…100, or auto, auto:low, auto:high, auto:SCORE (SSIMULACRA2 target; auto is 70), each optionally with :predicted (unscored, one encode).")
     var defaultQuality = "80"
 
-    @Option(help: "How hard JPEG and WebP output is worked for fewer bytes: fast, balanced or smallest (progressive JPEG, WebP method 6 with sharp YUV: ~6-7 % fewer bytes, several times the encode time).")
+    @Option(help: "How hard lossy output is worked for fewer bytes: fast (WebP method 2, AVIF speed 9, JPEG XL effort 4), balanced, or smallest (progressive JPEG, WebP method 6 with sharp YUV, AVIF speed 6, JPEG XL effort 6: 3-7 % fewer bytes, 2-6x the encode time).")
     var encodeEffort = "balanced"
 
     @Option(help: "Cache-Control max-age of image responses, in seconds.")

@@ -7,10 +7,10 @@ import WebImage
 struct ConvertCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Convert an image (JPEG, PNG, APNG, GIF, WebP, AVIF, HEIC, JPEG XL) to PNG, APNG, JPEG, WebP, GIF or AVIF.",
+        abstract: "Convert an image (JPEG, PNG, APNG, GIF, WebP, AVIF, HEIC, JPEG XL) to PNG, APNG, JPEG, WebP, GIF, AVIF or JPEG XL.",
         discussion: """
-        The output format comes from OUT's extension (png, apng, jpg/jpeg, webp, gif, avif) unless --format is
-        given (AVIF when the installed libavif has an AV1 encoder; HEIC and JPEG XL are read, not written).
+        The output format comes from OUT's extension (png, apng, jpg/jpeg, webp, gif, avif, jxl) unless --format
+        is given (AVIF when the installed libavif has an AV1 encoder; HEIC is read, not written).
         An animated input written as GIF, WebP or APNG (also to a .png name) keeps every frame, duration and
         the loop count; a still format gets the first frame, or frame N with --frame. EXIF orientation is
         applied to still output. --thumbnail N decodes a downsampled image whose longest side is at most N
@@ -32,10 +32,10 @@ struct ConvertCommand: ParsableCommand {
     @Argument(help: "The file to write.")
     var output: String
 
-    @Option(help: "Output format: png, apng, jpeg, webp, gif or avif (default: from OUT's extension).")
+    @Option(help: "Output format: png, apng, jpeg, webp, gif, avif or jxl (default: from OUT's extension).")
     var format: String?
 
-    @Option(help: "Quality for JPEG and lossy WebP: 0…100, or auto, auto:low, auto:high, auto:SCORE (the lowest quality keeping that SSIMULACRA2 score; auto is 70), each optionally with :predicted (one unscored encode at the predicted quality).")
+    @Option(help: "Quality for JPEG, lossy WebP, AVIF and JPEG XL: 0…100, or auto, auto:low, auto:high, auto:SCORE (the lowest quality keeping that SSIMULACRA2 score; auto is 70), each optionally with :predicted (one unscored encode at the predicted quality).")
     var quality: String = "90"
 
     /// The fixed quality (0…1) and the automatic target, from --quality.

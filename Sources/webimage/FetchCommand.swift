@@ -18,7 +18,7 @@ struct FetchCommand: ParsableCommand {
         WebImage logs warnings only; set WEBIMAGE_LOG_LEVEL=info (or debug) for more.
 
         Untrusted sources: every transfer is bounded by default (the library's defaults: at most \
-        \(FetchRequest.defaultMaximumResponseSize) bytes after content decoding, 15 s per transfer, 10 s to connect, \
+        \(FetchRequest.defaultMaximumResponseSize) bytes after content decoding, 60 s per transfer and 15 s without progress, 10 s to connect, \
         10 redirects). --public-only refuses loopback, private, link-local, CGNAT, multicast and reserved \
         addresses (checked on the address connected, every redirect hop); --no-file-urls refuses file URLs and \
         paths. Each refusal is printed with its reason.
@@ -66,7 +66,7 @@ struct FetchCommand: ParsableCommand {
             help: "Largest response in bytes, after content decoding, or 'none' (default: the library's, 64 MiB).")
     var maxBytes: String?
 
-    @Option(name: .long, help: "Seconds each transfer may take (default: the library's, 15).")
+    @Option(name: .long, help: "Seconds each transfer may take, from DNS to the last byte (default: the library's, 60).")
     var timeout: Double?
 
     @Flag(name: .customLong("public-only"), help: "Connect to public addresses only (checked on every address dialled).")
