@@ -13,11 +13,11 @@
 ///
 /// - Important: A value type; thread-safe.
 public struct QualityTarget: Sendable, Hashable, CustomStringConvertible {
-    /// The lowest SSIMULACRA2 score the output may have, 0…100: a value outside is clamped to it, NaN becomes 0
-    /// (set through the initializer or the property alike).
+    /// The lowest SSIMULACRA2 score the output may have, 0…100: a value outside is clamped to it, NaN and −0
+    /// become 0 (set through the initializer or the property alike).
     public var minimumScore: Double {
         get { clampedScore }
-        set { clampedScore = min(100, max(0, newValue.isNaN ? 0 : newValue)) }
+        set { clampedScore = min(100, max(0, newValue.isNaN ? 0 : newValue)) + 0 }
     }
     private var clampedScore = 0.0
 
@@ -69,7 +69,9 @@ public struct QualityTarget: Sendable, Hashable, CustomStringConvertible {
         case "medium": self = .medium
         case "high": self = .high
         default:
-            guard let score = Double(name), score.isFinite, (0...100).contains(score) else { return nil }
+            // Digits, point, sign and exponent only: `Double(_:)` stops at a NUL ("70\u{0}junk" read as 70).
+            guard name.utf8.allSatisfy({ (0x30...0x39).contains($0) || [0x2E, 0x2B, 0x2D, 0x65, 0x45].contains($0) }),
+                  let score = Double(name), score.isFinite, (0...100).contains(score) else { return nil }
             self.init(minimumScore: score)
         }
     }

@@ -20,8 +20,8 @@ public enum FormatNegotiation {
     public static func acceptedFormats(_ accept: String?) -> Set<ImageFormat> {
         guard let accept else { return [] }
         var formats = Set<ImageFormat>()
-        for range in accept.split(separator: ",") {
-            let parts = range.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        for range in split(Substring(accept), at: ",") {
+            let parts = split(range, at: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
             let format: ImageFormat
             switch parts.first {
             case "image/avif": format = .avif
@@ -29,10 +29,50 @@ public enum FormatNegotiation {
             case "image/jxl": format = .jpegXL
             default: continue
             }
-            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
-            if q > 0 { formats.insert(format) }
+            // The weight (RFC 9110 §12.4.2): 1 when absent; a `q` that is not a number from 0 to 1 makes the
+            // element invalid, not a preference of 1, so it names nothing (a client that wrote `q = 0` or `q=` does
+            // not get the format).
+            var weight = 1.0
+            for parameter in parts.dropFirst() {
+                let nameAndValue = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                guard nameAndValue[0].trimmingCharacters(in: .whitespaces) == "q" else { continue }
+                weight = nameAndValue.count == 2 ? qualityValue(nameAndValue[1].trimmingCharacters(in: .whitespaces)) ?? 0 : 0
+            }
+            if weight > 0 { formats.insert(format) }
         }
         return formats
+    }
+
+    /// A `qvalue` read leniently (more than three decimals allowed): digits with at most one point, from 0 to 1;
+    /// `nil` for anything else (a sign, an exponent, `nan`, an empty value).
+    static func qualityValue(_ text: String) -> Double? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2E }),
+              let value = Double(text), (0...1).contains(value) else { return nil }
+        return value
+    }
+
+    /// `text` cut at each `separator` outside a quoted string (RFC 9110 §5.6.4: `"…"`, with `\` escaping the next
+    /// character), so that a parameter value such as `note="a, image/avif"` names no media range.
+    static func split(_ text: Substring, at separator: Character) -> [Substring] {
+        var pieces: [Substring] = []
+        var start = text.startIndex, index = text.startIndex
+        var quoted = false, escaped = false
+        while index < text.endIndex {
+            let character = text[index]
+            if escaped {
+                escaped = false
+            } else if quoted {
+                if character == "\\" { escaped = true } else if character == "\"" { quoted = false }
+            } else if character == "\"" {
+                quoted = true
+            } else if character == separator {
+                pieces.append(text[start..<index])
+                start = text.index(after: index)
+            }
+            index = text.index(after: index)
+        }
+        pieces.append(text[start...])
+        return pieces.filter { !$0.allSatisfy(\.isWhitespace) }
     }
 
     /// The formats `format=auto` tries before JPEG, PNG and GIF, in order: those of `accepted` that `canEncode`

@@ -28,8 +28,8 @@ public enum RequestedFormat: String, Sendable, Hashable, CaseIterable {
     case webp
     /// GIF (animated with `anim=1` and an animated source).
     case gif
-    /// The source's own format when this service encodes it (JPEG, PNG, GIF, WebP), else as `auto` without
-    /// WebP: thumbor's default, where a PNG source stays PNG.
+    /// The source's own format when it is JPEG, PNG, GIF or WebP, else PNG for a source with alpha and JPEG for
+    /// one without (`Accept` is not consulted): thumbor's default, where a PNG source stays PNG.
     case original
     /// AVIF (an AVIF sequence with `anim=1` and an animated source); 400 when the installed libavif cannot encode.
     case avif
@@ -66,7 +66,7 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// any of them with `:predicted` (`q=auto:predicted`): one unscored encode at the predicted quality.
     /// Default `nil` (fixed `quality`), or the server's `--default-quality auto…` when `q` is absent.
     public var automaticQuality: QualityTarget?
-    /// Keep an animation (`anim=1`) when the output format animates (GIF, WebP). Default `false`: the first frame.
+    /// Keep an animation (`anim=1`) when the output format animates (GIF, WebP, AVIF, JPEG XL). Default `false`: the first frame.
     public var keepsAnimation = false
     /// With `keepsAnimation`, keep only a GIF source's animation; an animated PNG, WebP, AVIF or JPEG XL source gives
     /// its first frame. thumbor URLs set it: thumbor's PIL engine (`ALLOW_ANIMATED_GIFS`) animates GIFs only.
@@ -177,7 +177,7 @@ public struct ImageRequestOptions: Sendable, Hashable {
                 guard value == "0" || value == "1" else { throw .badOptions("anim: expected 0 or 1") }
                 parsed.keepsAnimation = value == "1"
             case "blur":
-                guard let radius = Double(value), radius.isFinite, (0...Self.maximumBlur).contains(radius) else {
+                guard let radius = Self.decimal(value), (0...Self.maximumBlur).contains(radius) else {
                     throw .badOptions("blur: expected a number from 0 to \(Int(Self.maximumBlur))")
                 }
                 parsed.blur = radius
@@ -196,7 +196,7 @@ public struct ImageRequestOptions: Sendable, Hashable {
             case "fp":
                 guard !seen.contains("gravity") else { throw .badOptions("fp: not with gravity") }
                 let parts = value.split(separator: ",", omittingEmptySubsequences: false)
-                guard parts.count == 2, let x = Double(parts[0]), let y = Double(parts[1]),
+                guard parts.count == 2, let x = Self.decimal(parts[0]), let y = Self.decimal(parts[1]),
                       (0...1).contains(x), (0...1).contains(y) else {
                     throw .badOptions("fp: expected x,y with each from 0 to 1")
                 }
@@ -210,6 +210,14 @@ public struct ImageRequestOptions: Sendable, Hashable {
         self = parsed
     }
 
+    /// A finite number written with digits, one point, a sign and an exponent only (`Double(_:)` alone reads
+    /// `5\u{0}junk` as 5: it stops at a NUL), with −0 read as 0 (one key for one picture).
+    static func decimal<Text: StringProtocol>(_ text: Text) -> Double? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2E || $0 == 0x2B || $0 == 0x2D || $0 == 0x65 || $0 == 0x45 }),
+              let value = Double(text), value.isFinite else { return nil }
+        return value + 0
+    }
+
     private static func integer(_ text: String, name: String, in range: ClosedRange<Int>) throws(ImageServiceError) -> Int {
         guard let value = Int(text), range.contains(value) else {
             throw .badOptions("\(name): expected an integer from \(range.lowerBound) to \(range.upperBound)")
@@ -221,8 +229,17 @@ public struct ImageRequestOptions: Sendable, Hashable {
     /// the format): part of the result-cache key.
     public var canonicalProcessing: String {
         "w=\(width.map(String.init) ?? "-")&h=\(height.map(String.init) ?? "-")&fit=\(fit.rawValue)"
-            + "&q=\(automaticQuality.map(\.parameter) ?? String(quality))&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)&gravity=\(gravity.canonicalName)"
+            + "&q=\(qualityKey)&anim=\(keepsAnimation ? 1 : 0)&blur=\(blur)&gravity=\(gravity.canonicalName)"
             + thumborProcessing
+    }
+
+    /// The quality's part of the key: the fixed quality, or the automatic target's parameter followed by the fixed
+    /// quality when that is not the default (an output the target does not apply to, a kept animation say, is
+    /// encoded at the fixed quality, and a server's `defaultQuality` gives a request without `q` another one than
+    /// an explicit `q=auto`).
+    private var qualityKey: String {
+        guard let automaticQuality else { return String(quality) }
+        return automaticQuality.parameter + (quality == Self.defaultQuality ? "" : "/\(quality)")
     }
 
     /// The canonical spelling of the options `/image` has no names for (empty when all are at their defaults, so

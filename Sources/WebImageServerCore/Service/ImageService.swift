@@ -211,8 +211,11 @@ public final class ImageService: Sendable {
         // `auto` with the candidates it chooses among (with the source, they decide the format): "auto-avif-webp".
         let formatToken = options.format == .auto ? (["auto"] + candidates.map(\.rawValue)).joined(separator: "-")
             : options.format.rawValue
+        // The encode effort changes the bytes too, and results outlive a restart with another `--encode-effort`
+        // (the default's keys are unchanged: "@effort" only for the others).
+        let effortToken = configuration.encodeEffort == .balanced ? "" : "@" + configuration.encodeEffort.rawValue
         let key = ResultCache.key(source: manager.cacheKey(for: options.source), processing: options.canonicalProcessing,
-                                  format: formatToken)
+                                  format: formatToken + effortToken)
 
         let result: ImageResult
         let tier: ResultTier
