@@ -46,7 +46,8 @@ public struct CacheControl: Sendable, Hashable {
                 maxAge = seconds
             case "no-cache": noCache = true
             case "no-store": noStore = true
-            case "must-revalidate", "proxy-revalidate": mustRevalidate = true
+            // `proxy-revalidate` is `must-revalidate` for shared caches only (§5.2.2.8): ignored, as `s-maxage` is.
+            case "must-revalidate": mustRevalidate = true
             case "immutable": immutable = true
             default: continue
             }

@@ -13,6 +13,8 @@ import Foundation
 ///   is not stored. A malformed or conflicting `max-age`, or an invalid `Expires`, means stale.
 /// - Redirects: an entry reached through redirects is fresh only while every redirect is too (a 302 without
 ///   `max-age` is revalidated every time, so the endpoint can point elsewhere later).
+/// - `Vary` (§4.1): the request's values of the fields it names are kept (`variedRequestFields`); a later request
+///   whose values differ, or any request after `Vary: *`, revalidates (`matchesVary(requestHeaders:)`).
 ///
 /// - Important: A value type; thread-safe.
 public struct HTTPCachePolicy: Sendable, Hashable, Codable {
@@ -38,6 +40,10 @@ public struct HTTPCachePolicy: Sendable, Hashable, Codable {
     /// How long, from `fetchDate`, the redirects that led to the response stay fresh (the least of theirs; 0
     /// for a redirect with no explicit freshness); nil when the response was not redirected.
     public var redirectFreshness: Double?
+    /// The values the request that produced the response had for each field its `Vary` names (lowercased names;
+    /// `nil` for a field the request did not send; `["*": nil]` for `Vary: *`); nil when the response had no
+    /// `Vary`. Set by `recordVary(of:requestHeaders:)`.
+    public var variedRequestFields: [String: String?]?
 
     /// Makes a policy.
     public init(etag: String? = nil, lastModified: String? = nil, maxAge: Double? = nil, expires: Date? = nil,
@@ -88,6 +94,50 @@ public struct HTTPCachePolicy: Sendable, Hashable, Codable {
             let dates = view.all("Expires").map(HTTPDate.parse)
             if let first = dates.first ?? nil, dates.allSatisfy({ $0 == first }) { expires = first } else { expires = .distantPast }
         }
+    }
+
+    /// Records which request fields the response varies on (every `Vary` line of `response`) and the values
+    /// `requestHeaders` (the request that produced it) had for them. A response without `Vary` clears them.
+    public mutating func recordVary(of response: FetchResponse, requestHeaders: [String: String]) {
+        let names = HeaderView(fields: response.headers).all("Vary")
+            .flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            .filter { !$0.isEmpty }
+        guard !names.isEmpty else { variedRequestFields = nil; return }
+        if names.contains("*") { variedRequestFields = ["*": nil]; return }
+        var fields: [String: String?] = [:]
+        for name in names { fields[name] = Self.value(of: name, in: requestHeaders) }
+        variedRequestFields = fields
+    }
+
+    /// After a 304 answering a request with `requestHeaders`: a `Vary` the 304 sends replaces the stored one;
+    /// else the stored field names are kept with this request's values (the origin validated the bytes for it),
+    /// and `Vary: *` stays.
+    public mutating func updateVary(after notModified: FetchResponse, requestHeaders: [String: String]) {
+        if HeaderView(fields: notModified.headers).has("Vary") {
+            recordVary(of: notModified, requestHeaders: requestHeaders)
+            return
+        }
+        guard let names = variedRequestFields?.keys, !names.contains("*") else { return }
+        var fields: [String: String?] = [:]
+        for name in names { fields[name] = Self.value(of: name, in: requestHeaders) }
+        variedRequestFields = fields
+    }
+
+    /// Whether a request with `requestHeaders` may use the stored response without asking the origin as far as
+    /// `Vary` goes (RFC 9111 §4.1): always without `Vary`; never after `Vary: *`; else when each varied field has
+    /// the value (whitespace around it trimmed) the stored request had, or is absent from both. Pure.
+    public func matchesVary(requestHeaders: [String: String]) -> Bool {
+        guard let variedRequestFields else { return true }
+        for (name, stored) in variedRequestFields {
+            if name == "*" || Self.value(of: name, in: requestHeaders) != stored { return false }
+        }
+        return true
+    }
+
+    /// The value of `name` (lowercased) in `headers` (names compared case-insensitively), trimmed; nil if absent.
+    private static func value(of name: String, in headers: [String: String]) -> String? {
+        headers.first { $0.key.lowercased() == name }?.value.trimmingCharacters(in: .whitespaces)
     }
 
     /// Whether the server gave anything to revalidate with.

@@ -21,9 +21,11 @@ final class FreshnessTable: Sendable {
         }
     }
 
-    /// Whether `key`'s original is known fresh at `now`.
-    func isFresh(_ key: String, at now: Date = Date()) -> Bool {
-        policies.withLock { $0[key] }?.isFresh(at: now) ?? false
+    /// Whether `key`'s original is known fresh at `now` for a request with `requestHeaders` (asked for only when
+    /// the original's response had a `Vary`).
+    func isFresh(_ key: String, at now: Date = Date(), requestHeaders: () -> [String: String] = { [:] }) -> Bool {
+        guard let policy = policies.withLock({ $0[key] }), policy.isFresh(at: now) else { return false }
+        return policy.variedRequestFields == nil || policy.matchesVary(requestHeaders: requestHeaders())
     }
 
     /// Forgets `key` (removed from the caches), or every key.

@@ -9,6 +9,10 @@ extension ImageManager {
     /// off the caller's path, in the shared tier. For callers that decode themselves (an image service choosing the downsampling
     /// from the header): nothing is decoded and the memory cache is not touched.
     ///
+    /// With `.useHTTPCache`, as `requestImage`: a disk entry is used only while fresh for this request's headers,
+    /// else revalidated (a 304 serves it and refreshes its HTTP facts); a response with `no-store` is not stored.
+    /// Without it, any disk entry is used. A response other than a whole one (206…) is never stored.
+    ///
     /// Cancelling the calling task cancels the transfer. Identical calls in flight are not merged here (an
     /// image service merges them above, per result).
     ///
@@ -23,14 +27,21 @@ extension ImageManager {
         // A key over the disk cache's key length limit is not cached (fetched every time).
         let usesDisk = !options.contains(.ignoreDiskCache) && !options.contains(.cacheMemoryOnly)
             && (cache?.isCacheableKey(cacheKey) ?? true)
+        let usesHTTPCache = options.contains(.useHTTPCache)
+        var stale: (data: Data, metadata: ImageCacheMetadata)?
         if usesDisk, !options.contains(.refreshImageCache), let cache, let data = try cache.getImageData(forKey: cacheKey) {
-            return (data, .diskCache)
+            guard usesHTTPCache else { return (data, .diskCache) }
+            let metadata = try cache.getMetadata(forKey: cacheKey) ?? ImageCacheMetadata()
+            let headers = fetchRequest(for: url, options: options, configuration: config).headers
+            if let http = metadata.http, http.isFresh(), http.matchesVary(requestHeaders: headers) { return (data, .diskCache) }
+            stale = (data, metadata)
         }
         if usesDisk, !options.contains(.refreshImageCache), let cache, cache.sharedTier != nil {
             let (shared, metadata) = await withCheckedContinuation { continuation in
                 cache.sharedEntry(forKey: cacheKey) { data, metadata in continuation.resume(returning: (data, metadata)) }
             }
-            if let shared {
+            if let shared, !usesHTTPCache || metadata.http.map({ $0.isFresh() && $0.matchesVary(
+                requestHeaders: fetchRequest(for: url, options: options, configuration: config).headers) }) == true {
                 do {
                     try cache.setImage(nil, imageData: shared, forKey: cacheKey, type: .disk, metadata: metadata)
                 } catch {
@@ -39,16 +50,47 @@ extension ImageManager {
                 return (shared, .sharedCache)
             }
         }
+        var request = fetchRequest(for: url, options: options, configuration: config)
+        let requestHeaders = request.headers // what `Vary` compares (without the conditional fields added below)
+        // Revalidate stale bytes only when there is something to validate with (a 304 to an unconditional request
+        // validates nothing: RFC 9111 §4.3.4).
+        let revalidating = stale.flatMap { $0.metadata.http?.hasValidators == true ? $0 : nil }
+        if let http = revalidating?.metadata.http {
+            for (name, value) in http.conditionalHeaders { request.headers[name] = value }
+        }
         let result: FetchResult
         do {
-            result = try await queue.fetch(fetchRequest(for: url, options: options, configuration: config))
+            result = try await queue.fetch(request)
         } catch .cancelled where Task.isCancelled {
             throw CancellationError()
+        } catch .notModified(let response) where revalidating != nil {
+            let (data, metadata) = revalidating!
+            let stored = metadata.http ?? HTTPCachePolicy()
+            guard stored.canBeFreshened(by: response) else {
+                // Another representation is current: fetch it, without the stale entry.
+                return try await imageData(for: url, options: options.union(.refreshImageCache))
+            }
+            var refreshed = metadata
+            var http = stored.refreshed(with: response)
+            http.updateVary(after: response, requestHeaders: requestHeaders)
+            refreshed.http = http
+            do {
+                if http.noStore {
+                    try cache?.removeImage(forKey: cacheKey, type: .disk)
+                } else {
+                    try cache?.setMetadata(refreshed, forKey: cacheKey)
+                }
+            } catch {
+                WebImageLog.logger.warning("could not refresh cache metadata after 304", metadata: ["url": "\(url)", "error": "\(error)"])
+            }
+            return (data, .diskCache)
         } catch {
             throw WebImageError.fetchFailed(error)
         }
-        if usesDisk, let cache {
-            let http = HTTPCachePolicy(response: result.response)
+        let isWholeRepresentation = result.response.statusCode.map { [0, 200, 203].contains($0) } ?? true
+        var http = HTTPCachePolicy(response: result.response)
+        http.recordVary(of: result.response, requestHeaders: requestHeaders)
+        if usesDisk, let cache, isWholeRepresentation, !(usesHTTPCache && http.noStore) {
             let metadata = ImageCacheMetadata(scale: 1, http: http)
             cache.storeInSharedTier(result.body, forKey: cacheKey, metadata: metadata)
             do {

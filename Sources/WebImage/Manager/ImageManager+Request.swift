@@ -29,7 +29,7 @@ extension ImageManager {
         let variant = DecodeVariant(options: options, cache: cache)
         let memoryKey = Self.memoryKey(cacheKey: cacheKey, thumbnailPixelSize: thumbnailPixelSize,
                                        transformID: transform?.id, variant: variant)
-        if let image = memoryImage(forKey: memoryKey, options: options) {
+        if let image = memoryImage(forKey: memoryKey, url: url, options: options) {
             operation.finish(image: image, source: .memoryCache, error: nil)
             return operation
         }
@@ -51,11 +51,14 @@ extension ImageManager {
         return operation
     }
 
-    /// The memory-cache image for `memoryKey`, unless the options skip the memory cache.
-    func memoryImage(forKey memoryKey: ImageCacheKey, options: ImageOptions) -> Image? {
+    /// The memory-cache image for `memoryKey` (of `url`), unless the options skip the memory cache.
+    func memoryImage(forKey memoryKey: ImageCacheKey, url: URL, options: ImageOptions) -> Image? {
         guard let cache, !options.contains(.refreshImageCache) else { return nil }
-        // With `.useHTTPCache`, a memory hit only while its original is known fresh (else revalidate).
-        if options.contains(.useHTTPCache), !cache.freshness.isFresh(memoryKey.key) { return nil }
+        // With `.useHTTPCache`, a memory hit only while its original is known fresh, for this request's headers
+        // when it varied on some (else revalidate).
+        if options.contains(.useHTTPCache), !cache.freshness.isFresh(memoryKey.key, requestHeaders: { [self] in
+            fetchRequest(for: url, options: options, configuration: configuration.withLock { $0 }).headers
+        }) { return nil }
         return cache.memoryCache.object(forKey: memoryKey)
     }
 
@@ -64,7 +67,7 @@ extension ImageManager {
         let transform = transform ?? sharedTransform
         let key = Self.memoryKey(cacheKey: cacheKey(for: url), thumbnailPixelSize: thumbnailPixelSize,
                                  transformID: transform?.id, variant: DecodeVariant(options: options, cache: cache))
-        return memoryImage(forKey: key, options: options)
+        return memoryImage(forKey: key, url: url, options: options)
     }
 
     private func unregister(_ task: ImageLoadTask) {

@@ -45,16 +45,28 @@ extension ImageLoadTask {
     private func didFetch(_ result: Result<FetchResult, FetchError>, revalidating cached: CachedEntry?) {
         switch result {
         case .success(let fetched):
-            let http = HTTPCachePolicy(response: fetched.response)
+            var http = HTTPCachePolicy(response: fetched.response)
+            http.recordVary(of: fetched.response, requestHeaders: context.fetchRequest.headers)
             let metadata = ImageCacheMetadata(scale: 1, http: http)
             let options = context.options
+            // A 206 (or any 2xx/3xx but 200 and 203) is not the whole representation: never stored (RFC 9111
+            // §3.3: a cache without Range support must not store partial content). File and data URLs have none.
+            let isWholeRepresentation = fetched.response.statusCode.map { [0, 200, 203].contains($0) } ?? true
             let storesToDisk = !options.contains(.ignoreDiskCache) && !options.contains(.cacheMemoryOnly)
-                && !(options.contains(.useHTTPCache) && http.noStore)
+                && !(options.contains(.useHTTPCache) && http.noStore) && isWholeRepresentation
             imageQueue.async { [self] in
                 decodeAndFinish(fetched.body, source: .remote, metadata: metadata, storesToDisk: storesToDisk)
             }
         case .failure(.notModified(let response)) where cached != nil:
             let cached = cached!
+            guard cached.metadata.http?.hasValidators == true else {
+                // The request was unconditional (nothing to validate with): a 304 to it validates nothing, and
+                // taking it would give the stored bytes its tag and lifetime (RFC 9111 §4.3.4). Fetch anew.
+                WebImageLog.logger.info("304 to a request without validators; fetching the bytes again",
+                                        metadata: ["url": "\(context.url)"])
+                fetch(revalidating: nil)
+                return
+            }
             guard (cached.metadata.http ?? HTTPCachePolicy()).canBeFreshened(by: response) else {
                 // The 304 names another representation than the cached bytes: they must not be freshened (nor
                 // given its tag, which would make every later revalidation a 304 for the old bytes). Fetch anew.
@@ -64,12 +76,23 @@ extension ImageLoadTask {
                 return
             }
             var refreshed = cached.metadata
-            refreshed.http = (refreshed.http ?? HTTPCachePolicy()).refreshed(with: response)
+            var http = (refreshed.http ?? HTTPCachePolicy()).refreshed(with: response)
+            http.updateVary(after: response, requestHeaders: context.fetchRequest.headers)
+            refreshed.http = http
             let metadata = refreshed
             if let cache = context.cache {
                 let (key, url) = (context.cacheKey, context.url)
+                // A 304 whose fields say no-store (they replace the stored ones, §4.3.4) takes the entry out of
+                // the store: the bytes answer this request once more and are not kept.
+                let removes = context.options.contains(.useHTTPCache) && http.noStore
                 cache.ioQueue.async {
-                    do { try cache.diskCache?.setExtendedData(try cache.fittingMetadata(metadata), forKey: key) } catch {
+                    do {
+                        if removes {
+                            try cache.diskCache?.removeObject(forKey: key)
+                        } else {
+                            try cache.diskCache?.setExtendedData(try cache.fittingMetadata(metadata), forKey: key)
+                        }
+                    } catch {
                         WebImageLog.logger.warning("could not refresh cache metadata after 304",
                                                    metadata: ["url": "\(url)", "error": "\(error)"])
                     }

@@ -23,7 +23,7 @@ extension ImageLoadTask {
                     fetch(revalidating: nil)
                     return
                 }
-                if context.options.contains(.useHTTPCache), !(metadata.http?.isFresh() ?? false) {
+                if context.options.contains(.useHTTPCache), !isFreshForThisRequest(metadata) {
                     cache.storeOnDisk(data, forKey: context.cacheKey, metadata: metadata)
                     fetch(revalidating: CachedEntry(data: data, metadata: metadata))
                     return

@@ -181,13 +181,20 @@ final class ImageLoadTask: Sendable {
             return
         }
         let metadata = ImageCacheMetadata.decode(item.extendedData) ?? ImageCacheMetadata()
-        if context.options.contains(.useHTTPCache), !(metadata.http?.isFresh() ?? false) {
+        if context.options.contains(.useHTTPCache), !isFreshForThisRequest(metadata) {
             fetch(revalidating: CachedEntry(data: item.value, metadata: metadata))
             return
         }
         imageQueue.async { [self] in
             decodeAndFinish(item.value, source: .diskCache, metadata: metadata, storesToDisk: false)
         }
+    }
+
+    /// Whether cached bytes with `metadata` may be used without asking the origin (`.useHTTPCache`): fresh, and,
+    /// when their response had a `Vary`, stored for the header values this request sends.
+    func isFreshForThisRequest(_ metadata: ImageCacheMetadata) -> Bool {
+        guard let http = metadata.http else { return false }
+        return http.isFresh() && http.matchesVary(requestHeaders: context.fetchRequest.headers)
     }
 
     /// Cached bytes being revalidated with a conditional request.
