@@ -2,8 +2,8 @@
 ///
 /// Written in Swift so the module needs no OpenSSL. The rounds are unrolled and the message is read in
 /// place (a short key costs no allocation but its result): it runs on every disk and shared-tier lookup.
-/// Thread-safe (a pure function).
-enum MD5 {
+/// Thread-safe (a pure function). Package-visible: `WebImage` fingerprints `Vary`'s request values with it.
+package enum MD5 {
     /// The 16-byte digest of `bytes`.
     static func digest<Bytes: Collection>(_ bytes: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
         let state = words(of: bytes)
@@ -16,7 +16,7 @@ enum MD5 {
     }
 
     /// The digest of the UTF-8 bytes of `string`, as 32 lowercase hex digits.
-    static func hex(_ string: String) -> String {
+    package static func hex(_ string: String) -> String {
         String(unsafeUninitializedCapacity: 32) { buffer in
             writeHex(of: string, into: UnsafeMutableRawBufferPointer(buffer))
             return 32

@@ -1,5 +1,6 @@
 import Fetcher
 import Foundation
+import KVCache
 
 /// The HTTP caching facts of a response, kept with the cached bytes as extended data: validators (`ETag`,
 /// `Last-Modified`) and freshness (`Cache-Control`, `Expires`, `Date`, `Age`, and the redirects that led to
@@ -40,9 +41,11 @@ public struct HTTPCachePolicy: Sendable, Hashable, Codable {
     /// How long, from `fetchDate`, the redirects that led to the response stay fresh (the least of theirs; 0
     /// for a redirect with no explicit freshness); nil when the response was not redirected.
     public var redirectFreshness: Double?
-    /// The values the request that produced the response had for each field its `Vary` names (lowercased names;
-    /// `nil` for a field the request did not send; `["*": nil]` for `Vary: *`); nil when the response had no
-    /// `Vary`. Set by `recordVary(of:requestHeaders:)`.
+    /// A fingerprint of the value the request that produced the response had for each field its `Vary` names
+    /// (lowercased names; `nil` for a field the request did not send; `["*": nil]` for `Vary: *`); nil when the
+    /// response had no `Vary`. Fingerprints, not the values: `Vary: Authorization` or `Cookie` must not put the
+    /// request's credentials in the disk metadata or the fleet's shared tier (only equality is needed; browsers
+    /// keep digests too). Set by `recordVary(of:requestHeaders:)`.
     public var variedRequestFields: [String: String?]?
 
     /// Makes a policy.
@@ -135,9 +138,12 @@ public struct HTTPCachePolicy: Sendable, Hashable, Codable {
         return true
     }
 
-    /// The value of `name` (lowercased) in `headers` (names compared case-insensitively), trimmed; nil if absent.
+    /// The fingerprint of `name`'s (lowercased) value in `headers` (names compared case-insensitively, the value
+    /// trimmed): the MD5 of the name and value, in hex; nil if absent. Not a secret's protection against a search
+    /// of low-entropy values, but a stored token or cookie is no longer readable as such.
     private static func value(of name: String, in headers: [String: String]) -> String? {
-        headers.first { $0.key.lowercased() == name }?.value.trimmingCharacters(in: .whitespaces)
+        guard let value = headers.first(where: { $0.key.lowercased() == name })?.value else { return nil }
+        return MD5.hex("webimage-vary\u{0}" + name + "\u{0}" + value.trimmingCharacters(in: .whitespaces))
     }
 
     /// Whether the server gave anything to revalidate with.

@@ -40,8 +40,19 @@ extension ImageManager {
             let (shared, metadata) = await withCheckedContinuation { continuation in
                 cache.sharedEntry(forKey: cacheKey) { data, metadata in continuation.resume(returning: (data, metadata)) }
             }
-            if let shared, !usesHTTPCache || metadata.http.map({ $0.isFresh() && $0.matchesVary(
-                requestHeaders: fetchRequest(for: url, options: options, configuration: config).headers) }) == true {
+            let isFresh = !usesHTTPCache || metadata.http.map({ $0.isFresh() && $0.matchesVary(
+                requestHeaders: fetchRequest(for: url, options: options, configuration: config).headers) }) == true
+            if let shared, !isFresh, stale == nil {
+                // Stale for this request: revalidated below with its validators, as `requestImage` does (a worker
+                // with an empty disk would otherwise fetch the whole source again); kept on the local disk.
+                do {
+                    try cache.setImage(nil, imageData: shared, forKey: cacheKey, type: .disk, metadata: metadata)
+                } catch {
+                    WebImageLog.logger.warning("could not store shared-tier bytes", metadata: ["url": "\(url)", "error": "\(error)"])
+                }
+                stale = (shared, metadata)
+            }
+            if let shared, isFresh {
                 do {
                     try cache.setImage(nil, imageData: shared, forKey: cacheKey, type: .disk, metadata: metadata)
                 } catch {
@@ -77,6 +88,7 @@ extension ImageManager {
             do {
                 if http.noStore {
                     try cache?.removeImage(forKey: cacheKey, type: .disk)
+                    cache?.removeFromSharedTier(forKey: cacheKey) // the fleet's copy too
                 } else {
                     try cache?.setMetadata(refreshed, forKey: cacheKey)
                 }

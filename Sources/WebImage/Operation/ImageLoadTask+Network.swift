@@ -86,6 +86,7 @@ extension ImageLoadTask {
                 // A 304 whose fields say no-store (they replace the stored ones, §4.3.4) takes the entry out of
                 // the store: the bytes answer this request once more and are not kept.
                 let removes = context.options.contains(.useHTTPCache) && http.noStore
+                if removes { cache.removeFromSharedTier(forKey: key) } // the fleet's copy too
                 cache.ioQueue.async {
                     do {
                         if removes {
