@@ -26,24 +26,7 @@ final class HTTPCacheRealOriginTests: XCTestCase {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private func load(_ url: URL, options: ImageOptions = [.useHTTPCache], file: StaticString = #filePath,
-                      line: UInt = #line) -> (image: Image?, source: ImageSource, error: WebImageError?) {
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex<(Image?, ImageSource, WebImageError?)>((nil, .none, nil))
-        manager.requestImage(url: url, options: options) { image, _, source, stage, error in
-            guard stage != .progress else { return }
-            box.withLock { $0 = (image, source, error) }
-            done.signal()
-        }
-        XCTAssertEqual(done.wait(timeout: .now() + 20), .success, "request timed out", file: file, line: line)
-        return box.withLock { $0 }
-    }
 
-    private static func response(_ fields: [String], body: Data) -> [UInt8] {
-        let head = (["HTTP/1.1 200 OK", "Content-Type: image/png", "Content-Length: \(body.count)"] + fields)
-            .joined(separator: "\r\n") + "\r\n\r\n"
-        return Array(head.utf8) + Array(body)
-    }
 
     private func startRaw(_ handler: @escaping @Sendable (String) -> [UInt8]) throws -> RawHTTPServer {
         let server = try RawHTTPServer { path, _ in handler(path) }
@@ -54,10 +37,10 @@ final class HTTPCacheRealOriginTests: XCTestCase {
     /// One origin header used to kill the process, with or without `.useHTTPCache`.
     func testAMalformedCacheControlLoadsTheImage() throws {
         let png = try TestImages.png()
-        let server = try startRaw { _ in Self.response(["Cache-Control: =", "Cache-Control: max-age=1,=", "Expires: =",
+        let server = try startRaw { _ in RawImageResponse.with(["Cache-Control: =", "Cache-Control: max-age=1,=", "Expires: =",
                                                         "Age: =", "Date: =", "ETag: =", "Last-Modified: ="], body: png) }
         for (index, options) in [ImageOptions.useHTTPCache, []].enumerated() {
-            let outcome = load(server.url("/a\(index).png"), options: options)
+            let outcome = manager.loadAndWait(server.url("/a\(index).png"), options: options)
             XCTAssertEqual(outcome.image?.width, 64, "\(options): \(String(describing: outcome.error))")
         }
     }
@@ -65,18 +48,18 @@ final class HTTPCacheRealOriginTests: XCTestCase {
     /// RFC 9111 §4.2.3: `max-age=60` with `Age: 60` is already stale: the second request goes to the origin.
     func testAnAgedResponseIsNotServedFromDiskForAnotherLifetime() throws {
         let png = try TestImages.png()
-        let server = try startRaw { _ in Self.response(["Cache-Control: max-age=60", "Age: 60"], body: png) }
-        _ = load(server.url("/aged.png"))
-        XCTAssertEqual(load(server.url("/aged.png")).source, .remote)
+        let server = try startRaw { _ in RawImageResponse.with(["Cache-Control: max-age=60", "Age: 60"], body: png) }
+        _ = manager.loadAndWait(server.url("/aged.png"))
+        XCTAssertEqual(manager.loadAndWait(server.url("/aged.png")).source, .remote)
         XCTAssertEqual(server.requestHeads(for: "/aged.png").count, 2)
     }
 
     /// RFC 9110 §5.3: `no-store` on one line, `max-age=600` on the next: nothing on disk.
     func testNoStoreOnAnotherLineIsObeyed() throws {
         let png = try TestImages.png()
-        let server = try startRaw { _ in Self.response(["Cache-Control: no-store", "Cache-Control: max-age=600"], body: png) }
+        let server = try startRaw { _ in RawImageResponse.with(["Cache-Control: no-store", "Cache-Control: max-age=600"], body: png) }
         let url = server.url("/ns.png")
-        XCTAssertNotNil(load(url).image)
+        XCTAssertNotNil(manager.loadAndWait(url).image)
         XCTAssertFalse(try manager.cache!.containsImage(forKey: url.absoluteString, type: .disk))
     }
 
@@ -88,13 +71,13 @@ final class HTTPCacheRealOriginTests: XCTestCase {
         let server = try startRaw { path in
             switch path {
             case "/avatar": return Array("HTTP/1.1 302 Found\r\nLocation: \(target.withLock { $0 })\r\nContent-Length: 0\r\n\r\n".utf8)
-            case "/v1.png": return Self.response(["Cache-Control: public, max-age=31536000, immutable"], body: first)
-            default: return Self.response(["Cache-Control: public, max-age=31536000, immutable"], body: second)
+            case "/v1.png": return RawImageResponse.with(["Cache-Control: public, max-age=31536000, immutable"], body: first)
+            default: return RawImageResponse.with(["Cache-Control: public, max-age=31536000, immutable"], body: second)
             }
         }
-        XCTAssertEqual(load(server.url("/avatar")).image?.width, 64)
+        XCTAssertEqual(manager.loadAndWait(server.url("/avatar")).image?.width, 64)
         target.withLock { $0 = "/v2.png" }
-        let updated = load(server.url("/avatar"))
+        let updated = manager.loadAndWait(server.url("/avatar"))
         XCTAssertEqual(updated.image?.width, 32, "the redirect has no freshness: asked again, it leads to the new file")
         XCTAssertEqual(server.requestHeads(for: "/avatar").count, 2)
     }
@@ -113,16 +96,16 @@ final class HTTPCacheRealOriginTests: XCTestCase {
             throw XCTSkip("nginx is needed for this test (make test-deps): \(error)")
         }
         nginx = origin
-        XCTAssertEqual(load(origin.url("/fresh.png")).source, .remote)
-        XCTAssertEqual(load(origin.url("/fresh.png")).source, .memoryCache, "fresh: no request, not even a disk read")
+        XCTAssertEqual(manager.loadAndWait(origin.url("/fresh.png")).source, .remote)
+        XCTAssertEqual(manager.loadAndWait(origin.url("/fresh.png")).source, .memoryCache, "fresh: no request, not even a disk read")
         let policy = try XCTUnwrap(try manager.cache?.getMetadata(forKey: origin.url("/fresh.png").absoluteString)?.http)
         XCTAssertEqual(policy.maxAge, 3_600)
         XCTAssertNotNil(policy.date, "nginx's Date is kept")
         XCTAssertNotNil(policy.etag, "nginx's ETag is a valid entity tag")
         XCTAssertNotNil(policy.lastModified, "nginx's Last-Modified is a valid HTTP date")
 
-        XCTAssertEqual(load(origin.url("/revalidated.png")).source, .remote)
-        let again = load(origin.url("/revalidated.png"))
+        XCTAssertEqual(manager.loadAndWait(origin.url("/revalidated.png")).source, .remote)
+        let again = manager.loadAndWait(origin.url("/revalidated.png"))
         XCTAssertEqual(again.source, .diskCache)
         XCTAssertEqual(again.image?.width, 64)
         let log = try origin.accessLog()

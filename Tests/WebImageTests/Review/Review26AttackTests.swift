@@ -51,30 +51,8 @@ final class Review26AttackTests: XCTestCase {
         return ImageManager(cache: cache, queue: FetchQueue(maxConcurrentTransfers: 4))
     }
 
-    /// Requests `url` with `options` and waits for its final completion.
-    private func load(_ url: URL, on manager: ImageManager, options: ImageOptions = [.useHTTPCache],
-                      file: StaticString = #filePath, line: UInt = #line)
-        -> (image: Image?, source: ImageSource, error: WebImageError?) {
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex<(Image?, ImageSource, WebImageError?)>((nil, .none, nil))
-        manager.requestImage(url: url, options: options) { image, _, source, stage, error in
-            guard stage != .progress else { return }
-            box.withLock { $0 = (image, source, error) }
-            done.signal()
-        }
-        XCTAssertEqual(done.wait(timeout: .now() + 20), .success, "request timed out", file: file, line: line)
-        return box.withLock { $0 }
-    }
 
-    private static func response(status: String = "200 OK", _ fields: [String], body: Data) -> [UInt8] {
-        let head = (["HTTP/1.1 \(status)", "Content-Type: image/png", "Content-Length: \(body.count)"] + fields)
-            .joined(separator: "\r\n") + "\r\n\r\n"
-        return Array(head.utf8) + Array(body)
-    }
 
-    private static func notModified(_ fields: [String]) -> [UInt8] {
-        Array(((["HTTP/1.1 304 Not Modified"] + fields).joined(separator: "\r\n") + "\r\n\r\n").utf8)
-    }
 
     private static func isConditional(_ head: String) -> Bool {
         let lower = head.lowercased()
@@ -94,20 +72,20 @@ final class Review26AttackTests: XCTestCase {
     func testA304CarryingNoStoreAlsoTakesTheEntryOutOfTheSharedTier() throws {
         let png = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, head in
-            if Self.isConditional(head) { return Self.notModified(["ETag: \"v1\"", "Cache-Control: no-store"]) }
-            return Self.response(["ETag: \"v1\"", "Cache-Control: no-cache"], body: png)
+            if Self.isConditional(head) { return RawImageResponse.notModified(["ETag: \"v1\"", "Cache-Control: no-store"]) }
+            return RawImageResponse.with(["ETag: \"v1\"", "Cache-Control: no-cache"], body: png)
         }
         raw = server
         let tier = DictionaryTier()
         let manager = try manager("a", tier: tier)
         let url = server.url("/no-store-304-shared.png")
         let key = url.absoluteString
-        XCTAssertEqual(load(url, on: manager).source, .remote)
+        XCTAssertEqual(manager.loadAndWait(url).source, .remote)
         manager.cache?.waitForPendingWrites()
         XCTAssertTrue(manager.cache?.waitForPendingSharedWrites() ?? false)
         XCTAssertTrue(tier.contains(key), "precondition: a no-cache response is stored in the shared tier")
 
-        let second = load(url, on: manager)
+        let second = manager.loadAndWait(url)
         XCTAssertEqual(second.image?.width, 64)
         XCTAssertTrue(server.requestHeads(for: "/no-store-304-shared.png").last.map(Self.isConditional) ?? false,
                       "precondition: the second request revalidated")
@@ -125,8 +103,8 @@ final class Review26AttackTests: XCTestCase {
     func testImageDataA304CarryingNoStoreAlsoTakesTheEntryOutOfTheSharedTier() async throws {
         let png = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, head in
-            if Self.isConditional(head) { return Self.notModified(["ETag: \"v1\"", "Cache-Control: no-store"]) }
-            return Self.response(["ETag: \"v1\"", "Cache-Control: no-cache"], body: png)
+            if Self.isConditional(head) { return RawImageResponse.notModified(["ETag: \"v1\"", "Cache-Control: no-store"]) }
+            return RawImageResponse.with(["ETag: \"v1\"", "Cache-Control: no-cache"], body: png)
         }
         raw = server
         let tier = DictionaryTier()
@@ -161,8 +139,8 @@ final class Review26AttackTests: XCTestCase {
     func testImageDataRevalidatesAStaleSharedTierEntryAsRequestImageDoes() async throws {
         let old = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, head in
-            if Self.isConditional(head) { return Self.notModified(["ETag: \"v1\"", "Cache-Control: no-cache"]) }
-            return Self.response(["ETag: \"v1\"", "Cache-Control: no-cache"], body: old)
+            if Self.isConditional(head) { return RawImageResponse.notModified(["ETag: \"v1\"", "Cache-Control: no-cache"]) }
+            return RawImageResponse.with(["ETag: \"v1\"", "Cache-Control: no-cache"], body: old)
         }
         raw = server
         let path = "/stale-shared.png"
@@ -176,7 +154,7 @@ final class Review26AttackTests: XCTestCase {
 
         // Control: requestImage on a fresh worker revalidates the stale shared entry (a 304).
         let workerB = try manager("worker-b", tier: tier)
-        XCTAssertEqual(load(url, on: workerB).image?.width, 64)
+        XCTAssertEqual(workerB.loadAndWait(url).image?.width, 64)
         XCTAssertTrue(server.requestHeads(for: path).last.map(Self.isConditional) ?? false,
                       "precondition: requestImage revalidates a stale shared entry with its validators")
 
@@ -205,7 +183,7 @@ final class Review26AttackTests: XCTestCase {
     func testVaryDoesNotWriteTheRequestsCredentialsToTheCaches() throws {
         let png = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, _ in
-            Self.response(["Cache-Control: max-age=600", "ETag: \"v1\"", "Vary: Authorization"], body: png)
+            RawImageResponse.with(["Cache-Control: max-age=600", "ETag: \"v1\"", "Vary: Authorization"], body: png)
         }
         raw = server
         let tier = DictionaryTier()
@@ -213,7 +191,7 @@ final class Review26AttackTests: XCTestCase {
         let secret = "s3cr3t-bearer-token-0123456789"
         manager.headers = ["Accept": "image/png", "Authorization": "Bearer \(secret)"]
         let url = server.url("/per-user.png")
-        XCTAssertEqual(load(url, on: manager).source, .remote)
+        XCTAssertEqual(manager.loadAndWait(url).source, .remote)
         manager.cache?.waitForPendingWrites()
         XCTAssertTrue(manager.cache?.waitForPendingSharedWrites() ?? false)
         let metadata = try XCTUnwrap(try manager.cache?.getMetadata(forKey: url.absoluteString))

@@ -27,31 +27,8 @@ final class Review26HTTPCachingTests: XCTestCase {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// Requests `url` (with `.useHTTPCache` by default) and waits for its final completion.
-    private func load(_ url: URL, options: ImageOptions = [.useHTTPCache], file: StaticString = #filePath, line: UInt = #line)
-        -> (image: Image?, source: ImageSource, error: WebImageError?) {
-        let done = DispatchSemaphore(value: 0)
-        let box = Mutex<(Image?, ImageSource, WebImageError?)>((nil, .none, nil))
-        manager.requestImage(url: url, options: options) { image, _, source, stage, error in
-            guard stage != .progress else { return }
-            box.withLock { $0 = (image, source, error) }
-            done.signal()
-        }
-        XCTAssertEqual(done.wait(timeout: .now() + 20), .success, "request timed out", file: file, line: line)
-        return box.withLock { $0 }
-    }
 
-    /// A raw response with a PNG body.
-    private static func response(status: String = "200 OK", _ fields: [String], body: Data) -> [UInt8] {
-        let head = (["HTTP/1.1 \(status)", "Content-Type: image/png", "Content-Length: \(body.count)"] + fields)
-            .joined(separator: "\r\n") + "\r\n\r\n"
-        return Array(head.utf8) + Array(body)
-    }
 
-    /// A raw 304 with `fields`.
-    private static func notModified(_ fields: [String]) -> [UInt8] {
-        Array(((["HTTP/1.1 304 Not Modified"] + fields).joined(separator: "\r\n") + "\r\n\r\n").utf8)
-    }
 
     private func isOnDisk(_ url: URL) throws -> Bool {
         try manager.cache?.containsImage(forKey: url.absoluteString, type: .disk) ?? false
@@ -70,12 +47,12 @@ final class Review26HTTPCachingTests: XCTestCase {
     func testAResponseWithVaryStarIsNotReusedWithoutAskingTheOrigin() throws {
         let png = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, _ in
-            Self.response(["Cache-Control: max-age=600", "Vary: *"], body: png)
+            RawImageResponse.with(["Cache-Control: max-age=600", "Vary: *"], body: png)
         }
         raw = server
         let path = "/vary-star.png"
-        XCTAssertEqual(load(server.url(path)).source, .remote)
-        let second = load(server.url(path))
+        XCTAssertEqual(manager.loadAndWait(server.url(path)).source, .remote)
+        let second = manager.loadAndWait(server.url(path))
         XCTAssertNil(second.error)
         XCTAssertEqual(second.image?.width, 64)
         XCTAssertEqual(server.requestHeads(for: path).count, 2,
@@ -93,14 +70,14 @@ final class Review26HTTPCachingTests: XCTestCase {
     func testAResponseVaryingOnAcceptIsNotReusedForAnotherAccept() throws {
         let png = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, _ in
-            Self.response(["Cache-Control: max-age=600", "Vary: Accept"], body: png)
+            RawImageResponse.with(["Cache-Control: max-age=600", "Vary: Accept"], body: png)
         }
         raw = server
         let path = "/vary-accept.png"
         manager.headers = ["Accept": "image/png"]
-        XCTAssertEqual(load(server.url(path)).source, .remote)
+        XCTAssertEqual(manager.loadAndWait(server.url(path)).source, .remote)
         manager.headers = ["Accept": "image/webp"]
-        let second = load(server.url(path))
+        let second = manager.loadAndWait(server.url(path))
         XCTAssertNil(second.error)
         let heads = server.requestHeads(for: path)
         XCTAssertEqual(heads.count, 2, "the stored response varies on Accept, and Accept changed: ask the origin")
@@ -120,7 +97,7 @@ final class Review26HTTPCachingTests: XCTestCase {
     func testImageDataWithUseHTTPCacheDoesNotStoreANoStoreResponse() async throws {
         let png = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, _ in
-            Self.response(["Cache-Control: no-store"], body: png)
+            RawImageResponse.with(["Cache-Control: no-store"], body: png)
         }
         raw = server
         let path = "/no-store-data.png"
@@ -147,16 +124,16 @@ final class Review26HTTPCachingTests: XCTestCase {
         let png = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, head in
             if head.lowercased().contains("if-none-match:") {
-                return Self.notModified(["ETag: \"v1\"", "Cache-Control: no-store"])
+                return RawImageResponse.notModified(["ETag: \"v1\"", "Cache-Control: no-store"])
             }
-            return Self.response(["ETag: \"v1\"", "Cache-Control: no-cache"], body: png)
+            return RawImageResponse.with(["ETag: \"v1\"", "Cache-Control: no-cache"], body: png)
         }
         raw = server
         let path = "/no-store-304.png"
         let url = server.url(path)
-        XCTAssertEqual(load(url).source, .remote)
+        XCTAssertEqual(manager.loadAndWait(url).source, .remote)
         XCTAssertTrue(try isOnDisk(url), "precondition: a no-cache response is stored")
-        let second = load(url)
+        let second = manager.loadAndWait(url)
         XCTAssertNil(second.error)
         XCTAssertEqual(second.image?.width, 64, "the validated bytes may still answer this request")
         let heads = server.requestHeads(for: path)
@@ -180,16 +157,16 @@ final class Review26HTTPCachingTests: XCTestCase {
     func testA206PartialContentIsNotStoredAsTheWholeImage() throws {
         let png = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, _ in
-            Self.response(status: "206 Partial Content",
+            RawImageResponse.with(status: "206 Partial Content",
                           ["Content-Range: bytes 0-\(png.count - 1)/\(png.count * 2)", "Cache-Control: max-age=600", "ETag: \"v1\""],
                           body: png)
         }
         raw = server
         let path = "/partial.png"
         let url = server.url(path)
-        _ = load(url)
+        _ = manager.loadAndWait(url)
         XCTAssertFalse(try isOnDisk(url), "a partial content response must not be stored by a cache without Range support")
-        _ = load(url)
+        _ = manager.loadAndWait(url)
         XCTAssertEqual(server.requestHeads(for: path).count, 2, "nor reused from memory as a fresh whole image")
     }
 
@@ -214,16 +191,16 @@ final class Review26HTTPCachingTests: XCTestCase {
         let requests = Mutex(0)
         let server = try RawHTTPServer { _, _ in
             switch requests.withLock({ $0 += 1; return $0 }) {
-            case 1: return Self.response(["Cache-Control: no-cache"], body: old)
-            case 2: return Self.notModified(["ETag: \"v2\"", "Cache-Control: max-age=600"])
-            default: return Self.response(["ETag: \"v2\"", "Cache-Control: max-age=600"], body: new)
+            case 1: return RawImageResponse.with(["Cache-Control: no-cache"], body: old)
+            case 2: return RawImageResponse.notModified(["ETag: \"v2\"", "Cache-Control: max-age=600"])
+            default: return RawImageResponse.with(["ETag: \"v2\"", "Cache-Control: max-age=600"], body: new)
             }
         }
         raw = server
         let path = "/unvalidated.png"
         let url = server.url(path)
-        XCTAssertEqual(load(url).image?.width, 64)
-        let second = load(url)
+        XCTAssertEqual(manager.loadAndWait(url).image?.width, 64)
+        let second = manager.loadAndWait(url)
         let heads = server.requestHeads(for: path)
         XCTAssertGreaterThanOrEqual(heads.count, 2)
         if heads.count >= 2 {

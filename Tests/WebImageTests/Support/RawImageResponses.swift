@@ -1,0 +1,38 @@
+import Foundation
+import Synchronization
+import WebImage
+import XCTest
+
+/// Byte-exact HTTP answers for `RawHTTPServer` origins in the HTTP-caching tests: a PNG (or any) body with the
+/// header fields a case needs, and a bare 304.
+enum RawImageResponse {
+    /// `HTTP/1.1 <status>` with `Content-Type` and `Content-Length`, then `fields`, then `body`.
+    static func with(status: String = "200 OK", contentType: String = "image/png", _ fields: [String], body: Data) -> [UInt8] {
+        let head = (["HTTP/1.1 \(status)", "Content-Type: \(contentType)", "Content-Length: \(body.count)"] + fields)
+            .joined(separator: "\r\n") + "\r\n\r\n"
+        return Array(head.utf8) + Array(body)
+    }
+
+    /// `HTTP/1.1 304 Not Modified` with `fields` and no body.
+    static func notModified(_ fields: [String]) -> [UInt8] {
+        Array(((["HTTP/1.1 304 Not Modified"] + fields).joined(separator: "\r\n") + "\r\n\r\n").utf8)
+    }
+}
+
+extension ImageManager {
+    /// Requests `url` with `options` (default `.useHTTPCache`) and waits up to `timeout` seconds for its final
+    /// completion (progress stages skipped); a timeout is a test failure at the caller's line.
+    func loadAndWait(_ url: URL, options: ImageOptions = [.useHTTPCache], timeout: Double = 20,
+                     file: StaticString = #filePath, line: UInt = #line)
+        -> (image: Image?, source: ImageSource, error: WebImageError?) {
+        let done = DispatchSemaphore(value: 0)
+        let box = Mutex<(Image?, ImageSource, WebImageError?)>((nil, .none, nil))
+        requestImage(url: url, options: options) { image, _, source, stage, error in
+            guard stage != .progress else { return }
+            box.withLock { $0 = (image, source, error) }
+            done.signal()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + timeout), .success, "request timed out", file: file, line: line)
+        return box.withLock { $0 }
+    }
+}
