@@ -146,6 +146,12 @@ public struct HTTPCachePolicy: Sendable, Hashable, Codable {
         return MD5.hex("webimage-vary\u{0}" + name + "\u{0}" + value.trimmingCharacters(in: .whitespaces))
     }
 
+    /// Whether a response with `status` is a whole representation a cache may store (RFC 9111 §3, §3.3): 200 or
+    /// 203, or no HTTP status (file and data URLs: nil or 0). A 206, or any other success, is delivered, not stored.
+    public static func isStorable(status: Int?) -> Bool {
+        status.map { [0, 200, 203].contains($0) } ?? true
+    }
+
     /// Whether the server gave anything to revalidate with.
     public var hasValidators: Bool { etag != nil || lastModified != nil }
 

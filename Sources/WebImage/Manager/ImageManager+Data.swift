@@ -99,7 +99,7 @@ extension ImageManager {
         } catch {
             throw WebImageError.fetchFailed(error)
         }
-        let isWholeRepresentation = result.response.statusCode.map { [0, 200, 203].contains($0) } ?? true
+        let isWholeRepresentation = HTTPCachePolicy.isStorable(status: result.response.statusCode)
         var http = HTTPCachePolicy(response: result.response)
         http.recordVary(of: result.response, requestHeaders: requestHeaders)
         if usesDisk, let cache, isWholeRepresentation, !(usesHTTPCache && http.noStore) {

@@ -50,7 +50,7 @@ extension ImageLoadTask {
             // A 206 (or any 2xx/3xx but 200 and 203) is not the whole representation: never stored, nor known
             // fresh for a memory hit (RFC 9111 §3.3: a cache without Range support must not store partial
             // content). File and data URLs have no status.
-            let isWholeRepresentation = fetched.response.statusCode.map { [0, 200, 203].contains($0) } ?? true
+            let isWholeRepresentation = HTTPCachePolicy.isStorable(status: fetched.response.statusCode)
             let metadata = ImageCacheMetadata(scale: 1, http: isWholeRepresentation ? http : nil)
             let options = context.options
             let storesToDisk = !options.contains(.ignoreDiskCache) && !options.contains(.cacheMemoryOnly)

@@ -46,7 +46,7 @@ extension ImageManager {
                     var http = HTTPCachePolicy(response: fetched.response)
                     http.recordVary(of: fetched.response, requestHeaders: request.headers)
                     // Not a 206 or another partial answer: only a whole representation is stored (RFC 9111 §3.3).
-                    let isWhole = fetched.response.statusCode.map { [0, 200, 203].contains($0) } ?? true
+                    let isWhole = HTTPCachePolicy.isStorable(status: fetched.response.statusCode)
                     if isWhole, !(options.contains(.useHTTPCache) && http.noStore) {
                         let metadata = ImageCacheMetadata(scale: 1, http: http)
                         cache.storeOnDisk(fetched.body, forKey: key, metadata: metadata)
