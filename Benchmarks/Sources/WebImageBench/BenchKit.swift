@@ -77,6 +77,27 @@ enum Clock {
         return samples[samples.count / 2]
     }
 
+    /// The calling thread's CPU time so far, in seconds (`CLOCK_THREAD_CPUTIME_ID`: nanoseconds, and what another
+    /// process on the machine takes does not count).
+    static func threadCPUTime() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    /// As `median`, in the calling thread's CPU seconds: for single-threaded work on a shared machine.
+    static func medianThreadCPU(iterations: Int, warmup: Int = 1, _ body: () throws -> Void) rethrows -> Double {
+        for _ in 0..<warmup { try body() }
+        var samples: [Double] = []
+        for _ in 0..<iterations {
+            let t0 = threadCPUTime()
+            try body()
+            samples.append(threadCPUTime() - t0)
+        }
+        samples.sort()
+        return samples[samples.count / 2]
+    }
+
     /// CPU time (user + system) of this process so far, in seconds.
     static func processCPUTime() -> Double {
         var usage = rusage()

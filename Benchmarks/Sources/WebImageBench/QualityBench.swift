@@ -5,7 +5,8 @@ import WebImage
 /// with `EncodeOptions(automaticQuality: .medium)` (its tries, decodes and SSIMULACRA2) and with `.medium` unscored
 /// (`check: .predicted`: the predictor's quality, one encode) against one fixed-quality encode (q80) of the same
 /// pixels, JPEG and WebP; and SSIMULACRA2 alone on the same sizes: a reference and one comparison, and one more
-/// comparison against a prepared reference (the floor of any scored check). Totals over the set.
+/// comparison against a prepared reference (the floor of any scored check). Totals over the set, in the thread's CPU
+/// time (every step is single-threaded; wall-clock rows swung by 20–30 % on a shared machine).
 enum QualityBench: BenchSuite {
     static let name = "quality"
 
@@ -32,11 +33,11 @@ enum QualityBench: BenchSuite {
                 return bytes
             }
             var fixedBytes = 0, autoBytes = 0, predictedBytes = 0
-            let fixed = try Clock.median(iterations: iterations) { fixedBytes = try encodeAll(EncodeOptions(quality: 0.8)) }
-            let automatic = try Clock.median(iterations: iterations) {
+            let fixed = try Clock.medianThreadCPU(iterations: iterations) { fixedBytes = try encodeAll(EncodeOptions(quality: 0.8)) }
+            let automatic = try Clock.medianThreadCPU(iterations: iterations) {
                 autoBytes = try encodeAll(EncodeOptions(automaticQuality: .medium))
             }
-            let predicted = try Clock.median(iterations: iterations) {
+            let predicted = try Clock.medianThreadCPU(iterations: iterations) {
                 predictedBytes = try encodeAll(EncodeOptions(automaticQuality: QualityTarget.medium.checked(.predicted)))
             }
             BenchReport.shared.add(BenchResult(
@@ -62,12 +63,12 @@ enum QualityBench: BenchSuite {
                 return bytes
             }
             var oldBytes = 0
-            let old = try Clock.median(iterations: iterations) {
+            let old = try Clock.medianThreadCPU(iterations: iterations) {
                 oldBytes = try encodeAll(EncodeOptions(quality: 0.8, jpegQuantization: .annexK))
             }
             for effort in EncodeEffort.allCases {
                 var bytes = 0
-                let time = try Clock.median(iterations: iterations) { bytes = try encodeAll(EncodeOptions(quality: 0.8, effort: effort)) }
+                let time = try Clock.medianThreadCPU(iterations: iterations) { bytes = try encodeAll(EncodeOptions(quality: 0.8, effort: effort)) }
                 let isDefault = effort == .balanced && format == .jpeg
                 BenchReport.shared.add(BenchResult(
                     suite: name, name: "\(format) q80 effort \(effort) of \(thumbnails.count) photos at 400 px (\(bytes) B; before \(oldBytes) B)",
@@ -75,14 +76,14 @@ enum QualityBench: BenchSuite {
                     higherIsBetter: false, goal: isDefault ? "≤ 1.5× before" : nil, goalMet: isDefault ? time <= old * 1.5 : nil))
             }
         }
-        let metric = try Clock.median(iterations: iterations) {
+        let metric = try Clock.medianThreadCPU(iterations: iterations) {
             for buffer in thumbnails { _ = try SSIMULACRA2.score(reference: buffer, distorted: buffer) }
         }
         BenchReport.shared.add(BenchResult(
             suite: name, name: "SSIMULACRA2 of \(thumbnails.count) photos at 400 px (reference and comparison)", unit: "ms",
             ours: metric * 1000, peer: nil, peerName: nil, higherIsBetter: false, goal: nil, goalMet: nil))
         let references = thumbnails.map { SSIMULACRA2.Reference($0) }
-        let comparison = try Clock.median(iterations: iterations) {
+        let comparison = try Clock.medianThreadCPU(iterations: iterations) {
             for (reference, buffer) in zip(references, thumbnails) { _ = try reference.score(buffer) }
         }
         BenchReport.shared.add(BenchResult(
