@@ -67,6 +67,11 @@ extension ImageLoadTask {
             let replacesStored = replacing || options.contains(.refreshImageCache)
             if let cache = context.cache, noStore || (replacesStored && !isWholeRepresentation) {
                 cache.removeReplacedEntry(forKey: context.cacheKey, disk: !options.contains(.ignoreDiskCache))
+            } else if let cache = context.cache, replacesStored {
+                // Stored in place of the old bytes: the key's other images in memory (thumbnails, transforms) were
+                // decoded from those, and the freshness this response records for the key must not pass them
+                // off as fresh. They go; the next request of each decodes the new bytes.
+                cache.removeFromMemory(forKey: context.cacheKey)
             }
             imageQueue.async { [self] in
                 decodeAndFinish(fetched.body, source: .remote, metadata: metadata, storesToDisk: storesToDisk)

@@ -197,6 +197,27 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         XCTAssertEqual(plain.source, .diskCache)
     }
 
+    /// Defect (found beside the above): a storable 200 replacing the stored image records the URL as fresh in the
+    /// memory freshness table (`FreshnessTable`, by cache key); the old image's thumbnail, still in memory under
+    /// the same key, then passed for fresh with it and was served to `.useHTTPCache` for the new one's lifetime.
+    func testAStorable200ReplacingTheImageDoesNotLetItsOldThumbnailPassForFresh() throws {
+        let new = self.new
+        let server = try origin { n, conditional in
+            // The thumbnail's revalidation (request 2) is confirmed; the next one gets new bytes, fresh for 10 min.
+            n == 2 && conditional ? RawImageResponse.notModified(["ETag: \"v1\"", "Cache-Control: no-cache"])
+                : RawImageResponse.with(["ETag: \"v2\"", "Cache-Control: max-age=600"], body: new)
+        }
+        let path = "/replaced-storable.png"
+        let url = server.url(path)
+        let manager = try manager("a")
+        XCTAssertEqual(manager.loadAndWait(url).image?.width, 64)
+        XCTAssertEqual(manager.loadAndWait(url, thumbnailPixelSize: 16).image?.height, 12, "precondition: old thumbnail")
+        XCTAssertEqual(manager.loadAndWait(url).image?.width, 32, "precondition: the new bytes replaced the old")
+        XCTAssertEqual(server.requestHeads(for: path).count, 3)
+        let thumbnail = manager.loadAndWait(url, thumbnailPixelSize: 16)
+        XCTAssertEqual(thumbnail.image?.height, 8, "the old image's thumbnail must not pass for fresh from memory")
+    }
+
     // MARK: - Disk prefetch
 
     func testADiskPrefetchRefreshAnsweredByANoStore200TakesTheOldBytesOut() async throws {
