@@ -46,6 +46,25 @@ extension ImageCache {
         }
     }
 
+    /// Takes `key` out of the caches without blocking, when a response replaced the stored one and may not be
+    /// stored in its place (`no-store` under `.useHTTPCache`, a 206): RFC 9111 §4.3.3 (the stored response is not
+    /// suitable any more) and §3 (the new one is not kept). Every decoded image of it leaves memory now; with
+    /// `disk`, its disk entry leaves on the I/O queue (after the writes queued before it) and its shared-tier copy
+    /// once that key's writes in flight are answered. A failure is logged.
+    func removeReplacedEntry(forKey key: String, disk: Bool) {
+        removeFromMemory(forKey: key)
+        guard disk, isCacheableKey(key) else { return } // a longer key is never stored
+        removeFromSharedTier(forKey: key) // the fleet's copy too
+        guard let diskCache else { return }
+        ioQueue.async {
+            // A read first: most no-store responses replace nothing, and a removal is a write transaction.
+            do { if try diskCache.containsObject(forKey: key) { try diskCache.removeObject(forKey: key) } } catch {
+                WebImageLog.logger.warning("could not remove a replaced disk cache entry",
+                                           metadata: ["key": "\(key)", "error": "\(error)"])
+            }
+        }
+    }
+
     /// Whether `key` fits the disk cache's `keyLengthLimit`: what the pipeline caches at all (a longer key is
     /// delivered, not cached, in memory or on disk).
     func isCacheableKey(_ key: String) -> Bool {

@@ -298,14 +298,18 @@ public final class ImageCache: Sendable {
     /// Removes `key` from the given levels (in memory: every decoded image of it — each decode variant, each
     /// thumbnail size, each transform).
     public func removeImage(forKey key: String, type: ImageCacheType = .all) throws(WebImageError) {
-        if type.contains(.memory) {
-            for variant in takeMemoryVariants(of: key) { memoryCache.removeObject(forKey: variant) }
-            freshness.remove(key)
-        }
+        if type.contains(.memory) { removeFromMemory(forKey: key) }
         if type.contains(.disk), let diskCache {
             waitForPendingWrites()
             do { try diskCache.removeObject(forKey: key) } catch { throw .cacheFailed(error) }
         }
+    }
+
+    /// Removes every decoded image of `key` from memory (each decode variant, thumbnail size and transform) and
+    /// forgets its freshness. Never blocks on the disk.
+    func removeFromMemory(forKey key: String) {
+        for variant in takeMemoryVariants(of: key) { memoryCache.removeObject(forKey: variant) }
+        freshness.remove(key)
     }
 
     // MARK: Decoding

@@ -7,11 +7,13 @@ extension ImageManager {
     /// timeout, credentials, response-size limit, source policy and `file` URL rule; the bytes fetched are stored
     /// on disk under the URL's cache key (unless `options` has `.ignoreDiskCache` or `.cacheMemoryOnly`) and,
     /// off the caller's path, in the shared tier. For callers that decode themselves (an image service choosing the downsampling
-    /// from the header): nothing is decoded and the memory cache is not touched.
+    /// from the header): nothing is decoded and the memory cache is not read.
     ///
     /// With `.useHTTPCache`, as `requestImage`: a disk entry is used only while fresh for this request's headers,
-    /// else revalidated (a 304 serves it and refreshes its HTTP facts); a response with `no-store` is not stored.
-    /// Without it, any disk entry is used. A response other than a whole one (206…) is never stored.
+    /// else revalidated (a 304 serves it and refreshes its HTTP facts); a response with `no-store` is not stored,
+    /// and takes out what the caches held for the URL (disk, shared tier, its decoded images in memory). Without
+    /// it, any disk entry is used. A response other than a whole one (206…) is never stored; answering a
+    /// revalidation or a refresh, it takes the stored entry out as well.
     ///
     /// Cancelling the calling task cancels the transfer. Identical calls in flight are not merged here (an
     /// image service merges them above, per result).
@@ -102,7 +104,13 @@ extension ImageManager {
         let isWholeRepresentation = HTTPCachePolicy.isStorable(status: result.response.statusCode)
         var http = HTTPCachePolicy(response: result.response)
         http.recordVary(of: result.response, requestHeaders: requestHeaders)
-        if usesDisk, let cache, isWholeRepresentation, !(usesHTTPCache && http.noStore) {
+        let noStore = usesHTTPCache && http.noStore
+        // A response that may not be stored leaves nothing of the key behind, as in `requestImage`: with no-store,
+        // always; a partial one when it replaces the stored entry (it answered its revalidation, or a refresh).
+        if let cache, noStore || ((stale != nil || options.contains(.refreshImageCache)) && !isWholeRepresentation) {
+            cache.removeReplacedEntry(forKey: cacheKey, disk: !options.contains(.ignoreDiskCache))
+        }
+        if usesDisk, let cache, isWholeRepresentation, !noStore {
             let metadata = ImageCacheMetadata(scale: 1, http: http)
             cache.storeInSharedTier(result.body, forKey: cacheKey, metadata: metadata)
             do {

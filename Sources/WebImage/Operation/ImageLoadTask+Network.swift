@@ -4,8 +4,9 @@ import ImageCodec
 
 extension ImageLoadTask {
     /// Network step. With `revalidating`, sends the entry's validators; a 304 serves the cached bytes and
-    /// refreshes their HTTP facts on disk, unless it names another entity tag (then the bytes are fetched anew).
-    func fetch(revalidating cached: CachedEntry?) {
+    /// refreshes their HTTP facts on disk, unless it names another entity tag (then the bytes are fetched anew,
+    /// `replacing` the entry). A response that replaces the stored entry and may not be stored takes it out.
+    func fetch(revalidating cached: CachedEntry?, replacing: Bool = false) {
         guard !isDone else { return }
         var request = context.fetchRequest
         request.priority = state.withLock { $0.priority }
@@ -27,7 +28,7 @@ extension ImageLoadTask {
             onProgress: { [self] received, expected in
                 for subscriber in subscribers { subscriber.deliverProgress(received: received, expected: expected) }
             },
-            completion: { [self] result in didFetch(result, revalidating: cached) }
+            completion: { [self] result in didFetch(result, revalidating: cached, replacing: replacing || cached != nil) }
         )
         let cancelled = state.withLock { s -> Bool in
             guard !s.isDone else { return true }
@@ -42,7 +43,9 @@ extension ImageLoadTask {
         state.withLock { $0.progressive.expectedLength = response.expectedContentLength }
     }
 
-    private func didFetch(_ result: Result<FetchResult, FetchError>, revalidating cached: CachedEntry?) {
+    /// `replacing`: the request was made in place of a stored entry (its revalidation, or the fetch after a 304
+    /// that could not freshen it).
+    private func didFetch(_ result: Result<FetchResult, FetchError>, revalidating cached: CachedEntry?, replacing: Bool) {
         switch result {
         case .success(let fetched):
             var http = HTTPCachePolicy(response: fetched.response)
@@ -53,8 +56,23 @@ extension ImageLoadTask {
             let isWholeRepresentation = HTTPCachePolicy.isStorable(status: fetched.response.statusCode)
             let metadata = ImageCacheMetadata(scale: 1, http: isWholeRepresentation ? http : nil)
             let options = context.options
+            let noStore = options.contains(.useHTTPCache) && http.noStore
             let storesToDisk = !options.contains(.ignoreDiskCache) && !options.contains(.cacheMemoryOnly)
-                && !(options.contains(.useHTTPCache) && http.noStore) && isWholeRepresentation
+                && !noStore && isWholeRepresentation
+            // A response that may not be stored leaves nothing of the key behind (RFC 9111 §4.3.3, §3): with
+            // no-store, always (whatever is stored is superseded, maybe a copy this lookup did not see); a partial
+            // one, when it replaces the stored entry (it answered its revalidation — the origin did not say
+            // 304 — or a refresh). Memory now (this image is stored there after its decode); the disk and the
+            // shared tier unless the request skips the disk.
+            let replacesStored = replacing || options.contains(.refreshImageCache)
+            if let cache = context.cache, noStore || (replacesStored && !isWholeRepresentation) {
+                cache.removeReplacedEntry(forKey: context.cacheKey, disk: !options.contains(.ignoreDiskCache))
+            } else if let cache = context.cache, replacesStored {
+                // Stored in place of the old bytes: the key's other images in memory (thumbnails, transforms) were
+                // decoded from those, and the freshness this response records for the key must not pass them
+                // off as fresh. They go; the next request of each decodes the new bytes.
+                cache.removeFromMemory(forKey: context.cacheKey)
+            }
             imageQueue.async { [self] in
                 decodeAndFinish(fetched.body, source: .remote, metadata: metadata, storesToDisk: storesToDisk)
             }
@@ -65,7 +83,7 @@ extension ImageLoadTask {
                 // taking it would give the stored bytes its tag and lifetime (RFC 9111 §4.3.4). Fetch anew.
                 WebImageLog.logger.info("304 to a request without validators; fetching the bytes again",
                                         metadata: ["url": "\(context.url)"])
-                fetch(revalidating: nil)
+                fetch(revalidating: nil, replacing: true)
                 return
             }
             guard (cached.metadata.http ?? HTTPCachePolicy()).canBeFreshened(by: response) else {
@@ -73,7 +91,7 @@ extension ImageLoadTask {
                 // given its tag, which would make every later revalidation a 304 for the old bytes). Fetch anew.
                 WebImageLog.logger.info("304 names another ETag than the cached bytes; fetching them again",
                                         metadata: ["url": "\(context.url)"])
-                fetch(revalidating: nil)
+                fetch(revalidating: nil, replacing: true)
                 return
             }
             var refreshed = cached.metadata

@@ -9,8 +9,9 @@ extension ImageManager {
     /// transfer and a disk write (source `.remote`). The completion gets no image.
     ///
     /// Bytes that are not a known image format are not stored (`.decodeFailed(.unknownFormat)`); with
-    /// `.useHTTPCache`, a `Cache-Control: no-store` response is not stored either. Without a disk cache (no
-    /// cache, `.ignoreDiskCache` or `.cacheMemoryOnly`) it finishes at once with source `.none` and no error.
+    /// `.useHTTPCache`, a `Cache-Control: no-store` response is not stored either, and takes out what the caches
+    /// held for the URL (with `.refreshImageCache`, a 206 too). Without a disk cache (no cache, `.ignoreDiskCache`
+    /// or `.cacheMemoryOnly`) it finishes at once with source `.none` and no error.
     ///
     /// - Important: Thread-safe. The completion runs exactly once, on the cache's I/O queue or the network
     ///   thread (or on the caller's thread when cancelled).
@@ -47,7 +48,13 @@ extension ImageManager {
                     http.recordVary(of: fetched.response, requestHeaders: request.headers)
                     // Not a 206 or another partial answer: only a whole representation is stored (RFC 9111 §3.3).
                     let isWhole = HTTPCachePolicy.isStorable(status: fetched.response.statusCode)
-                    if isWhole, !(options.contains(.useHTTPCache) && http.noStore) {
+                    let noStore = options.contains(.useHTTPCache) && http.noStore
+                    // Nothing of the key stays behind a response that may not be stored (as in `requestImage`):
+                    // with no-store, always; a partial one when it answers a refresh.
+                    if noStore || (options.contains(.refreshImageCache) && !isWhole) {
+                        cache.removeReplacedEntry(forKey: key, disk: true)
+                    }
+                    if isWhole, !noStore {
                         let metadata = ImageCacheMetadata(scale: 1, http: http)
                         cache.storeOnDisk(fetched.body, forKey: key, metadata: metadata)
                         cache.storeInSharedTier(fetched.body, forKey: key, metadata: metadata)

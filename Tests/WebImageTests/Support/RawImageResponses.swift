@@ -20,14 +20,15 @@ enum RawImageResponse {
 }
 
 extension ImageManager {
-    /// Requests `url` with `options` (default `.useHTTPCache`) and waits up to `timeout` seconds for its final
-    /// completion (progress stages skipped); a timeout is a test failure at the caller's line.
-    func loadAndWait(_ url: URL, options: ImageOptions = [.useHTTPCache], timeout: Double = 20,
-                     file: StaticString = #filePath, line: UInt = #line)
+    /// Requests `url` with `options` (default `.useHTTPCache`), at `thumbnailPixelSize` when given, and waits up to
+    /// `timeout` seconds for its final completion (progress stages skipped); a timeout is a test failure at the
+    /// caller's line.
+    func loadAndWait(_ url: URL, options: ImageOptions = [.useHTTPCache], thumbnailPixelSize: Int? = nil,
+                     timeout: Double = 20, file: StaticString = #filePath, line: UInt = #line)
         -> (image: Image?, source: ImageSource, error: WebImageError?) {
         let done = DispatchSemaphore(value: 0)
         let box = Mutex<(Image?, ImageSource, WebImageError?)>((nil, .none, nil))
-        requestImage(url: url, options: options) { image, _, source, stage, error in
+        requestImage(url: url, options: options, thumbnailPixelSize: thumbnailPixelSize) { image, _, source, stage, error in
             guard stage != .progress else { return }
             box.withLock { $0 = (image, source, error) }
             done.signal()
