@@ -10,6 +10,8 @@
 #include <stdint.h>
 // The resampler's loops (their own header; included here so a build whose module cache predates it sees it).
 #include "wi_resample.h"
+// The box prefilter's loops (their own header, included here for the same reason).
+#include "wi_box_prefilter.h"
 // The colour stage's matrix-shaper fast path (its own header, included here for the same reason).
 #include "wi_color.h"
 // AVIF output's RGB → YCbCr conversion (its own header, included here for the same reason).

@@ -32,8 +32,8 @@ extension PixelBuffer {
     ///   Returns `self` when the size is unchanged.
     /// - Throws: `ImageProcessingError.invalidSize` for a non-positive size or one over
     ///   `maxProcessedPixelCount`; `ImageCodecError.allocationFailed`.
-    /// - Important: O(source pixels): about 12 ms of CPU for 4000×3000 → 400×300 with any filter (shrinks by 8
-    ///   or more average pixel blocks first, see `RowResampler`); pure, thread-safe.
+    /// - Important: O(source pixels): about 18 ms of CPU for 4000×3000 → 400×300 with Lanczos3, 11 with `.area`
+    ///   (shrinks by 8 or more average pixel blocks first, see `RowResampler`); pure, thread-safe.
     public func resized(width: Int, height: Int, filter: ResamplingFilter = .default) throws -> PixelBuffer {
         try resized(width: width, height: height, filter: filter, sourceExtent: nil)
     }
