@@ -69,7 +69,11 @@ public struct AVIFEncoder: ImageEncoding {
     /// What this codec can do: stills, animations, incremental data.
     public var capabilities: ImageCodecCapabilities { [.still, .animation] }
 
-    /// Encodes `frames` (one for a still) with `loopCount` (0 = forever) and `options`. Thread-safe.
+    /// Encodes `frames` (one for a still) and `options`. Thread-safe.
+    ///
+    /// `loopCount` is not written: libavif 0.11 has no edit list to hold it, so every sequence loops forever
+    /// (players read a sequence without one as looping). `webimage-server`'s `format=auto` writes an animation that
+    /// stops as WebP or GIF instead.
     public func encode(_ frames: [ImageFrame], format: ImageFormat, loopCount: Int, options: EncodeOptions) throws -> Data {
         // A speed set by automatic quality's re-encode is for bytes: libaom's own tools, none trimmed.
         try encode(frames, options: options, libaomOptions: options.avifSpeed == nil ? Self.libaomOptions(for: options.effort) : [])

@@ -42,6 +42,16 @@ public struct JXLEncoder: ImageEncoding {
     /// The largest side libjxl writes at codestream level 5 (the level every decoder must read): 262,144.
     public static let maximumSide = 1 << 18
 
+    /// Lossy images with a side under this many pixels (32) are encoded at a distance of at most
+    /// `narrowImageMaximumDistance`. libjxl 0.7 dies with SIGSEGV on narrow images at larger distances (`cjxl`
+    /// itself does, at efforts 4–6, on flat and noise pixels): VarDCT at 4.5 and more on widths 1–8 and 17–24 at
+    /// heights 2,100–4,096 (not at widths 9–16 or 25 and wider, nor 2,048 or 6,000 tall), modular mode at 25 on
+    /// 1 × 1,000 and 2 × 1,000. The regions have no pattern to trust, so every image that narrow on either side is
+    /// kept to the distance no narrow shape measured crashed at (docs/quality.md); its bytes barely matter.
+    public static let narrowImageSide = 32
+    /// The largest distance a narrow image is encoded at (`narrowImageSide`): 2.0 (quality about 79).
+    public static let narrowImageMaximumDistance: Float = 2.0
+
     /// Makes the encoder.
     public init() {}
 
@@ -99,7 +109,9 @@ public struct JXLEncoder: ImageEncoding {
         if options.isLossless {
             try session.check(JxlEncoderSetFrameLossless(settings, 1), "JxlEncoderSetFrameLossless")
         } else {
-            try session.check(JxlEncoderSetFrameDistance(settings, Self.distance(quality: options.quality)), "JxlEncoderSetFrameDistance")
+            var distance = Self.distance(quality: options.quality)
+            if min(width, height) < Self.narrowImageSide { distance = min(distance, Self.narrowImageMaximumDistance) }
+            try session.check(JxlEncoderSetFrameDistance(settings, distance), "JxlEncoderSetFrameDistance")
         }
 
         var pixelFormat = JxlPixelFormat(num_channels: hasAlpha ? 4 : 3, data_type: JXL_TYPE_UINT8,

@@ -176,8 +176,14 @@ extension ImageService {
     /// recompression reserves only its own cost; when libjxl refuses the JPEG, the render is planned again to
     /// encode the pixels and reserves that cost in turn (reserving both at once held 1.14 GB for a 4096² JPEG
     /// whose recompression grew the resident memory by 250 MB: RenderBudgetAccountingTests).
-    private func reserveAndRun(_ plan: RenderPlan, data: Data, watermarks: [URL: Data], deadline: ContinuousClock.Instant?,
+    private func reserveAndRun(_ requested: RenderPlan, data: Data, watermarks: [URL: Data], deadline: ContinuousClock.Instant?,
                                finish: @escaping @Sendable (Result<ImageResult, any Error>) -> Void) {
+        var checked = requested
+        // Lossless recompression copies the JPEG's segments: its EXIF (a camera's position), XMP, comments and ICC
+        // profile (the DCT coefficients stay in the file's colour space), where every other output is untagged sRGB
+        // without metadata (docs/colour.md). Such a JPEG's pixels are encoded instead.
+        if checked.recompressesJPEG, JPEGMetadataSegments.carriesMetadata(data) { checked.recompressesJPEG = false }
+        let plan = checked
         // The peak of the whole render, not only its decode: the decoded source, every buffer shaping
         // makes (a blur's working plane is twice its output), every output frame the encoder holds
         // until it encodes (up to 800 MB for 200 Mpx of animation) and the encoder's own buffers
@@ -515,7 +521,8 @@ struct RenderPlan: Sendable {
         let side = max(geometry.outputWidth, geometry.outputHeight)
         format = FormatNegotiation.outputFormat(requested: options.format, candidates: candidates,
                                                 sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated,
-                                                sourceFormat: info.format, fits: { side <= Self.maximumSide(of: $0) })
+                                                sourceFormat: info.format, fits: { side <= Self.maximumSide(of: $0) },
+                                                animates: { Self.animatesKeepingLoopCount($0, loopCount: info.loopCount) })
         guard side <= Self.maximumSide(of: format) else {
             throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the \(format) maximum of "
                               + "\(Self.maximumSide(of: format)) pixels a side")
@@ -721,6 +728,14 @@ struct RenderPlan: Sendable {
         case .focalPoint(let x, let y): return (x, y)
         case .smart, .entropy: return (0.5, 0.5)
         }
+    }
+
+    /// Whether `format=auto` may write a kept animation of `loopCount` (0: forever) as `format`: a registered
+    /// encoder writes it animated, and it keeps the loop count. AVIF does not when the animation stops: libavif
+    /// 0.11 writes no edit list, so every AVIF sequence it writes loops forever (a GIF that plays once would play
+    /// on); WebP, JPEG XL and GIF keep the count.
+    static func animatesKeepingLoopCount(_ format: ImageFormat, loopCount: Int) -> Bool {
+        ImageCodecRegistry.shared.canEncode(format, frameCount: 2) && !(format == .avif && loopCount != 0)
     }
 
     /// The longest side the encoder of `format` writes: WebP 16,383 (`WEBP_MAX_DIMENSION`), JPEG 65,500
