@@ -65,13 +65,18 @@ enum Clock {
 
     /// Runs `body` `iterations` times after `warmup` runs and returns the median seconds per run.
     static func median(iterations: Int, warmup: Int = 1, _ body: () throws -> Void) rethrows -> Double {
+        try median(iterations: iterations, warmup: warmup, clock: now, body)
+    }
+
+    /// The median of `iterations` runs of `body` (after `warmup` runs), in seconds of `clock`.
+    private static func median(iterations: Int, warmup: Int, clock: () -> Double, _ body: () throws -> Void) rethrows -> Double {
         for _ in 0..<warmup { try body() }
         var samples: [Double] = []
         samples.reserveCapacity(iterations)
         for _ in 0..<iterations {
-            let t0 = now()
+            let t0 = clock()
             try body()
-            samples.append(now() - t0)
+            samples.append(clock() - t0)
         }
         samples.sort()
         return samples[samples.count / 2]
@@ -87,15 +92,7 @@ enum Clock {
 
     /// As `median`, in the calling thread's CPU seconds: for single-threaded work on a shared machine.
     static func medianThreadCPU(iterations: Int, warmup: Int = 1, _ body: () throws -> Void) rethrows -> Double {
-        for _ in 0..<warmup { try body() }
-        var samples: [Double] = []
-        for _ in 0..<iterations {
-            let t0 = threadCPUTime()
-            try body()
-            samples.append(threadCPUTime() - t0)
-        }
-        samples.sort()
-        return samples[samples.count / 2]
+        try median(iterations: iterations, warmup: warmup, clock: threadCPUTime, body)
     }
 
     /// CPU time (user + system) of this process so far, in seconds.

@@ -76,12 +76,13 @@ package enum AutomaticQuality {
     /// photographs, with a margin for a busier machine. Smooth images are the exception (PastelHills at 1000×625:
     /// 40–42×, `Review21AVIFRefinementTests`): the pixel bound covers them.
     static let avifRefinementCostRatio = 16
-    /// A floor under the first re-encode's estimate, in seconds a pixel: 6 µs (speed 5 measured 2.3–4.6 µs a pixel
+    /// A floor under the first re-encode's estimate, in seconds a pixel: 7 µs (speed 5 measured 2.3–4.6 µs a pixel
     /// at 0.1–2.5 Mpx on this 2-core machine, `avifenc` user time, process start included; up to 6.9 µs under load,
-    /// where the winner's own time, the other term, grows too), so a 400×300 output needs 0.7 s before the deadline
-    /// and a 1200×800 one 5.8 s. The second re-encode is estimated from the first one's measured time (encode and
+    /// where the winner's own time, the other term, grows too; 6 µs until 2026-11-30, when a smooth 1000×625 image
+    /// took 6.3–6.5 µs a pixel in process on a loaded machine, `Review21AVIFRefinementTests`), so a 400×300 output
+    /// needs 0.84 s before the deadline and a 1200×800 one 6.7 s. The second re-encode is estimated from the first one's measured time (encode and
     /// score), × `avifRefinementRepeatMargin`.
-    static let avifRefinementSecondsPerPixel = 6e-6
+    static let avifRefinementSecondsPerPixel = 7e-6
     /// The second re-encode's estimate over the first one's measured time: 1.25 (a neighbouring quantizer).
     static let avifRefinementRepeatMargin = 1.25
 
