@@ -35,18 +35,6 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// A manager on the disk folder `name` (a second call with the same name: a restarted process on the same
-    /// cache), over `tier` when given.
-    private func manager(_ name: String, tier: (any RemoteCacheTier)? = nil) throws -> ImageManager {
-        let cache = try ImageCache(path: directory.appendingPathComponent(name).path, sharedTier: tier)
-        return ImageManager(cache: cache, queue: FetchQueue(maxConcurrentTransfers: 4))
-    }
-
-    private static func isConditional(_ head: String) -> Bool {
-        let lower = head.lowercased()
-        return lower.contains("if-none-match:") || lower.contains("if-modified-since:")
-    }
-
     /// An origin: request 1 gets the old image (`ETag "v1"`, `no-cache`); request `n` ≥ 2 gets `answer(n, conditional)`.
     private func origin(_ answer: @escaping @Sendable (_ n: Int, _ conditional: Bool) -> [UInt8]) throws -> RawHTTPServer {
         let count = Mutex(0)
@@ -54,7 +42,7 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         let server = try RawHTTPServer { _, head in
             let n = count.withLock { $0 += 1; return $0 }
             if n == 1 { return RawImageResponse.with(["ETag: \"v1\"", "Cache-Control: no-cache"], body: old) }
-            return answer(n, Self.isConditional(head))
+            return answer(n, RawImageResponse.isConditional(head))
         }
         raw = server
         return server
@@ -75,7 +63,7 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         let server = try origin { _, _ in newNoStore }
         let path = "/replaced.png"
         let url = server.url(path)
-        let manager = try manager("a")
+        let manager = try ImageManager.onDisk(directory, "a")
         XCTAssertEqual(manager.loadAndWait(url).image?.width, 64)
         XCTAssertTrue(try isOnDisk(url, in: manager), "precondition: the old image is stored")
         // The old image's thumbnail, decoded from the disk entry, now in memory too.
@@ -87,11 +75,11 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         XCTAssertEqual(revalidated.source, .remote)
         let heads = server.requestHeads(for: path)
         XCTAssertEqual(heads.count, 2)
-        XCTAssertTrue(heads.last.map(Self.isConditional) ?? false, "precondition: the second request revalidated")
+        XCTAssertTrue(heads.last.map(RawImageResponse.isConditional) ?? false, "precondition: the second request revalidated")
 
         XCTAssertFalse(try isOnDisk(url, in: manager), "the superseded bytes must not stay on disk")
         XCTAssertNil(try manager.cache?.getMetadata(forKey: url.absoluteString), "nor their metadata")
-        let restarted = try self.manager("a")
+        let restarted = try ImageManager.onDisk(directory, "a")
         let plain = restarted.loadAndWait(url, options: [])
         XCTAssertEqual(plain.image?.width, 32, "a restarted process must not get the superseded image from disk")
         XCTAssertEqual(plain.source, .remote)
@@ -106,18 +94,18 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         let url = server.url(path)
         let key = url.absoluteString
         let tier = DictionaryTier()
-        let workerA = try manager("a", tier: tier)
+        let workerA = try ImageManager.onDisk(directory, "a", tier: tier)
         XCTAssertEqual(workerA.loadAndWait(url).image?.width, 64)
         workerA.cache?.waitForPendingWrites()
         XCTAssertTrue(workerA.cache?.waitForPendingSharedWrites() ?? false)
         XCTAssertTrue(tier.contains(key), "precondition: the old image is in the shared tier")
 
         XCTAssertEqual(workerA.loadAndWait(url).image?.width, 32)
-        XCTAssertTrue(server.requestHeads(for: path).last.map(Self.isConditional) ?? false,
+        XCTAssertTrue(server.requestHeads(for: path).last.map(RawImageResponse.isConditional) ?? false,
                       "precondition: the second request revalidated")
         XCTAssertTrue(workerA.cache?.waitForPendingSharedWrites() ?? false)
         XCTAssertFalse(tier.contains(key), "the superseded bytes must not stay in the shared tier")
-        let workerB = try manager("b", tier: tier)
+        let workerB = try ImageManager.onDisk(directory, "b", tier: tier)
         let plain = workerB.loadAndWait(url, options: [])
         XCTAssertEqual(plain.image?.width, 32, "another worker must not get the superseded image from the shared tier")
         XCTAssertEqual(plain.source, .remote)
@@ -131,13 +119,13 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         }
         let path = "/replaced-after-304.png"
         let url = server.url(path)
-        let manager = try manager("a")
+        let manager = try ImageManager.onDisk(directory, "a")
         XCTAssertEqual(manager.loadAndWait(url).image?.width, 64)
         XCTAssertEqual(manager.loadAndWait(url).image?.width, 32)
         let heads = server.requestHeads(for: path)
         XCTAssertEqual(heads.count, 3, "precondition: revalidated (304 \"v2\"), then fetched again")
         XCTAssertFalse(try isOnDisk(url, in: manager), "the superseded bytes must not stay on disk")
-        let plain = try self.manager("a").loadAndWait(url, options: [])
+        let plain = try ImageManager.onDisk(directory, "a").loadAndWait(url, options: [])
         XCTAssertEqual(plain.image?.width, 32)
         XCTAssertEqual(plain.source, .remote)
     }
@@ -147,12 +135,12 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         let newNoStore = self.newNoStore
         let server = try origin { _, _ in newNoStore }
         let url = server.url("/refreshed.png")
-        let manager = try manager("a")
+        let manager = try ImageManager.onDisk(directory, "a")
         XCTAssertEqual(manager.loadAndWait(url, options: []).image?.width, 64)
         XCTAssertTrue(try isOnDisk(url, in: manager), "precondition: the old image is stored")
         XCTAssertEqual(manager.loadAndWait(url, options: [.useHTTPCache, .refreshImageCache]).image?.width, 32)
         XCTAssertFalse(try isOnDisk(url, in: manager), "the superseded bytes must not stay on disk")
-        let plain = try self.manager("a").loadAndWait(url, options: [])
+        let plain = try ImageManager.onDisk(directory, "a").loadAndWait(url, options: [])
         XCTAssertEqual(plain.image?.width, 32)
         XCTAssertEqual(plain.source, .remote)
     }
@@ -168,13 +156,13 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         }
         let path = "/replaced-206.png"
         let url = server.url(path)
-        let manager = try manager("a")
+        let manager = try ImageManager.onDisk(directory, "a")
         XCTAssertEqual(manager.loadAndWait(url).image?.width, 64)
         XCTAssertEqual(manager.loadAndWait(url).image?.width, 32)
-        XCTAssertTrue(server.requestHeads(for: path).last.map(Self.isConditional) ?? false,
+        XCTAssertTrue(server.requestHeads(for: path).last.map(RawImageResponse.isConditional) ?? false,
                       "precondition: the second request revalidated")
         XCTAssertFalse(try isOnDisk(url, in: manager), "the superseded bytes must not stay on disk")
-        let plain = try self.manager("a").loadAndWait(url, options: [])
+        let plain = try ImageManager.onDisk(directory, "a").loadAndWait(url, options: [])
         XCTAssertEqual(plain.image?.width, 32)
         XCTAssertEqual(plain.source, .remote)
     }
@@ -187,12 +175,12 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
             RawImageResponse.with(["ETag: \"v2\"", "Cache-Control: max-age=600", "Vary: *"], body: new)
         }
         let url = server.url("/replaced-vary-star.png")
-        let manager = try manager("a")
+        let manager = try ImageManager.onDisk(directory, "a")
         XCTAssertEqual(manager.loadAndWait(url).image?.width, 64)
         XCTAssertEqual(manager.loadAndWait(url).image?.width, 32)
         manager.cache?.waitForPendingWrites()
         XCTAssertEqual(try manager.cache?.getImageData(forKey: url.absoluteString), new)
-        let plain = try self.manager("a").loadAndWait(url, options: [])
+        let plain = try ImageManager.onDisk(directory, "a").loadAndWait(url, options: [])
         XCTAssertEqual(plain.image?.width, 32)
         XCTAssertEqual(plain.source, .diskCache)
     }
@@ -209,7 +197,7 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         }
         let path = "/replaced-storable.png"
         let url = server.url(path)
-        let manager = try manager("a")
+        let manager = try ImageManager.onDisk(directory, "a")
         XCTAssertEqual(manager.loadAndWait(url).image?.width, 64)
         XCTAssertEqual(manager.loadAndWait(url, thumbnailPixelSize: 16).image?.height, 12, "precondition: old thumbnail")
         XCTAssertEqual(manager.loadAndWait(url).image?.width, 32, "precondition: the new bytes replaced the old")
@@ -224,7 +212,7 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         let newNoStore = self.newNoStore
         let server = try origin { _, _ in newNoStore }
         let url = server.url("/prefetch-refreshed.png")
-        let manager = try manager("a")
+        let manager = try ImageManager.onDisk(directory, "a")
         XCTAssertEqual(manager.loadAndWait(url, options: []).image?.width, 64)
         XCTAssertTrue(try isOnDisk(url, in: manager), "precondition: the old image is stored")
         let prefetcher = ImagePrefetcher(manager: manager, destination: .diskCache,
@@ -241,7 +229,7 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         let server = try origin { _, _ in newNoStore }
         let path = "/data-replaced.png"
         let url = server.url(path)
-        let manager = try manager("a")
+        let manager = try ImageManager.onDisk(directory, "a")
         let first = try await manager.imageData(for: url, options: [.useHTTPCache])
         XCTAssertEqual(first.data, old)
         // The old image decoded into memory from the disk entry (no request).
@@ -252,10 +240,10 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         XCTAssertEqual(second.source, .remote)
         let heads = server.requestHeads(for: path)
         XCTAssertEqual(heads.count, 2)
-        XCTAssertTrue(heads.last.map(Self.isConditional) ?? false, "precondition: the second call revalidated")
+        XCTAssertTrue(heads.last.map(RawImageResponse.isConditional) ?? false, "precondition: the second call revalidated")
 
         XCTAssertFalse(try isOnDisk(url, in: manager), "the superseded bytes must not stay on disk")
-        let restarted = try await self.manager("a").imageData(for: url, options: [])
+        let restarted = try await ImageManager.onDisk(directory, "a").imageData(for: url, options: [])
         XCTAssertEqual(restarted.data, new, "a restarted process must not get the superseded bytes from disk")
         XCTAssertEqual(restarted.source, .remote)
         XCTAssertNotEqual(manager.loadAndWait(url, options: []).image?.width, 64,
@@ -269,18 +257,18 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         let url = server.url(path)
         let key = url.absoluteString
         let tier = DictionaryTier()
-        let workerA = try manager("a", tier: tier)
+        let workerA = try ImageManager.onDisk(directory, "a", tier: tier)
         _ = try await workerA.imageData(for: url, options: [.useHTTPCache])
         XCTAssertTrue(workerA.cache?.waitForPendingSharedWrites() ?? false)
         XCTAssertTrue(tier.contains(key), "precondition: the old bytes are in the shared tier")
 
         let second = try await workerA.imageData(for: url, options: [.useHTTPCache])
         XCTAssertEqual(second.data, new)
-        XCTAssertTrue(server.requestHeads(for: path).last.map(Self.isConditional) ?? false,
+        XCTAssertTrue(server.requestHeads(for: path).last.map(RawImageResponse.isConditional) ?? false,
                       "precondition: the second call revalidated")
         XCTAssertTrue(workerA.cache?.waitForPendingSharedWrites() ?? false)
         XCTAssertFalse(tier.contains(key), "the superseded bytes must not stay in the shared tier")
-        let workerB = try await manager("b", tier: tier).imageData(for: url, options: [])
+        let workerB = try await ImageManager.onDisk(directory, "b", tier: tier).imageData(for: url, options: [])
         XCTAssertEqual(workerB.data, new, "another worker must not get the superseded bytes from the shared tier")
         XCTAssertEqual(workerB.source, .remote)
     }
@@ -293,13 +281,13 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         }
         let path = "/data-replaced-after-304.png"
         let url = server.url(path)
-        let manager = try manager("a")
+        let manager = try ImageManager.onDisk(directory, "a")
         _ = try await manager.imageData(for: url, options: [.useHTTPCache])
         let second = try await manager.imageData(for: url, options: [.useHTTPCache])
         XCTAssertEqual(second.data, new)
         XCTAssertEqual(server.requestHeads(for: path).count, 3, "precondition: revalidated (304 \"v2\"), then fetched again")
         XCTAssertFalse(try isOnDisk(url, in: manager), "the superseded bytes must not stay on disk")
-        let restarted = try await self.manager("a").imageData(for: url, options: [])
+        let restarted = try await ImageManager.onDisk(directory, "a").imageData(for: url, options: [])
         XCTAssertEqual(restarted.data, new)
         XCTAssertEqual(restarted.source, .remote)
     }
@@ -313,14 +301,14 @@ final class HTTPNoStoreReplacementTests: XCTestCase {
         }
         let path = "/data-replaced-206.png"
         let url = server.url(path)
-        let manager = try manager("a")
+        let manager = try ImageManager.onDisk(directory, "a")
         _ = try await manager.imageData(for: url, options: [.useHTTPCache])
         let second = try await manager.imageData(for: url, options: [.useHTTPCache])
         XCTAssertEqual(second.data, new)
-        XCTAssertTrue(server.requestHeads(for: path).last.map(Self.isConditional) ?? false,
+        XCTAssertTrue(server.requestHeads(for: path).last.map(RawImageResponse.isConditional) ?? false,
                       "precondition: the second call revalidated")
         XCTAssertFalse(try isOnDisk(url, in: manager), "the superseded bytes must not stay on disk")
-        let restarted = try await self.manager("a").imageData(for: url, options: [])
+        let restarted = try await ImageManager.onDisk(directory, "a").imageData(for: url, options: [])
         XCTAssertEqual(restarted.data, new)
         XCTAssertEqual(restarted.source, .remote)
     }

@@ -22,20 +22,6 @@ final class Review26AttackTests: XCTestCase {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    /// A manager with its own disk folder `name`, over `tier` when given.
-    private func manager(_ name: String, tier: (any RemoteCacheTier)? = nil) throws -> ImageManager {
-        let cache = try ImageCache(path: directory.appendingPathComponent(name).path, sharedTier: tier)
-        return ImageManager(cache: cache, queue: FetchQueue(maxConcurrentTransfers: 4))
-    }
-
-
-
-
-    private static func isConditional(_ head: String) -> Bool {
-        let lower = head.lowercased()
-        return lower.contains("if-none-match:") || lower.contains("if-modified-since:")
-    }
-
     // MARK: - no-store after a 304, with a shared tier
 
     /// Defect: a 304 whose fields say `no-store` takes the entry out of the local disk only. `didFetch`'s 304 branch
@@ -49,12 +35,12 @@ final class Review26AttackTests: XCTestCase {
     func testA304CarryingNoStoreAlsoTakesTheEntryOutOfTheSharedTier() throws {
         let png = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, head in
-            if Self.isConditional(head) { return RawImageResponse.notModified(["ETag: \"v1\"", "Cache-Control: no-store"]) }
+            if RawImageResponse.isConditional(head) { return RawImageResponse.notModified(["ETag: \"v1\"", "Cache-Control: no-store"]) }
             return RawImageResponse.with(["ETag: \"v1\"", "Cache-Control: no-cache"], body: png)
         }
         raw = server
         let tier = DictionaryTier()
-        let manager = try manager("a", tier: tier)
+        let manager = try ImageManager.onDisk(directory, "a", tier: tier)
         let url = server.url("/no-store-304-shared.png")
         let key = url.absoluteString
         XCTAssertEqual(manager.loadAndWait(url).source, .remote)
@@ -64,7 +50,7 @@ final class Review26AttackTests: XCTestCase {
 
         let second = manager.loadAndWait(url)
         XCTAssertEqual(second.image?.width, 64)
-        XCTAssertTrue(server.requestHeads(for: "/no-store-304-shared.png").last.map(Self.isConditional) ?? false,
+        XCTAssertTrue(server.requestHeads(for: "/no-store-304-shared.png").last.map(RawImageResponse.isConditional) ?? false,
                       "precondition: the second request revalidated")
         manager.cache?.waitForPendingWrites()
         XCTAssertTrue(manager.cache?.waitForPendingSharedWrites() ?? false)
@@ -80,12 +66,12 @@ final class Review26AttackTests: XCTestCase {
     func testImageDataA304CarryingNoStoreAlsoTakesTheEntryOutOfTheSharedTier() async throws {
         let png = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, head in
-            if Self.isConditional(head) { return RawImageResponse.notModified(["ETag: \"v1\"", "Cache-Control: no-store"]) }
+            if RawImageResponse.isConditional(head) { return RawImageResponse.notModified(["ETag: \"v1\"", "Cache-Control: no-store"]) }
             return RawImageResponse.with(["ETag: \"v1\"", "Cache-Control: no-cache"], body: png)
         }
         raw = server
         let tier = DictionaryTier()
-        let manager = try manager("b", tier: tier)
+        let manager = try ImageManager.onDisk(directory, "b", tier: tier)
         let url = server.url("/no-store-304-data.png")
         let key = url.absoluteString
         let first = try await manager.imageData(for: url, options: [.useHTTPCache])
@@ -95,7 +81,7 @@ final class Review26AttackTests: XCTestCase {
 
         let second = try await manager.imageData(for: url, options: [.useHTTPCache])
         XCTAssertEqual(second.data, png)
-        XCTAssertTrue(server.requestHeads(for: "/no-store-304-data.png").last.map(Self.isConditional) ?? false,
+        XCTAssertTrue(server.requestHeads(for: "/no-store-304-data.png").last.map(RawImageResponse.isConditional) ?? false,
                       "precondition: the second call revalidated")
         XCTAssertTrue(manager.cache?.waitForPendingSharedWrites() ?? false)
         XCTAssertFalse(try manager.cache?.containsImage(forKey: key, type: .disk) ?? true,
@@ -116,7 +102,7 @@ final class Review26AttackTests: XCTestCase {
     func testImageDataRevalidatesAStaleSharedTierEntryAsRequestImageDoes() async throws {
         let old = try TestImages.png(width: 64, height: 48)
         let server = try RawHTTPServer { _, head in
-            if Self.isConditional(head) { return RawImageResponse.notModified(["ETag: \"v1\"", "Cache-Control: no-cache"]) }
+            if RawImageResponse.isConditional(head) { return RawImageResponse.notModified(["ETag: \"v1\"", "Cache-Control: no-cache"]) }
             return RawImageResponse.with(["ETag: \"v1\"", "Cache-Control: no-cache"], body: old)
         }
         raw = server
@@ -124,24 +110,24 @@ final class Review26AttackTests: XCTestCase {
         let url = server.url(path)
         let tier = DictionaryTier()
         // Worker A fetches the source: stored, with its ETag, in the shared tier (no-cache: stale at once).
-        let workerA = try manager("worker-a", tier: tier)
+        let workerA = try ImageManager.onDisk(directory, "worker-a", tier: tier)
         _ = try await workerA.imageData(for: url, options: [.useHTTPCache])
         XCTAssertTrue(workerA.cache?.waitForPendingSharedWrites() ?? false)
         XCTAssertTrue(tier.contains(url.absoluteString), "precondition: the source is in the shared tier")
 
         // Control: requestImage on a fresh worker revalidates the stale shared entry (a 304).
-        let workerB = try manager("worker-b", tier: tier)
+        let workerB = try ImageManager.onDisk(directory, "worker-b", tier: tier)
         XCTAssertEqual(workerB.loadAndWait(url).image?.width, 64)
-        XCTAssertTrue(server.requestHeads(for: path).last.map(Self.isConditional) ?? false,
+        XCTAssertTrue(server.requestHeads(for: path).last.map(RawImageResponse.isConditional) ?? false,
                       "precondition: requestImage revalidates a stale shared entry with its validators")
 
         // imageData on another fresh worker must do the same.
-        let workerC = try manager("worker-c", tier: tier)
+        let workerC = try ImageManager.onDisk(directory, "worker-c", tier: tier)
         let got = try await workerC.imageData(for: url, options: [.useHTTPCache])
         XCTAssertEqual(got.data, old)
         let heads = server.requestHeads(for: path)
         XCTAssertEqual(heads.count, 3)
-        XCTAssertTrue(heads.last.map(Self.isConditional) ?? false,
+        XCTAssertTrue(heads.last.map(RawImageResponse.isConditional) ?? false,
                       "imageData must revalidate the stale shared entry (If-None-Match), not fetch the whole source again")
         XCTAssertNotEqual(got.source, .remote, "a 304 serves the shared bytes")
     }
@@ -164,7 +150,7 @@ final class Review26AttackTests: XCTestCase {
         }
         raw = server
         let tier = DictionaryTier()
-        let manager = try manager("c", tier: tier)
+        let manager = try ImageManager.onDisk(directory, "c", tier: tier)
         let secret = "s3cr3t-bearer-token-0123456789"
         manager.headers = ["Accept": "image/png", "Authorization": "Bearer \(secret)"]
         let url = server.url("/per-user.png")

@@ -13,6 +13,13 @@ enum RawImageResponse {
         return Array(head.utf8) + Array(body)
     }
 
+    /// Whether a request head (as `RawHTTPServer.requestHeads` records it) is conditional: it carries
+    /// `If-None-Match` or `If-Modified-Since`.
+    static func isConditional(_ head: String) -> Bool {
+        let lower = head.lowercased()
+        return lower.contains("if-none-match:") || lower.contains("if-modified-since:")
+    }
+
     /// `HTTP/1.1 304 Not Modified` with `fields` and no body.
     static func notModified(_ fields: [String]) -> [UInt8] {
         Array(((["HTTP/1.1 304 Not Modified"] + fields).joined(separator: "\r\n") + "\r\n\r\n").utf8)
@@ -20,6 +27,13 @@ enum RawImageResponse {
 }
 
 extension ImageManager {
+    /// A manager over a disk cache in `directory/name` (a second one with the same name: a restarted process on the
+    /// same cache), over `tier` when given, with 4 transfers at once.
+    static func onDisk(_ directory: URL, _ name: String, tier: (any RemoteCacheTier)? = nil) throws -> ImageManager {
+        let cache = try ImageCache(path: directory.appendingPathComponent(name).path, sharedTier: tier)
+        return ImageManager(cache: cache, queue: FetchQueue(maxConcurrentTransfers: 4))
+    }
+
     /// Requests `url` with `options` (default `.useHTTPCache`), at `thumbnailPixelSize` when given, and waits up to
     /// `timeout` seconds for its final completion (progress stages skipped); a timeout is a test failure at the
     /// caller's line.
