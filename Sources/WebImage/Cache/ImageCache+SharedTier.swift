@@ -15,61 +15,79 @@ final class SharedTierSlot: Sendable {
     /// for writes and would never see them end if it were counted among them.
     let pendingRemovals = DispatchGroup()
 
-    /// The writes in flight of one key and the removals of that key waiting for them, by id.
+    /// The writes in flight of one key (by token) and the removals of that key waiting for them (by id), each
+    /// with the tokens of the writes it waits for: those in flight when it was asked for, not later ones (a later
+    /// write is newer than the removal, and must not be removed by it).
     private struct KeyWrites {
-        var count = 0
-        var waiters: [UInt64: @Sendable () -> Void] = [:]
+        var inFlight: Set<UInt64> = []
+        var waiters: [UInt64: (pending: Set<UInt64>, work: @Sendable () -> Void)] = [:]
     }
 
     /// The writes in flight by key (its UTF-8 bytes: keys that Swift's `==` calls equal but that differ as
-    /// bytes are two entries of the tier, and two here), and the id of the last waiting removal.
+    /// bytes are two entries of the tier, and two here), and the last token or waiter id given.
     ///
     /// By key: a removal waits for the writes of its own key only, which end however busy the tier is with
     /// others. Waiting for all of them to drain (`pendingWrites.notify`) never ended on a busy server: each
     /// removal then ran at its timeout, maybe before a slow write of its own key landed, and dispatch kept its
     /// notify block (with what it captured) until a drain that never came — every 415 leaked its closure
-    /// (SharedTierRemovalRetentionReviewTests). An entry leaves with its key's last write; a waiter leaves
-    /// when it runs, at that write or at its timeout.
+    /// (SharedTierRemovalRetentionReviewTests). A key's entry leaves when it has neither writes nor waiters; a
+    /// waiter leaves when it runs, when its writes are answered or at its timeout.
     private let writes = Mutex<(byKey: [[UInt8]: KeyWrites], lastID: UInt64)>(([:], 0))
 
-    /// Counts a write of `key` handed to the tier; balance it with one `writeEnded(forKey:)`.
-    func writeStarted(forKey key: String) {
+    /// Counts a write of `key` handed to the tier; balance it with one `writeEnded(forKey:token:)` with the
+    /// token returned.
+    func writeStarted(forKey key: String) -> UInt64 {
         pendingWrites.enter()
-        writes.withLock { $0.byKey[Array(key.utf8), default: KeyWrites()].count += 1 }
+        return writes.withLock { state in
+            state.lastID &+= 1
+            state.byKey[Array(key.utf8), default: KeyWrites()].inFlight.insert(state.lastID)
+            return state.lastID
+        }
     }
 
-    /// Counts a write of `key` answered; the last of that key's starts the removals waiting for it.
-    func writeEnded(forKey key: String) {
+    /// Counts the write `token` of `key` answered; starts the removals that waited for it last.
+    func writeEnded(forKey key: String, token: UInt64) {
         let ready: [@Sendable () -> Void] = writes.withLock { state in
             let exact = Array(key.utf8)
             guard var entry = state.byKey[exact] else { return [] }
-            entry.count -= 1
-            guard entry.count <= 0 else {
-                state.byKey[exact] = entry
-                return []
+            entry.inFlight.remove(token)
+            var ready: [@Sendable () -> Void] = []
+            for (id, waiter) in entry.waiters {
+                var pending = waiter.pending
+                pending.remove(token)
+                if pending.isEmpty {
+                    entry.waiters[id] = nil
+                    ready.append(waiter.work)
+                } else {
+                    entry.waiters[id] = (pending, waiter.work)
+                }
             }
-            state.byKey[exact] = nil
-            return Array(entry.waiters.values)
+            state.byKey[exact] = entry.inFlight.isEmpty && entry.waiters.isEmpty ? nil : entry
+            return ready
         }
         for waiter in ready { DispatchQueue.global(qos: .utility).async(execute: waiter) }
         pendingWrites.leave()
     }
 
     /// Runs `work` on a utility queue, exactly once: when the writes of `key` in flight now are answered (at
-    /// once when there are none), or at `timeout` seconds, whichever comes first. An infinite timeout waits
-    /// for those writes only; NaN or a negative one is 0.
+    /// once when there are none; writes started later are not waited for), or at `timeout` seconds, whichever
+    /// comes first. An infinite timeout waits for those writes only; NaN or a negative one is 0.
     func afterWrites(ofKey key: String, timeout: Double, _ work: @escaping @Sendable () -> Void) {
         let exact = Array(key.utf8)
         let id: UInt64? = writes.withLock { state in
-            guard state.byKey[exact] != nil else { return nil }
+            guard let inFlight = state.byKey[exact]?.inFlight, !inFlight.isEmpty else { return nil }
             state.lastID &+= 1
-            state.byKey[exact]?.waiters[state.lastID] = work
+            state.byKey[exact]?.waiters[state.lastID] = (inFlight, work)
             return state.lastID
         }
         guard let id else { return DispatchQueue.global(qos: .utility).async(execute: work) }
         guard timeout != .infinity else { return }
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + (timeout > 0 ? timeout : 0)) { [self] in
-            let waiter = writes.withLock { state in state.byKey[exact]?.waiters.removeValue(forKey: id) }
+            let waiter = writes.withLock { state -> (@Sendable () -> Void)? in
+                guard var entry = state.byKey[exact], let waiter = entry.waiters.removeValue(forKey: id) else { return nil }
+                state.byKey[exact] = entry.inFlight.isEmpty && entry.waiters.isEmpty ? nil : entry
+                return waiter.work
+            }
             waiter?()
         }
     }
@@ -141,15 +159,15 @@ extension ImageCache {
     func storeInSharedTier(_ data: Data, forKey key: String, metadata: ImageCacheMetadata) {
         guard let tier = sharedTier else { return }
         let slot = sharedSlot
-        slot.writeStarted(forKey: key)
+        let token = slot.writeStarted(forKey: key)
         DispatchQueue.global(qos: .utility).async {
             let envelope: Data
             do { envelope = try SharedTierEnvelope.encode(data, key: key, metadata: metadata) } catch {
                 WebImageLog.logger.warning("shared tier entry not encoded", metadata: ["key": "\(key)", "error": "\(error)"])
-                slot.writeEnded(forKey: key)
+                slot.writeEnded(forKey: key, token: token)
                 return
             }
-            tier.setValue(envelope, forKey: key, timeToLive: nil) { _ in slot.writeEnded(forKey: key) }
+            tier.setValue(envelope, forKey: key, timeToLive: nil) { _ in slot.writeEnded(forKey: key, token: token) }
         }
     }
 
