@@ -88,8 +88,12 @@ public enum FormatNegotiation {
     /// every one) and, for an animation kept (`keepsAnimation`, more than one frame), that `animates` (default: a
     /// registered encoder writes it animated); else GIF for an animation kept, PNG for a source with alpha, JPEG.
     /// For `.original`: `sourceFormat` when it is JPEG, PNG, GIF or WebP, else PNG for a source with alpha, else JPEG.
+    ///
+    /// An animation kept whose `loopCount` is not 0 (it stops) is not written as AVIF by `.auto`: libavif 0.11
+    /// writes no edit list, so every AVIF sequence loops forever; WebP, JPEG XL and GIF keep the count. Default 0.
     public static func outputFormat(requested: RequestedFormat, candidates: [ImageFormat], sourceHasAlpha: Bool,
-                                    keepsAnimation: Bool, sourceFormat: ImageFormat? = nil, fits: (ImageFormat) -> Bool = { _ in true },
+                                    keepsAnimation: Bool, loopCount: Int = 0, sourceFormat: ImageFormat? = nil,
+                                    fits: (ImageFormat) -> Bool = { _ in true },
                                     animates: (ImageFormat) -> Bool = { ImageCodecRegistry.shared.canEncode($0, frameCount: 2) })
         -> ImageFormat {
         switch requested {
@@ -103,7 +107,10 @@ public enum FormatNegotiation {
         case .avif: return .avif
         case .jxl: return .jpegXL
         case .auto:
-            if let modern = candidates.first(where: { fits($0) && (!keepsAnimation || animates($0)) }) { return modern }
+            let keepsLoopCount = { (format: ImageFormat) in loopCount == 0 || format != .avif }
+            if let modern = candidates.first(where: { fits($0) && (!keepsAnimation || (animates($0) && keepsLoopCount($0))) }) {
+                return modern
+            }
             if keepsAnimation { return .gif }
             return sourceHasAlpha ? .png : .jpeg
         }

@@ -521,8 +521,8 @@ struct RenderPlan: Sendable {
         let side = max(geometry.outputWidth, geometry.outputHeight)
         format = FormatNegotiation.outputFormat(requested: options.format, candidates: candidates,
                                                 sourceHasAlpha: info.hasAlpha, keepsAnimation: options.keepsAnimation && animated,
-                                                sourceFormat: info.format, fits: { side <= Self.maximumSide(of: $0) },
-                                                animates: { Self.animatesKeepingLoopCount($0, loopCount: info.loopCount) })
+                                                loopCount: info.loopCount, sourceFormat: info.format,
+                                                fits: { side <= Self.maximumSide(of: $0) })
         guard side <= Self.maximumSide(of: format) else {
             throw .pixelLimit("output \(geometry.outputWidth)×\(geometry.outputHeight) is over the \(format) maximum of "
                               + "\(Self.maximumSide(of: format)) pixels a side")
@@ -728,14 +728,6 @@ struct RenderPlan: Sendable {
         case .focalPoint(let x, let y): return (x, y)
         case .smart, .entropy: return (0.5, 0.5)
         }
-    }
-
-    /// Whether `format=auto` may write a kept animation of `loopCount` (0: forever) as `format`: a registered
-    /// encoder writes it animated, and it keeps the loop count. AVIF does not when the animation stops: libavif
-    /// 0.11 writes no edit list, so every AVIF sequence it writes loops forever (a GIF that plays once would play
-    /// on); WebP, JPEG XL and GIF keep the count.
-    static func animatesKeepingLoopCount(_ format: ImageFormat, loopCount: Int) -> Bool {
-        ImageCodecRegistry.shared.canEncode(format, frameCount: 2) && !(format == .avif && loopCount != 0)
     }
 
     /// The longest side the encoder of `format` writes: WebP 16,383 (`WEBP_MAX_DIMENSION`), JPEG 65,500

@@ -36,7 +36,7 @@ final class Review27FormatOutputTests: XCTestCase {
                            "a GIF that plays \(loopCount)× served as \(reply.header("Content-Type") ?? "?") plays \(decoded.loopCount)× (0 = forever)")
         }
         // Asked for explicitly, AVIF it is, and it loops forever (docs/service.md: libavif 0.11 writes no edit
-        // list). When a libavif that writes one is linked, this fails: then `animatesKeepingLoopCount` and the docs go.
+        // list). When a libavif that writes one is linked, this fails: then `FormatNegotiation.outputFormat`'s loop-count rule and the docs go.
         let reply = await harness.image([("url", harness.source("/anim-1.gif")), ("anim", "1"), ("format", "avif")])
         XCTAssertEqual(reply.status, 200)
         XCTAssertEqual(reply.header("Content-Type"), "image/avif")
@@ -83,5 +83,22 @@ final class Review27FormatOutputTests: XCTestCase {
             XCTAssertLessThan(toConverted.mean, toRaw.mean, "\(format): P3 pixels served as they are (to sRGB \(toConverted), to P3 \(toRaw))")
         }
         await harness.stop()
+    }
+
+    /// The rule itself: `.auto` skips AVIF for a kept animation that stops (loop count not 0), and only then.
+    func testAutoSkipsAVIFOnlyForAnAnimationThatStops() {
+        let candidates: [ImageFormat] = [.avif, .webp]
+        let pick = { (keeps: Bool, loops: Int) in
+            FormatNegotiation.outputFormat(requested: .auto, candidates: candidates, sourceHasAlpha: false,
+                                           keepsAnimation: keeps, loopCount: loops, animates: { _ in true })
+        }
+        XCTAssertEqual(pick(true, 0), .avif, "an animation that loops forever may be AVIF")
+        XCTAssertEqual(pick(true, 1), .webp)
+        XCTAssertEqual(pick(true, 65_536), .webp)
+        XCTAssertEqual(pick(false, 3), .avif, "a still (or an animation not kept) is not about loops")
+        XCTAssertEqual(FormatNegotiation.outputFormat(requested: .auto, candidates: [.avif], sourceHasAlpha: false,
+                                                      keepsAnimation: true, loopCount: 2, animates: { _ in true }), .gif)
+        XCTAssertEqual(FormatNegotiation.outputFormat(requested: .avif, candidates: candidates, sourceHasAlpha: false,
+                                                      keepsAnimation: true, loopCount: 2), .avif, "asked for explicitly")
     }
 }
